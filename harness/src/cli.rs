@@ -1,0 +1,185 @@
+//! The command line: parsing, and each subcommand's edge (errors become `anyhow` here and only
+//! here). Tests call [`run`] with parsed arguments and a buffer, so they exercise the real binary's
+//! paths without spawning it.
+
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
+
+use crate::machine::Machine;
+use crate::model::ModelReport;
+use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
+
+/// Does your webhook handler apply every event exactly once? hookbench measures it.
+#[derive(Debug, Parser)]
+#[command(name = "hookbench", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// hookbench's subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the article's simulation for a seed: handler table, traced event, same-second pairs,
+    /// retention, crash and jitter tables, identical to the article's script from `events:` on.
+    Model(ModelArgs),
+    /// Print the three Standard Webhooks headers for a body, to try a receiver with curl.
+    ///
+    /// Example: hookbench sign --secret whsec_... --id evt_000001 body.json
+    Sign(SignArgs),
+}
+
+/// The workload's parameters. Defaults are the article's.
+#[derive(Debug, Clone, Args)]
+pub struct WorkloadArgs {
+    /// Seed of every random draw.
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Number of logical events.
+    #[arg(long, default_value_t = ARTICLE_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
+    pub events: usize,
+    /// Number of accounts the events are spread over.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    pub accounts: u32,
+    /// Chance an event is a credit (else a plan update).
+    #[arg(long, default_value_t = 0.6, value_name = "CHANCE")]
+    pub p_credit: f64,
+    /// Chance a plan update gets a second update in the same second.
+    #[arg(long, default_value_t = 0.05, value_name = "CHANCE")]
+    pub p_tie: f64,
+    /// Chance an event is delivered again later.
+    #[arg(long, default_value_t = 0.03, value_name = "CHANCE")]
+    pub p_duplicate: f64,
+    /// Chance an attempt's 2xx response is lost after the receiver committed.
+    #[arg(long, default_value_t = 0.02, value_name = "CHANCE")]
+    pub p_ack_lost: f64,
+    /// Chance an event's first delivery arrives as two concurrent copies.
+    #[arg(long, default_value_t = 0.01, value_name = "CHANCE")]
+    pub p_concurrent: f64,
+    /// Chance a first delivery is moved up to --shuffle-window positions.
+    #[arg(long, default_value_t = 0.1, value_name = "CHANCE")]
+    pub p_shuffle: f64,
+    /// How many positions a shuffled delivery may move.
+    #[arg(long, default_value_t = 20)]
+    pub shuffle_window: u32,
+}
+
+impl WorkloadArgs {
+    /// The workload these arguments describe.
+    pub fn config(&self) -> WorkloadConfig {
+        WorkloadConfig {
+            seed: self.seed,
+            events: self.events,
+            accounts: self.accounts,
+            p_credit: self.p_credit,
+            p_tie: self.p_tie,
+            p_duplicate: self.p_duplicate,
+            p_ack_lost: self.p_ack_lost,
+            p_concurrent: self.p_concurrent,
+            p_shuffle: self.p_shuffle,
+            shuffle_window: self.shuffle_window,
+        }
+    }
+}
+
+/// Arguments of `hookbench model`.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// The workload.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Print the figures as JSON instead of the article's tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `hookbench sign`.
+#[derive(Debug, Clone, Args)]
+pub struct SignArgs {
+    /// Signing secret, `whsec_<base64>`; repeat it to sign with several (key rotation).
+    #[arg(long, required = true, env = "HOOKBENCH_SECRET", hide_env_values = true)]
+    pub secret: Vec<String>,
+    /// The message id (`webhook-id`), stable across a message's attempts.
+    #[arg(long)]
+    pub id: String,
+    /// Unix time in seconds to sign at [default: now].
+    #[arg(long, allow_negative_numbers = true)]
+    pub timestamp: Option<i64>,
+    /// File holding the exact body bytes; `-` or nothing reads standard input.
+    #[arg(value_name = "FILE|-")]
+    pub body: Option<PathBuf>,
+}
+
+/// Parses the process's arguments, runs, and turns an error into a message and exit status 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    match run(cli, &mut stdout.lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("hookbench: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one parsed command, writing its output to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Model(args) => model(&args, out),
+        Command::Sign(args) => sign(&args, out),
+    }
+}
+
+fn model(args: &ModelArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let config = args.workload.config();
+    let report = ModelReport::run(&config).context("invalid workload")?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &report)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "hookbench model (the article's simulation, reproduced; synthetic data)")?;
+    writeln!(out, "seed: {}", config.seed)?;
+    writeln!(out, "hookbench: {}", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out, "sqlite: not used (the model keeps the script's tables in memory)")?;
+    writeln!(out, "machine: {}", Machine::detect().summary())?;
+    writeln!(out, "run date: {}", jiff::Timestamp::now().strftime("%Y-%m-%d"))?;
+    out.write_all(report.render().as_bytes())?;
+    Ok(())
+}
+
+fn sign(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let secrets = args
+        .secret
+        .iter()
+        .map(|s| s.parse::<Secret>())
+        .collect::<Result<Vec<_>, _>>()
+        .context("bad --secret")?;
+    if args.id.is_empty() || args.id.contains(['\r', '\n']) {
+        bail!("--id must be a non-empty single line");
+    }
+    let mut body = Vec::new();
+    match args.body.as_deref() {
+        None => io::stdin().read_to_end(&mut body).context("reading the body from standard input")?,
+        Some(p) if p.as_os_str() == "-" => {
+            io::stdin().read_to_end(&mut body).context("reading the body from standard input")?
+        }
+        Some(p) => {
+            body = std::fs::read(p).with_context(|| format!("reading the body from {}", p.display()))?;
+            body.len()
+        }
+    };
+    let timestamp = args.timestamp.unwrap_or_else(|| jiff::Timestamp::now().as_second());
+    let signatures: Vec<String> = secrets.iter().map(|s| s.sign(&args.id, timestamp, &body)).collect();
+    writeln!(out, "{HEADER_ID}: {}", args.id)?;
+    writeln!(out, "{HEADER_TIMESTAMP}: {timestamp}")?;
+    writeln!(out, "{HEADER_SIGNATURE}: {}", signatures.join(" "))?;
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! hookbench: measures whether webhook receivers apply every event exactly once.
+//!
+//! The article this project grew from compares receiver designs in a one-process simulation.
+//! hookbench generates the article's seeded [`workload`] bit for bit, reproduces its [`model`]
+//! exactly, and (as it grows) delivers the same workload for real to receiver processes.
+//! [`cli`] is the command line; `main.rs` only calls it.
+
+pub mod cli;
+pub mod machine;
+pub mod model;
+pub mod workload;

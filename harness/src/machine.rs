@@ -1,0 +1,46 @@
+//! What machine a run happened on, for report headers.
+
+use serde::Serialize;
+
+/// The machine a run happened on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical cores available to this process.
+    pub cores: usize,
+    /// Total memory in bytes, when known.
+    pub memory_bytes: Option<u64>,
+    /// Operating system.
+    pub os: &'static str,
+    /// CPU architecture.
+    pub arch: &'static str,
+}
+
+impl Machine {
+    /// Reads this machine's description (Linux `/proc` where available).
+    pub fn detect() -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name").and_then(|rest| rest.split_once(':')))
+            .map_or_else(|| "unknown CPU".to_string(), |(_, name)| name.trim().to_string());
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let memory_bytes = meminfo.lines().find_map(|l| {
+            let kb = l.strip_prefix("MemTotal:")?.trim().strip_suffix("kB")?.trim();
+            kb.parse::<u64>().ok().map(|kb| kb * 1024)
+        });
+        Self {
+            cpu,
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
+            memory_bytes,
+            os: std::env::consts::OS,
+            arch: std::env::consts::ARCH,
+        }
+    }
+
+    /// One line: `<cpu> <os> <arch>`, as the article's script prints its machine.
+    pub fn summary(&self) -> String {
+        format!("{} {} {}", self.cpu, self.os, self.arch)
+    }
+}
