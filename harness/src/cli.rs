@@ -145,10 +145,16 @@ fn model(args: &ModelArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    writeln!(out, "hookbench model (the article's simulation, reproduced; synthetic data)")?;
+    writeln!(
+        out,
+        "hookbench model (the article's simulation, reproduced; synthetic data)"
+    )?;
     writeln!(out, "seed: {}", config.seed)?;
     writeln!(out, "hookbench: {}", env!("CARGO_PKG_VERSION"))?;
-    writeln!(out, "sqlite: not used (the model keeps the script's tables in memory)")?;
+    writeln!(
+        out,
+        "sqlite: not used (the model keeps the script's tables in memory)"
+    )?;
     writeln!(out, "machine: {}", Machine::detect().summary())?;
     writeln!(out, "run date: {}", jiff::Timestamp::now().strftime("%Y-%m-%d"))?;
     out.write_all(report.render().as_bytes())?;
@@ -167,17 +173,24 @@ fn sign(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let mut body = Vec::new();
     match args.body.as_deref() {
-        None => io::stdin().read_to_end(&mut body).context("reading the body from standard input")?,
-        Some(p) if p.as_os_str() == "-" => {
-            io::stdin().read_to_end(&mut body).context("reading the body from standard input")?
-        }
+        None => io::stdin()
+            .read_to_end(&mut body)
+            .context("reading the body from standard input")?,
+        Some(p) if p.as_os_str() == "-" => io::stdin()
+            .read_to_end(&mut body)
+            .context("reading the body from standard input")?,
         Some(p) => {
             body = std::fs::read(p).with_context(|| format!("reading the body from {}", p.display()))?;
             body.len()
         }
     };
-    let timestamp = args.timestamp.unwrap_or_else(|| jiff::Timestamp::now().as_second());
-    let signatures: Vec<String> = secrets.iter().map(|s| s.sign(&args.id, timestamp, &body)).collect();
+    let timestamp = args
+        .timestamp
+        .unwrap_or_else(|| jiff::Timestamp::now().as_second());
+    let signatures: Vec<String> = secrets
+        .iter()
+        .map(|s| s.sign(&args.id, timestamp, &body))
+        .collect();
     writeln!(out, "{HEADER_ID}: {}", args.id)?;
     writeln!(out, "{HEADER_TIMESTAMP}: {timestamp}")?;
     writeln!(out, "{HEADER_SIGNATURE}: {}", signatures.join(" "))?;

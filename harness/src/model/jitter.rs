@@ -92,5 +92,10 @@ pub fn run(seed: u32, mode: JitterMode) -> JitterResult {
         .map(|(_, &n)| n)
         .max()
         .unwrap_or(0);
-    JitterResult { mode, attempts, peak_after, last_ok_s: last_ok.round() as u64 }
+    JitterResult {
+        mode,
+        attempts,
+        peak_after,
+        last_ok_s: last_ok.round() as u64,
+    }
 }

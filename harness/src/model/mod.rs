@@ -120,7 +120,10 @@ impl ModelReport {
         let reversed = w.reversed_ties();
         let tie_trace = reversed.first().map(|&(older, _)| older);
 
-        let handlers = Handler::ALL.iter().map(|&h| run_handler(h, &w, trace, tie_trace)).collect();
+        let handlers = Handler::ALL
+            .iter()
+            .map(|&h| run_handler(h, &w, trace, tie_trace))
+            .collect();
 
         let traced = trace.map(|i| {
             let e = &w.events[i];
@@ -128,7 +131,11 @@ impl ModelReport {
                 EventKind::Credit { amount } => amount,
                 EventKind::Plan { .. } => 0,
             };
-            TracedEvent { id: e.id().to_string(), account: e.account, amount }
+            TracedEvent {
+                id: e.id().to_string(),
+                account: e.account,
+                amount,
+            }
         });
         let tie_example = reversed.first().map(|&(older, newer)| {
             let version = |i: usize| match w.events[i].kind {
@@ -166,8 +173,12 @@ impl ModelReport {
             reversed_pairs: reversed.len(),
             tie_example,
             retention,
-            crash: [CrashDesign::Split, CrashDesign::Atomic].map(|d| crash::run(seed, d)).to_vec(),
-            jitter: [JitterMode::NoJitter, JitterMode::FullJitter].map(|m| jitter::run(seed, m)).to_vec(),
+            crash: [CrashDesign::Split, CrashDesign::Atomic]
+                .map(|d| crash::run(seed, d))
+                .to_vec(),
+            jitter: [JitterMode::NoJitter, JitterMode::FullJitter]
+                .map(|m| jitter::run(seed, m))
+                .to_vec(),
         })
     }
 
@@ -234,7 +245,11 @@ impl ModelReport {
         }
 
         if let Some(t) = &self.traced {
-            writeln!(out, "\n== traced event {}: add {} credits to acct_{:04}", t.id, t.amount, t.account)?;
+            writeln!(
+                out,
+                "\n== traced event {}: add {} credits to acct_{:04}",
+                t.id, t.amount, t.account
+            )?;
             for r in self.handlers.iter().take(3) {
                 writeln!(out, "{}: applied {}x", r.label, r.traced_applied)?;
                 for line in &r.trace_log {
@@ -252,7 +267,14 @@ impl ModelReport {
             writeln!(
                 out,
                 "example acct_{:04}: {} sets plan_v{}, {} sets plan_v{}, both created {}; arrival order {} then {}",
-                x.account, x.older_id, x.older_version, x.newer_id, x.newer_version, x.created, x.newer_id, x.older_id
+                x.account,
+                x.older_id,
+                x.older_version,
+                x.newer_id,
+                x.newer_version,
+                x.created,
+                x.newer_id,
+                x.older_id
             )?;
             for r in &self.handlers {
                 let after = r.tie_after.map_or_else(|| "null".to_string(), |v| v.to_string());
@@ -260,7 +282,10 @@ impl ModelReport {
             }
         }
 
-        writeln!(out, "\n== retention: duplicate applies that got past the dedupe store (simulation)")?;
+        writeln!(
+            out,
+            "\n== retention: duplicate applies that got past the dedupe store (simulation)"
+        )?;
         writeln!(
             out,
             "chances: response lost after processing {} per attempt, later attempt unreachable {}, manual resend {} (3-day row only, 1 to 15 days later)",
@@ -270,9 +295,19 @@ impl ModelReport {
         )?;
         for table in &self.retention {
             for row in &table.rows {
-                writeln!(out, "{:<38}{:<15}{:>8}", table.schedule, row.ttl, row.duplicate_applies)?;
+                writeln!(
+                    out,
+                    "{:<38}{:<15}{:>8}",
+                    table.schedule, row.ttl, row.duplicate_applies
+                )?;
             }
-            writeln!(out, "{:<38}{:<15}{:>8}", table.schedule, "last retry at", retention::hms(table.last_retry_s))?;
+            writeln!(
+                out,
+                "{:<38}{:<15}{:>8}",
+                table.schedule,
+                "last retry at",
+                retention::hms(table.last_retry_s)
+            )?;
         }
 
         writeln!(
@@ -316,5 +351,74 @@ impl ModelReport {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(config: WorkloadConfig) -> ModelReport {
+        ModelReport::run(&config).expect("valid config")
+    }
+
+    #[test]
+    fn article_table_deliveries() {
+        let r = report(WorkloadConfig::default());
+        let deliveries: Vec<u64> = r.handlers.iter().map(|h| h.deliveries).collect();
+        assert_eq!(deliveries, [10_633, 10_747, 10_633, 10_633, 10_633, 10_633]);
+        assert_eq!(r.for_design("check-then-insert").map(|h| h.errors), Some(106));
+        assert_eq!(
+            r.for_design("version-guard")
+                .map(|h| (h.stale_writes, h.stale_accounts)),
+            Some((0, 0))
+        );
+    }
+
+    #[test]
+    fn concurrent_copies_interleave_at_the_await() {
+        // Every first delivery is a concurrent pair and nothing else goes wrong: both copies pass
+        // check-then-insert's SELECT before either INSERTs, so every credit applies twice and
+        // every second copy answers 500; the atomic insert applies each once.
+        let config = WorkloadConfig {
+            events: 300,
+            p_concurrent: 1.0,
+            p_duplicate: 0.0,
+            p_ack_lost: 0.0,
+            p_shuffle: 0.0,
+            ..WorkloadConfig::default()
+        };
+        let r = report(config);
+        let credits = r.credit_events as u64;
+        let cti = r.for_design("check-then-insert").expect("row");
+        assert_eq!((cti.dup_events, cti.errors), (credits, 300));
+        assert_eq!(cti.deliveries, 300 * 3);
+        let atomic = r.for_design("atomic").expect("row");
+        assert_eq!((atomic.dup_events, atomic.errors, atomic.deliveries), (0, 0, 600));
+        assert_eq!(r.for_design("naive").map(|h| h.extra_applies), Some(credits));
+    }
+
+    #[test]
+    fn crash_and_jitter_are_the_articles() {
+        let r = report(WorkloadConfig::default());
+        let split = &r.crash[0];
+        assert_eq!((split.crashes, split.lost, split.keys), (15, 15, 2000));
+        assert_eq!((r.crash[1].crashes, r.crash[1].lost), (15, 0));
+        assert_eq!(
+            (
+                r.jitter[0].attempts,
+                r.jitter[0].peak_after,
+                r.jitter[0].last_ok_s
+            ),
+            (10_000, 1000, 511)
+        );
+        assert_eq!(
+            (
+                r.jitter[1].attempts,
+                r.jitter[1].peak_after,
+                r.jitter[1].last_ok_s
+            ),
+            (10_790, 11, 1781)
+        );
     }
 }

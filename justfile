@@ -1,0 +1,27 @@
+# hookbench's recipes. `just --list` shows them; each wraps a cargo or script line you can run
+# without just.
+
+# List the recipes.
+default:
+    @just --list
+
+# Run the tests (what the README and CI run): scripts/test.sh -> cargo test --workspace.
+test *ARGS:
+    ./scripts/test.sh {{ARGS}}
+
+# Check formatting and lints, as CI does.
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# Print the article's simulation for a seed (defaults: the article's seed and 10,000 events).
+model *ARGS:
+    cargo run --release --locked -p hookbench -- model {{ARGS}}
+
+# Compare `hookbench model` with the article's own script (needs node and npm).
+model-compare *CASES:
+    ./scripts/compare-model.sh {{CASES}}
+
+# Time the workload and the model (criterion).
+bench-model:
+    cargo bench --locked -p hookbench --bench model
