@@ -12,7 +12,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seed=${1:?usage: article-script.sh SEED EVENTS}
 events=${2:?usage: article-script.sh SEED EVENTS}
-article=${ARTICLE:-$(ls "$root"/../shared/seed/*.txt 2>/dev/null | head -n 1)}
+article=${ARTICLE:-}
+if [ -z "$article" ]; then
+  for f in "$root"/../shared/seed/*.txt; do article=$f; break; done
+fi
 [ -f "$article" ] || { echo "article-script: no article found (set ARTICLE=path)" >&2; exit 3; }
 command -v node >/dev/null || { echo "article-script: node is not installed" >&2; exit 3; }
 dir=${HOOKBENCH_NODE_DIR:-$root/target/article-node}
