@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds a Postgres image without a registry, from this machine's PostgreSQL 15 (Debian's
+# postgresql-15 package, installed if missing), with `docker import`:
+#   docker/postgres-local/build.sh [IMAGE]        default IMAGE: hookbench/postgres-local:15
+# The image holds the server's binaries and their shared libraries (found with ldd), its share
+# files, time zones, a postgres user, /bin/sh, and entrypoint.sh beside this script.
+set -euo pipefail
+image=${1:-hookbench/postgres-local:15}
+here=$(cd "$(dirname "$0")" && pwd)
+pg=/usr/lib/postgresql/15
+if [ ! -x "$pg/bin/postgres" ]; then
+  echo "postgres-local: installing postgresql-15" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+fi
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+# The image uses the merged-/usr layout (/bin, /lib, /lib64 link into /usr). Every path is copied
+# to its canonical place, and a path that is a link gets that link too.
+mkdir -p "$root/usr/bin" "$root/usr/lib" "$root/usr/lib64"
+ln -s usr/bin "$root/bin"; ln -s usr/lib "$root/lib"; ln -s usr/lib64 "$root/lib64"
+copy() {
+  for p in "$@"; do
+    [ -e "$p" ] || continue
+    real=$(readlink -f "$p")
+    if [ ! -e "$root$real" ]; then
+      mkdir -p "$root$(dirname "$real")"
+      cp -a "$real" "$root$real"
+    fi
+    link="$(readlink -f "$(dirname "$p")")/$(basename "$p")"
+    if [ "$link" != "$real" ] && [ ! -e "$root$link" ]; then
+      mkdir -p "$root$(dirname "$link")"
+      ln -s "$real" "$root$link"
+    fi
+  done
+}
+copy "$pg" /usr/share/postgresql/15 /usr/share/zoneinfo /bin/dash
+ln -s dash "$root/usr/bin/sh"
+# Shared libraries of every binary and module, and the dynamic loader.
+libs=$( { find "$pg" -type f \( -perm -u+x -o -name '*.so' \); echo /bin/dash; } |
+  { xargs ldd 2>/dev/null || true; } | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u)
+for lib in $libs; do copy "$lib"; done
+mkdir -p "$root/etc" "$root/tmp" "$root/var/lib/postgresql/data" "$root/var/run/postgresql"
+chmod 1777 "$root/tmp"
+uid=999 gid=999
+echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
+echo "postgres:x:$uid:$gid:PostgreSQL:/var/lib/postgresql:/bin/sh" >> "$root/etc/passwd"
+printf 'root:x:0:\npostgres:x:%s:\n' "$gid" > "$root/etc/group"
+install -m 0755 "$here/entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh" 2>/dev/null ||
+  { mkdir -p "$root/usr/local/bin"; install -m 0755 "$here/entrypoint.sh" "$root/usr/local/bin/docker-entrypoint.sh"; }
+chown -R "$uid:$gid" "$root/var/lib/postgresql" "$root/var/run/postgresql"
+chmod 0700 "$root/var/lib/postgresql/data"
+tar -C "$root" -c . | docker import \
+  --change 'USER postgres' \
+  --change 'ENV PGDATA=/var/lib/postgresql/data' \
+  --change 'ENV LANG=C.UTF-8' \
+  --change 'ENTRYPOINT ["/usr/local/bin/docker-entrypoint.sh"]' \
+  --change 'CMD ["postgres"]' \
+  - "$image" >/dev/null
+echo "postgres-local: built $image ($(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}'))" >&2

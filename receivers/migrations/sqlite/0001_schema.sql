@@ -1,0 +1,60 @@
+-- The side effect, the dedupe keys, the evidence the checker reads, and the inbox.
+
+-- One row per account, created by the first event that names it (an upsert).
+CREATE TABLE accounts (
+    id           INTEGER PRIMARY KEY,
+    credits      INTEGER NOT NULL DEFAULT 0,
+    plan         TEXT,
+    plan_version INTEGER NOT NULL DEFAULT 0,
+    plan_created INTEGER NOT NULL DEFAULT 0
+);
+
+-- Dedupe keys of check-then-insert and the atomic designs.
+CREATE TABLE processed_events (
+    event_id TEXT PRIMARY KEY
+) WITHOUT ROWID;
+
+-- One row per credit applied, written in the same transaction as the credit. No UNIQUE: a
+-- second row for one event is the evidence of a duplicate apply.
+CREATE TABLE credit_ledger (
+    id         INTEGER PRIMARY KEY,
+    event_id   TEXT    NOT NULL,
+    account_id INTEGER NOT NULL,
+    amount     INTEGER NOT NULL
+);
+CREATE INDEX credit_ledger_event ON credit_ledger (event_id);
+
+-- Every change of an account's plan_version, written by the triggers below (never by receivers).
+CREATE TABLE plan_changes (
+    id          INTEGER PRIMARY KEY,
+    account_id  INTEGER NOT NULL,
+    old_version INTEGER NOT NULL,
+    new_version INTEGER NOT NULL
+);
+
+CREATE TRIGGER accounts_plan_inserted AFTER INSERT ON accounts
+WHEN NEW.plan_version <> 0
+BEGIN
+    INSERT INTO plan_changes (account_id, old_version, new_version) VALUES (NEW.id, 0, NEW.plan_version);
+END;
+
+CREATE TRIGGER accounts_plan_updated AFTER UPDATE OF plan_version ON accounts
+WHEN NEW.plan_version <> OLD.plan_version
+BEGIN
+    INSERT INTO plan_changes (account_id, old_version, new_version)
+    VALUES (NEW.id, OLD.plan_version, NEW.plan_version);
+END;
+
+-- The inbox design: verified deliveries stored, then applied by workers.
+CREATE TABLE webhook_inbox (
+    id           INTEGER PRIMARY KEY,
+    source       TEXT    NOT NULL,
+    webhook_id   TEXT    NOT NULL,
+    payload      TEXT    NOT NULL,
+    received_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    processed_at TEXT,
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    last_error   TEXT,
+    UNIQUE (source, webhook_id)
+);
+CREATE INDEX webhook_inbox_pending ON webhook_inbox (id) WHERE processed_at IS NULL AND attempts < 5;

@@ -1,0 +1,20 @@
+//! `atomic` and its guarded variants `created-gte`, `created-gt` and `version-guard`: one
+//! transaction inserts the id with ON CONFLICT DO NOTHING and applies only if a row was inserted,
+//! so the UNIQUE index decides which copy wins, across every worker process.
+
+use std::time::Duration;
+
+use super::{HandleError, Outcome, work};
+use crate::event::Event;
+use crate::store::{Guard, Store};
+
+/// Works (outside the transaction), then claims and applies in one transaction.
+pub async fn handle(
+    store: &Store,
+    work_delay: Duration,
+    event: &Event,
+    guard: Guard,
+) -> Result<Outcome, HandleError> {
+    work(work_delay).await;
+    Ok(store.apply_once(event, guard).await?.into())
+}

@@ -1,0 +1,62 @@
+//! `inbox`: verify, store the delivery in `webhook_inbox` (UNIQUE on source and webhook id) and
+//! acknowledge; workers in each receiver process claim rows (`FOR UPDATE SKIP LOCKED` on
+//! Postgres, the write lock of `BEGIN IMMEDIATE` on SQLite), apply them with the version guard and
+//! mark them processed in the same transaction. A row that fails 5 times stays as a dead letter.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Notify, watch};
+
+use super::{Delivery, HandleError, Outcome, work};
+use crate::store::{InboxStep, Store};
+
+/// Stores the delivery; a copy already stored is acknowledged the same way.
+pub async fn handle(
+    store: &Store,
+    work_delay: Duration,
+    delivery: &Delivery<'_>,
+) -> Result<Outcome, HandleError> {
+    work(work_delay).await;
+    let stored = store
+        .inbox_store(delivery.source, delivery.event.id(), delivery.body)
+        .await?;
+    Ok(if stored {
+        Outcome::Stored
+    } else {
+        Outcome::Duplicate
+    })
+}
+
+/// How long an idle worker waits before looking again for rows other processes stored.
+const IDLE_POLL: Duration = Duration::from_millis(20);
+/// How long a worker waits after the database failed.
+const ERROR_BACKOFF: Duration = Duration::from_millis(200);
+
+/// One claim loop: applies pending rows until `stop` turns true. `wake` is notified when this
+/// process stores a row, so a local delivery is picked up at once.
+pub async fn run_worker(store: Store, wake: Arc<Notify>, mut stop: watch::Receiver<bool>) {
+    while !*stop.borrow() {
+        match store.inbox_step().await {
+            Ok(Some(InboxStep::Processed { .. })) => continue,
+            Ok(Some(InboxStep::Failed { row, attempts, error })) => {
+                tracing::warn!(row, attempts, %error, "inbox row failed");
+                continue;
+            }
+            Ok(None) => {
+                tokio::select! {
+                    () = wake.notified() => {}
+                    () = tokio::time::sleep(IDLE_POLL) => {}
+                    _ = stop.changed() => {}
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "inbox worker cannot reach the database");
+                tokio::select! {
+                    () = tokio::time::sleep(ERROR_BACKOFF) => {}
+                    _ = stop.changed() => {}
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The receiver designs on trial, one module per kind:
+//!
+//! | design | module | handler |
+//! |---|---|---|
+//! | `naive` | [`naive`] | apply the side effect on every delivery |
+//! | `check-then-insert` | [`check_then_insert`] | SELECT the id; work; apply; INSERT the id (a conflict answers 500) |
+//! | `atomic` | [`atomic`] | one transaction: INSERT id ON CONFLICT DO NOTHING; apply only if inserted |
+//! | `created-gte` | [`atomic`] | atomic + apply a plan update only if created >= stored created |
+//! | `created-gt` | [`atomic`] | atomic + only if created > stored created |
+//! | `version-guard` | [`atomic`] | atomic + `UPDATE ... WHERE plan_version < $new` |
+//! | `inbox` | [`inbox`] | store in an inbox and ack; workers apply with the version guard |
+//!
+//! The simulated work (`--work-delay`) stands where the article's `await io()` stands: after the
+//! check in `check-then-insert`, before the transaction in the others, never inside one.
+
+pub mod atomic;
+pub mod check_then_insert;
+pub mod inbox;
+pub mod naive;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::event::Event;
+use crate::store::{Applied, Guard, Store, StoreError};
+
+/// A receiver design (the `--design` flag's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Design {
+    /// Apply on every delivery.
+    Naive,
+    /// SELECT, work, apply, INSERT.
+    CheckThenInsert,
+    /// One transaction: INSERT ... ON CONFLICT DO NOTHING, apply if inserted.
+    Atomic,
+    /// Atomic + created >= guard.
+    CreatedGte,
+    /// Atomic + created > guard.
+    CreatedGt,
+    /// Atomic + version guard.
+    VersionGuard,
+    /// Inbox table, workers apply with the version guard.
+    Inbox,
+}
+
+impl Design {
+    /// Every design, in DESIGN.md's order.
+    pub const ALL: [Design; 7] = [
+        Design::Naive,
+        Design::CheckThenInsert,
+        Design::Atomic,
+        Design::CreatedGte,
+        Design::CreatedGt,
+        Design::VersionGuard,
+        Design::Inbox,
+    ];
+
+    /// The flag value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Design::Naive => "naive",
+            Design::CheckThenInsert => "check-then-insert",
+            Design::Atomic => "atomic",
+            Design::CreatedGte => "created-gte",
+            Design::CreatedGt => "created-gt",
+            Design::VersionGuard => "version-guard",
+            Design::Inbox => "inbox",
+        }
+    }
+
+    /// The ordering guard the design applies plan updates with.
+    pub fn guard(self) -> Guard {
+        match self {
+            Design::Naive | Design::CheckThenInsert | Design::Atomic => Guard::None,
+            Design::CreatedGte => Guard::CreatedGte,
+            Design::CreatedGt => Guard::CreatedGt,
+            Design::VersionGuard | Design::Inbox => Guard::Version,
+        }
+    }
+}
+
+impl fmt::Display for Design {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `--design` value that names no design.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown design `{0}` (expected one of: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox)"
+)]
+pub struct UnknownDesign(pub String);
+
+impl FromStr for Design {
+    type Err = UnknownDesign;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Design::ALL
+            .into_iter()
+            .find(|d| d.as_str() == s)
+            .ok_or_else(|| UnknownDesign(s.to_string()))
+    }
+}
+
+/// What a receiver did with a delivery it acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The side effect happened now.
+    Applied,
+    /// Already applied; nothing done.
+    Duplicate,
+    /// An older plan update, recorded and not applied.
+    Stale,
+    /// Stored in the inbox for a worker to apply.
+    Stored,
+}
+
+impl From<Applied> for Outcome {
+    fn from(a: Applied) -> Self {
+        match a {
+            Applied::Applied => Outcome::Applied,
+            Applied::Duplicate => Outcome::Duplicate,
+            Applied::Stale => Outcome::Stale,
+        }
+    }
+}
+
+/// Why a delivery was not acknowledged. Each is a 5xx, so the sender retries.
+#[derive(Debug, thiserror::Error)]
+pub enum HandleError {
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// check-then-insert: the key's INSERT conflicted after the side effect was applied.
+    #[error("processed_events already holds `{0}`: another copy inserted it after this one's check")]
+    KeyConflictAfterApply(String),
+}
+
+/// Everything a design needs to handle one delivery.
+#[derive(Debug, Clone)]
+pub struct Delivery<'a> {
+    /// The `{source}` path segment.
+    pub source: &'a str,
+    /// The verified event.
+    pub event: &'a Event,
+    /// The raw body, as signed.
+    pub body: &'a str,
+}
+
+/// Handles one verified delivery with `design`.
+pub async fn handle(
+    design: Design,
+    store: &Store,
+    work_delay: Duration,
+    delivery: &Delivery<'_>,
+) -> Result<Outcome, HandleError> {
+    match design {
+        Design::Naive => naive::handle(store, work_delay, delivery.event).await,
+        Design::CheckThenInsert => check_then_insert::handle(store, work_delay, delivery.event).await,
+        Design::Atomic | Design::CreatedGte | Design::CreatedGt | Design::VersionGuard => {
+            atomic::handle(store, work_delay, delivery.event, design.guard()).await
+        }
+        Design::Inbox => inbox::handle(store, work_delay, delivery).await,
+    }
+}
+
+/// The simulated work (the article's `await io()`).
+pub(crate) async fn work(delay: Duration) {
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn design_names_round_trip() {
+        for d in Design::ALL {
+            assert_eq!(d.as_str().parse::<Design>(), Ok(d));
+        }
+        let err = "optimistic".parse::<Design>().expect_err("unknown");
+        assert!(err.to_string().contains("unknown design `optimistic`"));
+    }
+}

@@ -1,0 +1,339 @@
+//! The databases behind the receivers: Postgres and SQLite.
+//!
+//! Every SQL statement and every dialect difference lives in this module: `postgres.rs` and
+//! `sqlite.rs` implement the same operations, and [`Store`] picks one by the URL's scheme. The
+//! designs above it only say what to do (apply, check, claim), never how a database spells it.
+//!
+//! The side effect is the same everywhere: a credit adds to `accounts.credits` and writes a
+//! `credit_ledger` row in the same transaction; a plan update upserts the account's plan, and a
+//! trigger records each `plan_version` change in `plan_changes`. Accounts are created by the first
+//! event that names them, so receivers need no seeding.
+
+mod postgres;
+mod sqlite;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::event::Event;
+
+/// Which database a store talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// PostgreSQL, shared by every worker over the network.
+    Postgres,
+    /// SQLite, one file shared by every worker process.
+    Sqlite,
+}
+
+impl Backend {
+    /// Both backends.
+    pub const ALL: [Backend; 2] = [Backend::Postgres, Backend::Sqlite];
+
+    /// The flag value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Postgres => "postgres",
+            Backend::Sqlite => "sqlite",
+        }
+    }
+
+    /// The backend a URL names by its scheme (`postgres://`, `postgresql://`, `sqlite:`).
+    pub fn of_url(url: &str) -> Option<Self> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Some(Backend::Postgres)
+        } else if url.starts_with("sqlite:") {
+            Some(Backend::Sqlite)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "postgres" => Ok(Backend::Postgres),
+            "sqlite" => Ok(Backend::Sqlite),
+            other => Err(format!("unknown backend `{other}` (expected postgres or sqlite)")),
+        }
+    }
+}
+
+/// Postgres transaction isolation for the receivers' transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// READ COMMITTED, Postgres's default.
+    #[default]
+    ReadCommitted,
+    /// REPEATABLE READ.
+    RepeatableRead,
+    /// SERIALIZABLE.
+    Serializable,
+}
+
+impl Isolation {
+    /// The flag value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read-committed",
+            Isolation::RepeatableRead => "repeatable-read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+}
+
+impl FromStr for Isolation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "read-committed" => Ok(Isolation::ReadCommitted),
+            "repeatable-read" => Ok(Isolation::RepeatableRead),
+            "serializable" => Ok(Isolation::Serializable),
+            other => Err(format!(
+                "unknown isolation `{other}` (expected read-committed, repeatable-read or serializable)"
+            )),
+        }
+    }
+}
+
+/// How a store connects.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Postgres isolation level (SQLite transactions are always serializable).
+    pub isolation: Isolation,
+    /// Connections in this process's pool.
+    pub max_connections: u32,
+    /// How long a request waits for a pooled connection before it answers 503.
+    pub acquire_timeout: Duration,
+    /// How long SQLite waits for another process's write lock before giving up.
+    pub busy_timeout: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            isolation: Isolation::ReadCommitted,
+            max_connections: 8,
+            acquire_timeout: Duration::from_secs(10),
+            busy_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A database failure. The receivers answer 5xx for each, so the sender retries.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The URL names no supported database.
+    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db): {0}")]
+    Url(String),
+    /// A query or connection failed.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// The schema migrations failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl StoreError {
+    /// Whether the database is out of reach (rather than refusing one statement).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Database(
+                sqlx::Error::PoolTimedOut
+                    | sqlx::Error::PoolClosed
+                    | sqlx::Error::Io(_)
+                    | sqlx::Error::Tls(_)
+            )
+        )
+    }
+}
+
+/// A plan update's ordering guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Always apply.
+    None,
+    /// Apply if created >= the stored created.
+    CreatedGte,
+    /// Apply if created > the stored created.
+    CreatedGt,
+    /// Apply if version > the stored version.
+    Version,
+}
+
+/// What a delivery did to the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Applied {
+    /// The side effect happened.
+    Applied,
+    /// The event's key was already there; nothing happened.
+    Duplicate,
+    /// An ordering guard refused an older plan update (the key is recorded).
+    Stale,
+}
+
+/// What one inbox step did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InboxStep {
+    /// A row was applied (or found stale) and marked processed.
+    Processed {
+        /// The inbox row.
+        row: i64,
+        /// What applying it did.
+        applied: Applied,
+    },
+    /// A row failed; its attempt is counted and its error recorded.
+    Failed {
+        /// The inbox row.
+        row: i64,
+        /// Attempts so far (a dead letter at 5).
+        attempts: i64,
+        /// Why.
+        error: String,
+    },
+}
+
+/// How many failed attempts leave an inbox row as a dead letter.
+pub const INBOX_MAX_ATTEMPTS: i64 = 5;
+
+/// A connection pool to one database, Postgres or SQLite.
+#[derive(Debug, Clone)]
+pub enum Store {
+    /// Postgres.
+    Postgres(sqlx::PgPool),
+    /// SQLite.
+    Sqlite(sqlx::SqlitePool),
+}
+
+impl Store {
+    /// Connects to `url` and applies the migrations (a fresh database just works; a SQLite file
+    /// is created if missing).
+    pub async fn connect(url: &str, options: &StoreOptions) -> Result<Self, StoreError> {
+        let store = match Backend::of_url(url) {
+            Some(Backend::Postgres) => Store::Postgres(postgres::connect(url, options).await?),
+            Some(Backend::Sqlite) => Store::Sqlite(sqlite::connect(url, options).await?),
+            None => return Err(StoreError::Url(url.to_string())),
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Store::Postgres(_) => Backend::Postgres,
+            Store::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+
+    /// Applies the schema migrations that are not applied yet.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::migrate(pool).await,
+            Store::Sqlite(pool) => sqlite::migrate(pool).await,
+        }
+    }
+
+    /// A round trip to the database (the health check).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop)?,
+            Store::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop)?,
+        }
+        Ok(())
+    }
+
+    /// Applies the side effect in its own transaction, with no dedupe (`naive`,
+    /// `check-then-insert`).
+    pub async fn apply(&self, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::apply(pool, event, guard).await,
+            Store::Sqlite(pool) => sqlite::apply(pool, event, guard).await,
+        }
+    }
+
+    /// Whether the event's key is in `processed_events`.
+    pub async fn is_processed(&self, event_id: &str) -> Result<bool, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::is_processed(pool, event_id).await,
+            Store::Sqlite(pool) => sqlite::is_processed(pool, event_id).await,
+        }
+    }
+
+    /// Inserts the event's key; `false` when the primary key refused it (already there).
+    pub async fn mark_processed(&self, event_id: &str) -> Result<bool, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::mark_processed(pool, event_id).await,
+            Store::Sqlite(pool) => sqlite::mark_processed(pool, event_id).await,
+        }
+    }
+
+    /// One transaction: insert the key (doing nothing on conflict) and apply only if it was
+    /// inserted (the atomic designs).
+    pub async fn apply_once(&self, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::apply_once(pool, event, guard).await,
+            Store::Sqlite(pool) => sqlite::apply_once(pool, event, guard).await,
+        }
+    }
+
+    /// Stores a verified delivery in the inbox; `false` when it was already stored.
+    pub async fn inbox_store(
+        &self,
+        source: &str,
+        webhook_id: &str,
+        payload: &str,
+    ) -> Result<bool, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::inbox_store(pool, source, webhook_id, payload).await,
+            Store::Sqlite(pool) => sqlite::inbox_store(pool, source, webhook_id, payload).await,
+        }
+    }
+
+    /// Claims the oldest pending inbox row, applies it with the version guard and marks it
+    /// processed in one transaction; on failure counts the attempt and records the error.
+    /// `None` when no row is pending.
+    pub async fn inbox_step(&self) -> Result<Option<InboxStep>, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::inbox_step(pool).await,
+            Store::Sqlite(pool) => sqlite::inbox_step(pool).await,
+        }
+    }
+
+    /// Inbox rows neither processed nor dead.
+    pub async fn inbox_pending(&self) -> Result<i64, StoreError> {
+        let sql = "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5";
+        Ok(match self {
+            Store::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
+            Store::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
+        })
+    }
+
+    /// Closes the pool, waiting for connections in use to be returned.
+    pub async fn close(&self) {
+        match self {
+            Store::Postgres(pool) => pool.close().await,
+            Store::Sqlite(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Parses an inbox payload, so a row that can never apply fails every attempt.
+fn parse_inbox_payload(payload: &str) -> Result<Event, String> {
+    Event::parse(payload.as_bytes()).map_err(|e| e.to_string())
+}

@@ -1,0 +1,213 @@
+//! The Postgres dialect: `$n` parameters, `EXCLUDED`, `FOR UPDATE SKIP LOCKED`, isolation levels.
+
+use std::str::FromStr;
+
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::{Connection, PgPool};
+
+use super::{
+    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, StoreError, StoreOptions, parse_inbox_payload,
+};
+use crate::event::Event;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<PgPool, StoreError> {
+    let isolation = match options.isolation {
+        Isolation::ReadCommitted => "read committed",
+        Isolation::RepeatableRead => "repeatable read",
+        Isolation::Serializable => "serializable",
+    };
+    let connect = PgConnectOptions::from_str(url)?
+        .application_name("hookbench-receiver")
+        .options([("default_transaction_isolation", isolation)]);
+    Ok(PgPoolOptions::new()
+        .max_connections(options.max_connections)
+        .acquire_timeout(options.acquire_timeout)
+        .connect_with(connect)
+        .await?)
+}
+
+pub(super) async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+    // Postgres migrations take an advisory lock, so workers starting together are safe.
+    Ok(MIGRATOR.run(pool).await?)
+}
+
+const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES ($1, $2) \
+     ON CONFLICT (id) DO UPDATE SET credits = accounts.credits + EXCLUDED.credits";
+const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES ($1, $2, $3)";
+
+fn plan_sql(guard: Guard) -> &'static str {
+    match guard {
+        Guard::None => {
+            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
+             plan_created = EXCLUDED.plan_created"
+        }
+        Guard::CreatedGte => {
+            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
+             plan_created = EXCLUDED.plan_created WHERE accounts.plan_created <= EXCLUDED.plan_created"
+        }
+        Guard::CreatedGt => {
+            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
+             plan_created = EXCLUDED.plan_created WHERE accounts.plan_created < EXCLUDED.plan_created"
+        }
+        Guard::Version => {
+            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
+             plan_created = EXCLUDED.plan_created WHERE accounts.plan_version < EXCLUDED.plan_version"
+        }
+    }
+}
+
+/// The side effect, inside the caller's transaction.
+async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    match event {
+        Event::Credit {
+            id, account, amount, ..
+        } => {
+            sqlx::query(CREDIT)
+                .bind(account)
+                .bind(amount)
+                .execute(&mut *conn)
+                .await?;
+            sqlx::query(LEDGER)
+                .bind(id)
+                .bind(account)
+                .bind(amount)
+                .execute(&mut *conn)
+                .await?;
+            Ok(Applied::Applied)
+        }
+        Event::Plan {
+            account,
+            plan,
+            version,
+            created,
+            ..
+        } => {
+            let version = i32::try_from(*version).unwrap_or(i32::MAX);
+            let done = sqlx::query(plan_sql(guard))
+                .bind(account)
+                .bind(plan)
+                .bind(version)
+                .bind(created)
+                .execute(&mut *conn)
+                .await?;
+            Ok(if done.rows_affected() == 0 {
+                Applied::Stale
+            } else {
+                Applied::Applied
+            })
+        }
+    }
+}
+
+pub(super) async fn apply(pool: &PgPool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    let mut tx = pool.begin().await?;
+    let applied = apply_in(&mut tx, event, guard).await?;
+    tx.commit().await?;
+    Ok(applied)
+}
+
+pub(super) async fn is_processed(pool: &PgPool, event_id: &str) -> Result<bool, StoreError> {
+    let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM processed_events WHERE event_id = $1")
+        .bind(event_id)
+        .fetch_optional(pool)
+        .await?;
+    Ok(found.is_some())
+}
+
+pub(super) async fn mark_processed(pool: &PgPool, event_id: &str) -> Result<bool, StoreError> {
+    match sqlx::query("INSERT INTO processed_events (event_id) VALUES ($1)")
+        .bind(event_id)
+        .execute(pool)
+        .await
+    {
+        Ok(_) => Ok(true),
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(super) async fn apply_once(pool: &PgPool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    let mut tx = pool.begin().await?;
+    let claimed = sqlx::query("INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING")
+        .bind(event.id())
+        .execute(&mut *tx)
+        .await?;
+    if claimed.rows_affected() == 0 {
+        tx.commit().await?;
+        return Ok(Applied::Duplicate);
+    }
+    let applied = apply_in(&mut tx, event, guard).await?;
+    tx.commit().await?;
+    Ok(applied)
+}
+
+pub(super) async fn inbox_store(
+    pool: &PgPool,
+    source: &str,
+    webhook_id: &str,
+    payload: &str,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO webhook_inbox (source, webhook_id, payload) VALUES ($1, $2, $3) \
+         ON CONFLICT (source, webhook_id) DO NOTHING",
+    )
+    .bind(source)
+    .bind(webhook_id)
+    .bind(payload)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub(super) async fn inbox_step(pool: &PgPool) -> Result<Option<InboxStep>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let mut tx = conn.begin().await?;
+    let row: Option<(i64, String)> = sqlx::query_as(
+        "SELECT id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1 \
+         ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1",
+    )
+    .bind(INBOX_MAX_ATTEMPTS as i32)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((row, payload)) = row else {
+        tx.commit().await?;
+        return Ok(None);
+    };
+    let attempt = async {
+        let event = parse_inbox_payload(&payload)?;
+        let applied = apply_in(&mut tx, &event, Guard::Version)
+            .await
+            .map_err(|e| e.to_string())?;
+        sqlx::query("UPDATE webhook_inbox SET processed_at = now() WHERE id = $1")
+            .bind(row)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| e.to_string())?;
+        tx.commit().await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(applied)
+    };
+    match attempt.await {
+        Ok(applied) => Ok(Some(InboxStep::Processed { row, applied })),
+        Err(error) => {
+            // The transaction rolled back when it was dropped; count the attempt outside it.
+            let attempts: i32 = sqlx::query_scalar(
+                "UPDATE webhook_inbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1 RETURNING attempts",
+            )
+            .bind(row)
+            .bind(&error)
+            .fetch_one(&mut *conn)
+            .await?;
+            Ok(Some(InboxStep::Failed {
+                row,
+                attempts: i64::from(attempts),
+                error,
+            }))
+        }
+    }
+}
