@@ -10,8 +10,15 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use receivers::design::Design;
+use receivers::store::{Backend, Isolation};
+
 use crate::machine::Machine;
 use crate::model::ModelReport;
+use crate::serve::{self, ServeConfig};
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
 
 /// Does your webhook handler apply every event exactly once? hookbench measures it.
@@ -33,6 +40,13 @@ pub enum Command {
     ///
     /// Example: hookbench sign --secret whsec_... --id evt_000001 body.json
     Sign(SignArgs),
+    /// Run one receiver worker: a design over Postgres or SQLite, serving
+    /// `POST /webhooks/{source}` and `GET /healthz` until SIGTERM or Ctrl-C.
+    ///
+    /// Once it listens it prints one JSON line, `{"listening":"127.0.0.1:PORT","pid":...}`, so
+    /// `--listen 127.0.0.1:0` works. Migrations are applied at start; a SQLite file is created
+    /// if missing. Several workers may share one database.
+    Serve(ServeArgs),
 }
 
 /// The workload's parameters. Defaults are the article's.
@@ -116,6 +130,45 @@ pub struct SignArgs {
     pub body: Option<PathBuf>,
 }
 
+/// Arguments of `hookbench serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The design: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox.
+    #[arg(long)]
+    pub design: Design,
+    /// The backend the database URL must name: postgres or sqlite [default: the URL's].
+    #[arg(long)]
+    pub backend: Option<Backend>,
+    /// The database: postgres://user:pass@host:port/db or sqlite:///path/file.db.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+    /// Address to listen on; port 0 picks a free one.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Signing secret, `whsec_<base64>`; repeat it for several (any one may verify).
+    #[arg(
+        long,
+        required = true,
+        env = "HOOKBENCH_SECRET",
+        hide_env_values = true,
+        value_delimiter = ' '
+    )]
+    pub secret: Vec<Secret>,
+    /// Simulated work per delivery, such as 5ms (after the check in check-then-insert, before
+    /// the transaction elsewhere, never inside one).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub work_delay: Duration,
+    /// Postgres transaction isolation: read-committed, repeatable-read or serializable.
+    #[arg(long, default_value = "read-committed")]
+    pub isolation: Isolation,
+    /// Inbox claim loops in this process (inbox design only).
+    #[arg(long, default_value_t = 2)]
+    pub inbox_workers: usize,
+    /// Database connections in this process's pool.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_connections: u32,
+}
+
 /// Parses the process's arguments, runs, and turns an error into a message and exit status 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -134,7 +187,52 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Model(args) => model(&args, out),
         Command::Sign(args) => sign(&args, out),
+        Command::Serve(args) => serve(args, out),
     }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKBENCH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .try_init();
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+fn serve(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    init_logging();
+    let config = ServeConfig {
+        design: args.design,
+        backend: args.backend,
+        database_url: args.database_url,
+        listen: args.listen,
+        secrets: args.secret,
+        work_delay: args.work_delay,
+        isolation: args.isolation,
+        inbox_workers: args.inbox_workers,
+        max_connections: args.max_connections,
+    };
+    let design = config.design;
+    runtime()?.block_on(async {
+        let mut announced = Ok(());
+        serve::run(config, serve::shutdown_signal(), |listening| {
+            // The one machine-readable line; whoever started the worker waits for it.
+            announced = serde_json::to_string(listening)
+                .map_err(anyhow::Error::from)
+                .and_then(|line| Ok(writeln!(out, "{line}").and_then(|()| out.flush())?));
+        })
+        .await
+        .with_context(|| format!("hookbench serve --design {design}"))?;
+        announced
+    })
 }
 
 fn model(args: &ModelArgs, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -6,6 +6,9 @@
 //! [`cli`] is the command line; `main.rs` only calls it.
 
 pub mod cli;
+pub mod fleet;
 pub mod machine;
 pub mod model;
+pub mod provision;
+pub mod serve;
 pub mod workload;

@@ -5,7 +5,7 @@ CREATE TABLE accounts (
     id           BIGINT  PRIMARY KEY,
     credits      BIGINT  NOT NULL DEFAULT 0,
     plan         TEXT,
-    plan_version INTEGER NOT NULL DEFAULT 0,
+    plan_version BIGINT  NOT NULL DEFAULT 0,
     plan_created BIGINT  NOT NULL DEFAULT 0
 );
 
@@ -28,8 +28,8 @@ CREATE INDEX credit_ledger_event ON credit_ledger (event_id);
 CREATE TABLE plan_changes (
     id          BIGSERIAL PRIMARY KEY,
     account_id  BIGINT  NOT NULL,
-    old_version INTEGER NOT NULL,
-    new_version INTEGER NOT NULL
+    old_version BIGINT  NOT NULL,
+    new_version BIGINT  NOT NULL
 );
 
 CREATE FUNCTION record_plan_change() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -58,7 +58,7 @@ CREATE TABLE webhook_inbox (
     payload      TEXT        NOT NULL,
     received_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
     processed_at TIMESTAMPTZ,
-    attempts     INTEGER     NOT NULL DEFAULT 0,
+    attempts     BIGINT      NOT NULL DEFAULT 0,
     last_error   TEXT,
     UNIQUE (source, webhook_id)
 );

@@ -88,7 +88,6 @@ async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Resul
             created,
             ..
         } => {
-            let version = i32::try_from(*version).unwrap_or(i32::MAX);
             let done = sqlx::query(plan_sql(guard))
                 .bind(account)
                 .bind(plan)
@@ -172,7 +171,7 @@ pub(super) async fn inbox_step(pool: &PgPool) -> Result<Option<InboxStep>, Store
         "SELECT id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1 \
          ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1",
     )
-    .bind(INBOX_MAX_ATTEMPTS as i32)
+    .bind(INBOX_MAX_ATTEMPTS)
     .fetch_optional(&mut *tx)
     .await?;
     let Some((row, payload)) = row else {
@@ -196,7 +195,7 @@ pub(super) async fn inbox_step(pool: &PgPool) -> Result<Option<InboxStep>, Store
         Ok(applied) => Ok(Some(InboxStep::Processed { row, applied })),
         Err(error) => {
             // The transaction rolled back when it was dropped; count the attempt outside it.
-            let attempts: i32 = sqlx::query_scalar(
+            let attempts: i64 = sqlx::query_scalar(
                 "UPDATE webhook_inbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1 RETURNING attempts",
             )
             .bind(row)

@@ -1,0 +1,332 @@
+//! The receiver fleet: worker processes of `hookbench serve`, started from hookbench's own
+//! executable, health-checked, killed (SIGKILL, a real process death) and restarted.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use receivers::design::Design;
+use receivers::store::Isolation;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::serve::Listening;
+
+/// How to start a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    /// The executable holding `hookbench serve` (the running one, in a bench).
+    pub exe: PathBuf,
+    /// The design.
+    pub design: Design,
+    /// The database URL.
+    pub database_url: String,
+    /// Signing secrets (`whsec_...`).
+    pub secrets: Vec<String>,
+    /// Simulated work per delivery.
+    pub work_delay: Duration,
+    /// Postgres isolation.
+    pub isolation: Isolation,
+    /// Inbox claim loops per worker.
+    pub inbox_workers: usize,
+    /// Pool size per worker.
+    pub max_connections: u32,
+    /// Where workers' logs go (appended); `None` inherits this process's stderr.
+    pub log: Option<PathBuf>,
+}
+
+/// Why a worker could not be started or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// The process could not be spawned.
+    #[error("cannot start {exe}: {source}")]
+    Spawn {
+        /// The executable.
+        exe: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It exited or said nothing useful before listening.
+    #[error("worker {index} did not start: {reason}")]
+    Start {
+        /// Which worker.
+        index: usize,
+        /// What happened.
+        reason: String,
+    },
+    /// It listens but `/healthz` does not answer 200.
+    #[error("worker {index} at {addr} is not healthy: {reason}")]
+    Unhealthy {
+        /// Which worker.
+        index: usize,
+        /// Its address.
+        addr: SocketAddr,
+        /// What `/healthz` said.
+        reason: String,
+    },
+    /// Sending a signal failed.
+    #[error("cannot signal worker {index}: {source}")]
+    Signal {
+        /// Which worker.
+        index: usize,
+        /// Why.
+        #[source]
+        source: nix::Error,
+    },
+    /// Waiting for a process failed.
+    #[error("waiting for worker {index}: {source}")]
+    Wait {
+        /// Which worker.
+        index: usize,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One running worker process.
+#[derive(Debug)]
+pub struct Worker {
+    /// Its index in the fleet.
+    pub index: usize,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its process id.
+    pub pid: u32,
+    child: Child,
+}
+
+impl Worker {
+    /// Its webhook URL for `source`.
+    pub fn webhook_url(&self, source: &str) -> String {
+        format!("http://{}/webhooks/{source}", self.addr)
+    }
+}
+
+/// How long a worker may take to connect, migrate and listen.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a worker may take to stop after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A set of worker processes of one design on one database.
+#[derive(Debug)]
+pub struct Fleet {
+    spec: WorkerSpec,
+    workers: Vec<Worker>,
+    http: reqwest::Client,
+}
+
+impl Fleet {
+    /// Starts `n` workers concurrently and waits until each answers `/healthz`.
+    pub async fn start(spec: WorkerSpec, n: usize) -> Result<Self, FleetError> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| FleetError::Start {
+                index: 0,
+                reason: format!("HTTP client: {e}"),
+            })?;
+        let mut fleet = Self {
+            spec,
+            workers: Vec::with_capacity(n),
+            http,
+        };
+        let mut starting = tokio::task::JoinSet::new();
+        for i in 0..n {
+            let spec = fleet.spec.clone();
+            starting.spawn(async move { spawn_worker(&spec, i).await });
+        }
+        let mut first_error = None;
+        while let Some(started) = starting.join_next().await {
+            match started {
+                Ok(Ok(w)) => fleet.workers.push(w),
+                Ok(Err(e)) => {
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(FleetError::Start {
+                        index: 0,
+                        reason: e.to_string(),
+                    });
+                }
+            }
+        }
+        fleet.workers.sort_by_key(|w| w.index);
+        if let Some(e) = first_error {
+            fleet.stop().await.ok();
+            return Err(e);
+        }
+        for i in 0..fleet.workers.len() {
+            if let Err(e) = fleet.health(i).await {
+                fleet.stop().await.ok();
+                return Err(e);
+            }
+        }
+        Ok(fleet)
+    }
+
+    /// The running workers.
+    pub fn workers(&self) -> &[Worker] {
+        &self.workers
+    }
+
+    /// Checks worker `i`'s `/healthz`.
+    pub async fn health(&self, i: usize) -> Result<(), FleetError> {
+        let w = &self.workers[i];
+        let url = format!("http://{}/healthz", w.addr);
+        let unhealthy = |reason: String| FleetError::Unhealthy {
+            index: i,
+            addr: w.addr,
+            reason,
+        };
+        let response = self
+            .http
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| unhealthy(e.to_string()))?;
+        if response.status().is_success() {
+            Ok(())
+        } else {
+            let status = response.status();
+            Err(unhealthy(format!(
+                "{status}: {}",
+                response.text().await.unwrap_or_default()
+            )))
+        }
+    }
+
+    /// SIGKILLs worker `i` (no cleanup, no goodbye) and reaps it.
+    pub async fn kill(&mut self, i: usize) -> Result<(), FleetError> {
+        let w = &mut self.workers[i];
+        signal(w, Signal::SIGKILL)?;
+        w.child
+            .wait()
+            .await
+            .map_err(|source| FleetError::Wait { index: i, source })?;
+        Ok(())
+    }
+
+    /// Starts a new process in worker `i`'s place (after a kill or a crash).
+    pub async fn restart(&mut self, i: usize) -> Result<(), FleetError> {
+        let _ = self.workers[i].child.start_kill();
+        let _ = self.workers[i].child.wait().await;
+        self.workers[i] = spawn_worker(&self.spec, i).await?;
+        self.health(i).await
+    }
+
+    /// Stops every worker: SIGTERM, then SIGKILL for any still running after a grace period.
+    pub async fn stop(mut self) -> Result<(), FleetError> {
+        for w in &self.workers {
+            // A worker that already died cannot be signalled; that is fine.
+            let _ = signal(w, Signal::SIGTERM);
+        }
+        for w in &mut self.workers {
+            match tokio::time::timeout(STOP_TIMEOUT, w.child.wait()).await {
+                Ok(r) => {
+                    r.map_err(|source| FleetError::Wait {
+                        index: w.index,
+                        source,
+                    })?;
+                }
+                Err(_) => {
+                    let _ = w.child.start_kill();
+                    let _ = w.child.wait().await;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn signal(w: &Worker, sig: Signal) -> Result<(), FleetError> {
+    let pid = i32::try_from(w.pid).map_err(|_| FleetError::Signal {
+        index: w.index,
+        source: nix::Error::EINVAL,
+    })?;
+    kill(Pid::from_raw(pid), sig).map_err(|source| FleetError::Signal {
+        index: w.index,
+        source,
+    })
+}
+
+async fn spawn_worker(spec: &WorkerSpec, index: usize) -> Result<Worker, FleetError> {
+    let mut cmd = Command::new(&spec.exe);
+    cmd.arg("serve")
+        .args(["--design", spec.design.as_str()])
+        .args(["--database-url", &spec.database_url])
+        .args(["--listen", "127.0.0.1:0"])
+        .args([
+            "--work-delay",
+            &humantime::format_duration(spec.work_delay).to_string(),
+        ])
+        .args(["--isolation", spec.isolation.as_str()])
+        .args(["--inbox-workers", &spec.inbox_workers.to_string()])
+        .args(["--max-connections", &spec.max_connections.to_string()])
+        .env_remove("DATABASE_URL")
+        .env_remove("HOOKBENCH_SECRET")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    for s in &spec.secrets {
+        cmd.args(["--secret", s]);
+    }
+    match &spec.log {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|source| FleetError::Spawn {
+                    exe: path.display().to_string(),
+                    source,
+                })?;
+            cmd.stderr(file);
+        }
+        None => {
+            cmd.stderr(Stdio::inherit());
+        }
+    }
+    let mut child = cmd.spawn().map_err(|source| FleetError::Spawn {
+        exe: spec.exe.display().to_string(),
+        source,
+    })?;
+    let start_error = |reason: String| FleetError::Start { index, reason };
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| start_error("no stdout".into()))?;
+    let mut lines = BufReader::new(stdout).lines();
+    let first = tokio::time::timeout(START_TIMEOUT, lines.next_line()).await;
+    let line = match first {
+        Ok(Ok(Some(line))) => line,
+        Ok(Ok(None)) => {
+            let status = child.wait().await.map(|s| s.to_string()).unwrap_or_default();
+            return Err(start_error(format!(
+                "exited before listening ({status}); see its log"
+            )));
+        }
+        Ok(Err(e)) => return Err(start_error(e.to_string())),
+        Err(_) => {
+            let _ = child.start_kill();
+            return Err(start_error(format!(
+                "not listening after {}s",
+                START_TIMEOUT.as_secs()
+            )));
+        }
+    };
+    let listening: Listening = serde_json::from_str(&line)
+        .map_err(|e| start_error(format!("unexpected first line {line:?}: {e}")))?;
+    // Keep draining stdout so the worker never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(Worker {
+        index,
+        addr: listening.listening,
+        pid: listening.pid,
+        child,
+    })
+}

@@ -1,0 +1,56 @@
+//! Databases for a run: Postgres (a container started with testcontainers, or a server named by
+//! `DATABASE_URL`) and SQLite files. Every run gets a fresh database, so runs never see each
+//! other's rows: on Postgres a `CREATE DATABASE` with a unique name, dropped afterwards unless
+//! kept; on SQLite a new file.
+
+mod postgres;
+mod sqlite;
+
+pub use postgres::{
+    DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, FreshDatabase, PostgresMode, PostgresServer,
+    PostgresSettings,
+};
+pub use sqlite::SqliteFile;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Why a database could not be provided.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    /// No way to reach Postgres was found.
+    #[error(
+        "Postgres is unavailable: DATABASE_URL is not set and no Docker engine answers ({0}). \
+         Set DATABASE_URL=postgres://user:password@host:port/db, or start Docker \
+         (scripts/docker-engine.sh installs and starts one on Debian as root)"
+    )]
+    PostgresUnavailable(String),
+    /// `--postgres url` without a URL.
+    #[error("--postgres url needs --database-url or DATABASE_URL")]
+    MissingUrl,
+    /// The container did not start.
+    #[error("could not start the Postgres container from image `{image}`: {source}")]
+    Container {
+        /// The image.
+        image: String,
+        /// Why.
+        #[source]
+        source: testcontainers::TestcontainersError,
+    },
+    /// A database statement failed.
+    #[error("database error while provisioning: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A file operation failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A name no other run on this machine has: `hookbench_<unix ms>_<pid>_<n>`.
+pub(crate) fn unique_name() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let ms = jiff::Timestamp::now().as_millisecond();
+    format!(
+        "hookbench_{ms}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}

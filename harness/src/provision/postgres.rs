@@ -1,0 +1,295 @@
+//! Postgres: a server from `DATABASE_URL` or started with testcontainers, and a fresh database
+//! per run on it.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{AssertSqlSafe, ConnectOptions, PgPool};
+use testcontainers::runners::AsyncRunner;
+use testcontainers::{ContainerAsync, ImageExt};
+use testcontainers_modules::postgres::Postgres;
+
+use super::{ProvisionError, unique_name};
+
+/// The image started when none is chosen.
+pub const DEFAULT_IMAGE: &str = "postgres:16-alpine";
+/// Environment variable choosing the Postgres image (`name:tag`).
+pub const ENV_PG_IMAGE: &str = "HOOKBENCH_PG_IMAGE";
+/// Environment variable choosing the container's network mode (`bridge` or `host`).
+pub const ENV_DOCKER_NETWORK: &str = "HOOKBENCH_DOCKER_NETWORK";
+
+/// Where Postgres comes from (`--postgres`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PostgresMode {
+    /// `DATABASE_URL` if set, else Docker if an engine answers, else a clear error.
+    #[default]
+    Auto,
+    /// Start a container with testcontainers.
+    Docker,
+    /// Use the server in `--database-url` / `DATABASE_URL`.
+    Url,
+}
+
+impl FromStr for PostgresMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "docker" => Ok(Self::Docker),
+            "url" => Ok(Self::Url),
+            other => Err(format!(
+                "unknown --postgres `{other}` (expected auto, docker or url)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for PostgresMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Docker => "docker",
+            Self::Url => "url",
+        })
+    }
+}
+
+/// How to get a Postgres server.
+#[derive(Debug, Clone)]
+pub struct PostgresSettings {
+    /// Where it comes from.
+    pub mode: PostgresMode,
+    /// A server URL (`--database-url` or `DATABASE_URL`).
+    pub url: Option<String>,
+    /// The image to start (`name:tag`).
+    pub image: String,
+    /// The container's network mode: `host` runs it on the host's network, listening on a free
+    /// 127.0.0.1 port only; anything else maps port 5432 as usual.
+    pub network: String,
+}
+
+impl PostgresSettings {
+    /// Settings from the environment: `DATABASE_URL`, `HOOKBENCH_PG_IMAGE`,
+    /// `HOOKBENCH_DOCKER_NETWORK`.
+    pub fn from_env(mode: PostgresMode) -> Self {
+        let var = |k| std::env::var(k).ok().filter(|v: &String| !v.is_empty());
+        Self {
+            mode,
+            url: var("DATABASE_URL"),
+            image: var(ENV_PG_IMAGE).unwrap_or_else(|| DEFAULT_IMAGE.to_string()),
+            network: var(ENV_DOCKER_NETWORK).unwrap_or_else(|| "bridge".to_string()),
+        }
+    }
+}
+
+/// A running Postgres server hookbench may create databases on.
+pub struct PostgresServer {
+    admin_url: String,
+    origin: String,
+    container: Option<ContainerAsync<Postgres>>,
+}
+
+impl fmt::Debug for PostgresServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresServer")
+            .field("origin", &self.origin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresServer {
+    /// Finds or starts a server as `settings` say.
+    pub async fn start(settings: &PostgresSettings) -> Result<Self, ProvisionError> {
+        match settings.mode {
+            PostgresMode::Url => {
+                let url = settings.url.clone().ok_or(ProvisionError::MissingUrl)?;
+                Ok(Self::at_url(url))
+            }
+            PostgresMode::Docker => Self::start_container(settings).await,
+            PostgresMode::Auto => match &settings.url {
+                Some(url) => Ok(Self::at_url(url.clone())),
+                None => {
+                    docker_answers()
+                        .await
+                        .map_err(ProvisionError::PostgresUnavailable)?;
+                    Self::start_container(settings).await
+                }
+            },
+        }
+    }
+
+    fn at_url(url: String) -> Self {
+        Self {
+            admin_url: url,
+            origin: "DATABASE_URL".to_string(),
+            container: None,
+        }
+    }
+
+    async fn start_container(settings: &PostgresSettings) -> Result<Self, ProvisionError> {
+        let (name, tag) = settings
+            .image
+            .rsplit_once(':')
+            .unwrap_or((settings.image.as_str(), "latest"));
+        let image = Postgres::default().with_fsync_enabled();
+        let container_error = |source| ProvisionError::Container {
+            image: settings.image.clone(),
+            source,
+        };
+        let (container, port) = if settings.network == "host" {
+            // No bridge: the server shares the host's network and listens on 127.0.0.1 only.
+            let port = free_port()?;
+            let request = image
+                .with_name(name)
+                .with_tag(tag)
+                .with_network("host")
+                .with_label("org.hookbench", "postgres")
+                .with_startup_timeout(Duration::from_secs(120))
+                .with_cmd(["-c", "listen_addresses=127.0.0.1", "-c", &format!("port={port}")]);
+            (request.start().await.map_err(container_error)?, port)
+        } else {
+            let mut request = image
+                .with_name(name)
+                .with_tag(tag)
+                .with_label("org.hookbench", "postgres")
+                .with_startup_timeout(Duration::from_secs(120));
+            // Docker's predefined `bridge` is the default; naming it would ask to create it.
+            if !matches!(settings.network.as_str(), "bridge" | "default") {
+                request = request.with_network(settings.network.as_str());
+            }
+            let container = request.start().await.map_err(container_error)?;
+            let port = container
+                .get_host_port_ipv4(5432)
+                .await
+                .map_err(container_error)?;
+            (container, port)
+        };
+        let admin_url = format!("postgres://postgres:postgres@127.0.0.1:{port}/postgres");
+        let server = Self {
+            admin_url,
+            origin: format!("container {}", settings.image),
+            container: Some(container),
+        };
+        server.wait_ready().await?;
+        Ok(server)
+    }
+
+    /// The server may log "ready" a moment before it accepts this connection.
+    async fn wait_ready(&self) -> Result<(), ProvisionError> {
+        let mut last = None;
+        for _ in 0..50 {
+            match self.admin_pool().await {
+                Ok(pool) => {
+                    pool.close().await;
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(last.map_or_else(
+            || ProvisionError::PostgresUnavailable("not ready".into()),
+            Into::into,
+        ))
+    }
+
+    /// Where the server came from (`DATABASE_URL` or the container's image).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The URL of the server's maintenance database.
+    pub fn admin_url(&self) -> &str {
+        &self.admin_url
+    }
+
+    async fn admin_pool(&self) -> Result<PgPool, sqlx::Error> {
+        PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(&self.admin_url)
+            .await
+    }
+
+    /// The server's version string (`SHOW server_version`).
+    pub async fn version(&self) -> Result<String, ProvisionError> {
+        let pool = self.admin_pool().await?;
+        let v: String = sqlx::query_scalar("SHOW server_version").fetch_one(&pool).await?;
+        pool.close().await;
+        Ok(v)
+    }
+
+    /// Creates a database no other run uses.
+    pub async fn fresh_database(&self) -> Result<FreshDatabase, ProvisionError> {
+        let name = unique_name();
+        let pool = self.admin_pool().await?;
+        sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
+            .execute(&pool)
+            .await?;
+        pool.close().await;
+        let url = PgConnectOptions::from_str(&self.admin_url)?
+            .database(&name)
+            .to_url_lossy()
+            .to_string();
+        Ok(FreshDatabase {
+            name,
+            url,
+            admin_url: self.admin_url.clone(),
+        })
+    }
+
+    /// Whether this server is a container hookbench started.
+    pub fn is_container(&self) -> bool {
+        self.container.is_some()
+    }
+}
+
+/// A database created for one run.
+#[derive(Debug, Clone)]
+pub struct FreshDatabase {
+    /// Its name.
+    pub name: String,
+    /// The URL receivers and the checker connect with.
+    pub url: String,
+    admin_url: String,
+}
+
+impl FreshDatabase {
+    /// Drops the database, ending any session still connected to it.
+    pub async fn drop_database(&self) -> Result<(), ProvisionError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .connect(&self.admin_url)
+            .await?;
+        sqlx::query(AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+            self.name
+        )))
+        .execute(&pool)
+        .await?;
+        pool.close().await;
+        Ok(())
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Whether a Docker engine answers `docker version` within a few seconds.
+async fn docker_answers() -> Result<(), String> {
+    let probe = tokio::process::Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match tokio::time::timeout(Duration::from_secs(10), probe).await {
+        Ok(Ok(out)) if out.status.success() => Ok(()),
+        Ok(Ok(_)) => Err("`docker version` found no engine".into()),
+        Ok(Err(e)) => Err(format!("cannot run `docker`: {e}")),
+        Err(_) => Err("`docker version` did not answer within 10 s".into()),
+    }
+}

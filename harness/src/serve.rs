@@ -1,0 +1,143 @@
+//! `hookbench serve`: one receiver worker process.
+//!
+//! It connects to the database (applying migrations, creating a SQLite file if missing), binds,
+//! prints one JSON line saying where it listens, and serves until SIGTERM or Ctrl-C.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use receivers::app::{self, AppState};
+use receivers::design::Design;
+use receivers::signature::{Secret, Verifier};
+use receivers::store::{Backend, Isolation, Store, StoreOptions};
+use serde::Serialize;
+use tokio::net::TcpListener;
+
+/// Everything a worker needs.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The design on trial.
+    pub design: Design,
+    /// The backend the URL must name.
+    pub backend: Option<Backend>,
+    /// The database.
+    pub database_url: String,
+    /// Where to listen (`127.0.0.1:0` picks a free port).
+    pub listen: SocketAddr,
+    /// Signing secrets; any may verify.
+    pub secrets: Vec<Secret>,
+    /// Simulated work per delivery.
+    pub work_delay: Duration,
+    /// Postgres isolation.
+    pub isolation: Isolation,
+    /// Inbox claim loops in this process.
+    pub inbox_workers: usize,
+    /// Pool size.
+    pub max_connections: u32,
+}
+
+/// The line a worker prints once it listens, for whoever started it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Listening {
+    /// The bound address.
+    pub listening: SocketAddr,
+    /// The worker's process id.
+    pub pid: u32,
+    /// Its design.
+    pub design: Design,
+    /// Its backend.
+    pub backend: Backend,
+}
+
+/// Why a worker could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// `--backend` and the URL disagree, or the URL names no backend.
+    #[error("--backend {flag} does not match the database URL, which names {url}")]
+    BackendMismatch {
+        /// The flag.
+        flag: Backend,
+        /// What the URL names.
+        url: String,
+    },
+    /// The database could not be reached or migrated.
+    #[error(transparent)]
+    Store(#[from] receivers::store::StoreError),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Serving failed.
+    #[error("server error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs a worker until `shutdown` completes; `on_listening` gets the line to print.
+pub async fn run(
+    config: ServeConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    on_listening: impl FnOnce(&Listening),
+) -> Result<(), ServeError> {
+    let url_backend = Backend::of_url(&config.database_url);
+    if let Some(flag) = config.backend {
+        if url_backend != Some(flag) {
+            let url = url_backend.map_or_else(|| "no supported backend".to_string(), |b| b.to_string());
+            return Err(ServeError::BackendMismatch { flag, url });
+        }
+    }
+    let options = StoreOptions {
+        isolation: config.isolation,
+        max_connections: config.max_connections,
+        ..StoreOptions::default()
+    };
+    let store = Store::connect(&config.database_url, &options).await?;
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let listening = Listening {
+        listening: listener.local_addr()?,
+        pid: std::process::id(),
+        design: config.design,
+        backend: store.backend(),
+    };
+    let state = Arc::new(AppState::new(
+        config.design,
+        store,
+        Verifier::new(config.secrets),
+        config.work_delay,
+    ));
+    on_listening(&listening);
+    app::serve(listener, shutdown, state, config.inbox_workers).await?;
+    Ok(())
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,232 @@
+//! Shared test support: real databases (a Postgres server per test binary, a fresh database or
+//! SQLite file per test), signed deliveries, and queries the assertions read.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use hookbench::provision::{FreshDatabase, PostgresMode, PostgresServer, PostgresSettings, SqliteFile};
+use receivers::app::{self, AppState};
+use receivers::design::Design;
+use receivers::event::Event;
+use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret, Verifier};
+use receivers::store::{Backend, Store, StoreOptions};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+pub const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+pub fn secret() -> Secret {
+    SECRET.parse().expect("valid secret")
+}
+
+/// The Postgres server of this test binary: `DATABASE_URL` if set, else a container started with
+/// testcontainers (image and network from HOOKBENCH_PG_IMAGE / HOOKBENCH_DOCKER_NETWORK).
+pub fn pg_server() -> &'static PostgresServer {
+    static SERVER: OnceLock<PostgresServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        std::thread::spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(PostgresServer::start(&PostgresSettings::from_env(
+                PostgresMode::Auto,
+            )))
+        })
+        .join()
+        .expect("provisioning thread")
+        .unwrap_or_else(|e| panic!("tests need Postgres: {e}"))
+    })
+}
+
+/// A fresh database of one backend, migrated.
+pub struct Db {
+    pub backend: Backend,
+    pub url: String,
+    pub store: Store,
+    pg: Option<FreshDatabase>,
+    _sqlite: Option<SqliteFile>,
+}
+
+impl Db {
+    pub async fn fresh(backend: Backend) -> Self {
+        let (url, pg, sqlite) = match backend {
+            Backend::Postgres => {
+                let db = pg_server()
+                    .fresh_database()
+                    .await
+                    .expect("fresh Postgres database");
+                (db.url.clone(), Some(db), None)
+            }
+            Backend::Sqlite => {
+                let file = SqliteFile::create(None).expect("fresh SQLite file");
+                (file.url(), None, Some(file))
+            }
+        };
+        let store = Store::connect(&url, &StoreOptions::default())
+            .await
+            .expect("connect and migrate");
+        Self {
+            backend,
+            url,
+            store,
+            pg,
+            _sqlite: sqlite,
+        }
+    }
+
+    /// Drops a Postgres database (SQLite files go with their temporary directory).
+    pub async fn cleanup(self) {
+        self.store.close().await;
+        if let Some(pg) = self.pg {
+            pg.drop_database().await.expect("drop database");
+        }
+    }
+
+    pub async fn scalar(&self, sql: &'static str) -> i64 {
+        match &self.store {
+            Store::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql),
+            Store::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql),
+        }
+    }
+
+    pub async fn pairs(&self, sql: &'static str) -> Vec<(String, i64)> {
+        match &self.store {
+            Store::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.expect(sql),
+            Store::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.expect(sql),
+        }
+    }
+
+    pub async fn execute(&self, sql: &'static str) {
+        match &self.store {
+            Store::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop).expect(sql),
+            Store::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop).expect(sql),
+        }
+    }
+
+    /// Ledger rows per event id.
+    pub async fn applies(&self) -> Vec<(String, i64)> {
+        self.pairs("SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id ORDER BY event_id")
+            .await
+    }
+
+    /// Rows in every table the receivers write.
+    pub async fn rows(&self) -> [i64; 5] {
+        [
+            self.scalar("SELECT count(*) FROM accounts").await,
+            self.scalar("SELECT count(*) FROM processed_events").await,
+            self.scalar("SELECT count(*) FROM credit_ledger").await,
+            self.scalar("SELECT count(*) FROM plan_changes").await,
+            self.scalar("SELECT count(*) FROM webhook_inbox").await,
+        ]
+    }
+
+    pub async fn plan_version(&self, account: i64) -> i64 {
+        let sql = "SELECT plan_version FROM accounts WHERE id = 7";
+        assert_eq!(account, 7, "tests use account 7");
+        self.scalar(sql).await
+    }
+
+    /// Waits until the inbox has no pending row (a safeguard, not a speed check).
+    pub async fn drain_inbox(&self) {
+        for _ in 0..600 {
+            if self.store.inbox_pending().await.expect("pending") == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("inbox did not drain within 30 s");
+    }
+}
+
+/// A receiver served in this process on 127.0.0.1:0, stopped by dropping `stop`.
+pub struct Server {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Server {
+    pub async fn start(design: Design, db: &Db, work_delay: Duration) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let state = Arc::new(AppState::new(
+            design,
+            db.store.clone(),
+            Verifier::new(vec![secret()]),
+            work_delay,
+        ));
+        let done = tokio::spawn(app::serve(
+            listener,
+            async move { rx.await.unwrap_or(()) },
+            state,
+            2,
+        ));
+        Self {
+            addr,
+            stop: Some(tx),
+            done: Some(done),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/webhooks/acme", self.addr)
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(done) = self.done.take() {
+            done.await.expect("server task").expect("server stopped cleanly");
+        }
+    }
+}
+
+pub fn now() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+pub fn credit(id: &str, amount: i64) -> Event {
+    Event::Credit {
+        id: id.into(),
+        account: 7,
+        amount,
+        created: 1_790_000_000,
+    }
+}
+
+pub fn plan(id: &str, version: i64, created: i64) -> Event {
+    Event::Plan {
+        id: id.into(),
+        account: 7,
+        plan: format!("plan_v{version}"),
+        version,
+        created,
+    }
+}
+
+/// Posts `body` signed now with the test secret under `id`.
+pub async fn post_raw(client: &reqwest::Client, url: &str, id: &str, body: Vec<u8>) -> (u16, String) {
+    let ts = now();
+    let sig = secret().sign(id, ts, &body);
+    let r = client
+        .post(url)
+        .header(HEADER_ID, id)
+        .header(HEADER_TIMESTAMP, ts.to_string())
+        .header(HEADER_SIGNATURE, sig)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("request");
+    let status = r.status().as_u16();
+    (status, r.text().await.unwrap_or_default())
+}
+
+pub async fn post(client: &reqwest::Client, url: &str, event: &Event) -> (u16, String) {
+    post_raw(client, url, event.id(), serde_json::to_vec(event).expect("json")).await
+}
