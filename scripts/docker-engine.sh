@@ -13,8 +13,8 @@ fi
 if ! command -v dockerd >/dev/null 2>&1; then
   echo "docker-engine: installing docker.io" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends docker.io >&2
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends docker.io >/dev/null 2>&1
 fi
 echo "docker-engine: starting dockerd (no bridge, no iptables)" >&2
 log=${TMPDIR:-/tmp}/hookbench-dockerd.log

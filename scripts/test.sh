@@ -1,6 +1,21 @@
 #!/usr/bin/env bash
-# The test command (README, `just test`, .ci/run): sets up what the tests need, then runs them.
-# The workspace's tests need nothing beyond cargo today.
+# The test command (README, `just test`, .ci/run): gets Postgres ready, then runs every test.
+#
+# The tests talk to real Postgres and real SQLite. Postgres comes from DATABASE_URL when it is
+# set; otherwise from a container the tests start with testcontainers, which needs a Docker
+# engine: this script starts one if none answers (installing docker.io as root on Debian), and
+# picks the image (the official one, or one built from this machine's PostgreSQL when no registry
+# can be reached). Containers the tests leave are removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -z "${DATABASE_URL:-}" ]; then
+  ./scripts/docker-engine.sh
+  # shellcheck source=scripts/postgres-image.sh
+  source ./scripts/postgres-image.sh
+  export HOOKBENCH_SESSION="test-$$-$(date +%s)"
+  cleanup() {
+    docker ps -aq --filter "label=org.hookbench.session=$HOOKBENCH_SESSION" | xargs -r docker rm -f >/dev/null 2>&1 || true
+  }
+  trap cleanup EXIT
+fi
 cargo test --workspace --locked "$@"

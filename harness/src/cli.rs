@@ -2,7 +2,7 @@
 //! here). Tests call [`run`] with parsed arguments and a buffer, so they exercise the real binary's
 //! paths without spawning it.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,10 +14,14 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use receivers::design::Design;
-use receivers::store::{Backend, Isolation};
+use receivers::store::{Backend, Isolation, Store, StoreOptions};
 
 use crate::machine::Machine;
 use crate::model::ModelReport;
+use crate::provision::{
+    DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresServer, PostgresSettings,
+    SqliteFile,
+};
 use crate::serve::{self, ServeConfig};
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
 
@@ -47,6 +51,60 @@ pub enum Command {
     /// `--listen 127.0.0.1:0` works. Migrations are applied at start; a SQLite file is created
     /// if missing. Several workers may share one database.
     Serve(ServeArgs),
+    /// Provide a fresh database and print its URL, for `hookbench serve` or your own receiver.
+    ///
+    /// Prints one JSON line, `{"url":...,"backend":...}`, then holds the database (and the
+    /// Postgres container, if it started one) until SIGTERM or Ctrl-C, when it drops the
+    /// database unless --keep.
+    Db(DbArgs),
+}
+
+/// Where Postgres comes from.
+#[derive(Debug, Clone, Args)]
+pub struct PostgresArgs {
+    /// auto: DATABASE_URL if set, else a Docker container if an engine answers;
+    /// docker: always a container (testcontainers); url: the server in --database-url.
+    #[arg(long, default_value = "auto")]
+    pub postgres: PostgresMode,
+    /// A Postgres server to create databases on.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// The Postgres image to start (name:tag).
+    #[arg(long, env = ENV_PG_IMAGE, default_value = DEFAULT_IMAGE)]
+    pub pg_image: String,
+    /// The container's network: bridge (ports mapped as usual) or host (no bridge needed; the
+    /// server listens on a free 127.0.0.1 port).
+    #[arg(long, env = ENV_DOCKER_NETWORK, default_value = "bridge")]
+    pub docker_network: String,
+}
+
+impl PostgresArgs {
+    /// The provisioning settings these arguments describe.
+    pub fn settings(&self) -> PostgresSettings {
+        PostgresSettings {
+            mode: self.postgres,
+            url: self.database_url.clone(),
+            image: self.pg_image.clone(),
+            network: self.docker_network.clone(),
+        }
+    }
+}
+
+/// Arguments of `hookbench db`.
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// postgres or sqlite.
+    #[arg(long, default_value = "sqlite")]
+    pub backend: Backend,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Directory for the SQLite file [default: a temporary directory, removed at the end].
+    #[arg(long)]
+    pub sqlite_dir: Option<PathBuf>,
+    /// Keep the database (and the SQLite file) after stopping.
+    #[arg(long)]
+    pub keep: bool,
 }
 
 /// The workload's parameters. Defaults are the article's.
@@ -188,6 +246,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Model(args) => model(&args, out),
         Command::Sign(args) => sign(&args, out),
         Command::Serve(args) => serve(args, out),
+        Command::Db(args) => db(&args, out),
     }
 }
 
@@ -196,6 +255,7 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(io::stderr().is_terminal())
         .with_writer(io::stderr)
         .try_init();
 }
@@ -205,6 +265,55 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
+}
+
+fn db(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    init_logging();
+    runtime()?.block_on(async {
+        let shutdown = serve::shutdown_signal().context("installing signal handlers")?;
+        match args.backend {
+            Backend::Postgres => {
+                let server = PostgresServer::start(&args.postgres.settings()).await?;
+                let db = server.fresh_database().await?;
+                let version = server.version().await?;
+                let line = serde_json::json!({
+                    "url": db.url, "backend": "postgres", "origin": server.origin(), "version": version,
+                });
+                writeln!(out, "{line}")?;
+                out.flush()?;
+                shutdown.await;
+                if !args.keep {
+                    db.drop_database().await.context("dropping the database")?;
+                }
+            }
+            Backend::Sqlite => {
+                let dir = match (&args.sqlite_dir, args.keep) {
+                    (Some(d), _) => Some(d.clone()),
+                    (None, true) => Some(std::env::current_dir()?),
+                    (None, false) => None,
+                };
+                let file = SqliteFile::create(dir.as_deref())?;
+                // Create and migrate it now, so the file is ready for several workers at once.
+                Store::connect(&file.url(), &StoreOptions::default())
+                    .await?
+                    .close()
+                    .await;
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::json!({ "url": file.url(), "backend": "sqlite" })
+                )?;
+                out.flush()?;
+                shutdown.await;
+                if !args.keep && args.sqlite_dir.is_some() {
+                    for suffix in ["", "-wal", "-shm"] {
+                        let _ = std::fs::remove_file(format!("{}{suffix}", file.path().display()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 fn serve(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -223,7 +332,8 @@ fn serve(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let design = config.design;
     runtime()?.block_on(async {
         let mut announced = Ok(());
-        serve::run(config, serve::shutdown_signal(), |listening| {
+        let shutdown = serve::shutdown_signal().context("installing signal handlers")?;
+        serve::run(config, shutdown, |listening| {
             // The one machine-readable line; whoever started the worker waits for it.
             announced = serde_json::to_string(listening)
                 .map_err(anyhow::Error::from)

@@ -85,11 +85,11 @@ pub async fn run(
     on_listening: impl FnOnce(&Listening),
 ) -> Result<(), ServeError> {
     let url_backend = Backend::of_url(&config.database_url);
-    if let Some(flag) = config.backend {
-        if url_backend != Some(flag) {
-            let url = url_backend.map_or_else(|| "no supported backend".to_string(), |b| b.to_string());
-            return Err(ServeError::BackendMismatch { flag, url });
-        }
+    if let Some(flag) = config.backend
+        && url_backend != Some(flag)
+    {
+        let url = url_backend.map_or_else(|| "no supported backend".to_string(), |b| b.to_string());
+        return Err(ServeError::BackendMismatch { flag, url });
     }
     let options = StoreOptions {
         isolation: config.isolation,
@@ -120,24 +120,25 @@ pub async fn run(
     Ok(())
 }
 
-/// Completes on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
+/// A future that completes on SIGTERM or Ctrl-C (SIGINT). The handlers are installed now, before
+/// the worker announces itself, so a signal sent right after the announcement is not lost.
+#[cfg(unix)]
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
+    })
+}
+
+/// A future that completes on Ctrl-C.
+#[cfg(not(unix))]
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }

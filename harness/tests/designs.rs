@@ -152,3 +152,34 @@ async fn the_inbox_drains_and_a_row_that_always_fails_ends_as_a_dead_letter() {
         db.cleanup().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_goes_away_answers_5xx_and_writes_nothing_half() {
+    let db = Db::fresh(Backend::Postgres).await;
+    let server = Server::start(Design::Atomic, &db, Duration::ZERO).await;
+    let client = reqwest::Client::new();
+    let (status, _) = post(&client, &server.url(), &credit("evt_000001", 100)).await;
+    assert_eq!(status, 200);
+    // The database disappears under the receiver (sessions ended, database dropped).
+    let name = db.url.rsplit('/').next().expect("database name").to_string();
+    assert!(name.starts_with("hookbench_") && !name.contains('?'), "{name}");
+    let admin = sqlx::PgPool::connect(common::pg_server().admin_url())
+        .await
+        .expect("admin");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE \"{name}\" WITH (FORCE)"
+    )))
+    .execute(&admin)
+    .await
+    .expect("drop");
+    let (status, body) = post(&client, &server.url(), &credit("evt_000002", 100)).await;
+    assert!(status == 500 || status == 503, "{status} {body}");
+    assert!(body.contains("database"), "{body}");
+    let health = client
+        .get(format!("http://{}/healthz", server.addr))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(health.status().as_u16(), 503);
+    server.stop().await;
+}

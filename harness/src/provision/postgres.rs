@@ -5,8 +5,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{AssertSqlSafe, ConnectOptions, PgPool};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::{AssertSqlSafe, PgPool};
 use testcontainers::runners::AsyncRunner;
 use testcontainers::{ContainerAsync, ImageExt};
 use testcontainers_modules::postgres::Postgres;
@@ -147,6 +147,7 @@ impl PostgresServer {
                 .with_tag(tag)
                 .with_network("host")
                 .with_label("org.hookbench", "postgres")
+                .with_label("org.hookbench.session", session_label())
                 .with_startup_timeout(Duration::from_secs(120))
                 .with_cmd(["-c", "listen_addresses=127.0.0.1", "-c", &format!("port={port}")]);
             (request.start().await.map_err(container_error)?, port)
@@ -155,6 +156,7 @@ impl PostgresServer {
                 .with_name(name)
                 .with_tag(tag)
                 .with_label("org.hookbench", "postgres")
+                .with_label("org.hookbench.session", session_label())
                 .with_startup_timeout(Duration::from_secs(120));
             // Docker's predefined `bridge` is the default; naming it would ask to create it.
             if !matches!(settings.network.as_str(), "bridge" | "default") {
@@ -230,10 +232,10 @@ impl PostgresServer {
             .execute(&pool)
             .await?;
         pool.close().await;
-        let url = PgConnectOptions::from_str(&self.admin_url)?
-            .database(&name)
-            .to_url_lossy()
-            .to_string();
+        let mut url = url::Url::parse(&self.admin_url)
+            .map_err(|e| ProvisionError::PostgresUnavailable(format!("bad server URL: {e}")))?;
+        url.set_path(&name);
+        let url = url.to_string();
         Ok(FreshDatabase {
             name,
             url,
@@ -273,6 +275,14 @@ impl FreshDatabase {
         pool.close().await;
         Ok(())
     }
+}
+
+/// Environment variable naming this session in the containers' `org.hookbench.session` label, so
+/// a test script can remove exactly the containers its tests left.
+pub const ENV_SESSION: &str = "HOOKBENCH_SESSION";
+
+fn session_label() -> String {
+    std::env::var(ENV_SESSION).unwrap_or_else(|_| "none".to_string())
 }
 
 fn free_port() -> std::io::Result<u16> {

@@ -202,11 +202,7 @@ pub(super) async fn inbox_step(pool: &PgPool) -> Result<Option<InboxStep>, Store
             .bind(&error)
             .fetch_one(&mut *conn)
             .await?;
-            Ok(Some(InboxStep::Failed {
-                row,
-                attempts: i64::from(attempts),
-                error,
-            }))
+            Ok(Some(InboxStep::Failed { row, attempts, error }))
         }
     }
 }

@@ -1,0 +1,233 @@
+//! Bad input through the router, on real Postgres and SQLite: each refusal is a 4xx with its
+//! reason, and the database is unchanged afterwards.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::{Db, credit, now, secret};
+use receivers::app::{AppState, MAX_BODY_BYTES, router};
+use receivers::design::Design;
+use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Verifier};
+use receivers::store::Backend;
+use tower::ServiceExt;
+
+struct Case {
+    name: &'static str,
+    id: Option<&'static str>,
+    timestamp: Option<i64>,
+    signature: Option<String>,
+    body: Vec<u8>,
+    status: StatusCode,
+    reason: &'static str,
+}
+
+fn valid_body() -> Vec<u8> {
+    serde_json::to_vec(&credit("evt_000001", 100)).expect("json")
+}
+
+fn sign(id: &str, ts: i64, body: &[u8]) -> Option<String> {
+    Some(secret().sign(id, ts, body))
+}
+
+/// Timestamps are 400 s off rather than 301 s, so a second ticking over between signing and
+/// checking cannot bring them back inside the tolerance (the exact 300/301 s edges are unit
+/// tests of `receivers::signature`, with a fixed clock).
+fn cases() -> Vec<Case> {
+    let body = valid_body();
+    let t = now();
+    let id = "evt_000001";
+    let mut changed = sign(id, t, &body).expect("signature");
+    changed.replace_range(5..7, if &changed[5..7] == "AA" { "BB" } else { "AA" });
+    let other_secret: receivers::signature::Secret =
+        "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD".parse().expect("secret");
+    let big = {
+        let mut b =
+            br#"{"id":"evt_000001","type":"credit.added","account":7,"amount":100,"created":1,"pad":""#
+                .to_vec();
+        b.resize(MAX_BODY_BYTES + 1, b'x');
+        b
+    };
+    let malformed = br#"{"id":"evt_000001","type":"credit.added","account":7,"amount":"#.to_vec();
+    let unknown = br#"{"id":"evt_000001","type":"invoice.paid","account":7,"created":1}"#.to_vec();
+    let no_amount = br#"{"id":"evt_000001","type":"credit.added","account":7,"created":1}"#.to_vec();
+    let other_id = serde_json::to_vec(&credit("evt_999999", 100)).expect("json");
+    vec![
+        Case {
+            name: "changed signature",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: Some(changed),
+            body: body.clone(),
+            status: StatusCode::BAD_REQUEST,
+            reason: "no signature matches",
+        },
+        Case {
+            name: "wrong secret",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: Some(other_secret.sign(id, t, &body)),
+            body: body.clone(),
+            status: StatusCode::BAD_REQUEST,
+            reason: "no signature matches",
+        },
+        Case {
+            name: "stale timestamp",
+            id: Some(id),
+            timestamp: Some(t - 400),
+            signature: sign(id, t - 400, &body),
+            body: body.clone(),
+            status: StatusCode::BAD_REQUEST,
+            reason: "timestamp too old",
+        },
+        Case {
+            name: "future timestamp",
+            id: Some(id),
+            timestamp: Some(t + 400),
+            signature: sign(id, t + 400, &body),
+            body: body.clone(),
+            status: StatusCode::BAD_REQUEST,
+            reason: "timestamp too new",
+        },
+        Case {
+            name: "missing webhook-id",
+            id: None,
+            timestamp: Some(t),
+            signature: sign(id, t, &body),
+            body: body.clone(),
+            status: StatusCode::BAD_REQUEST,
+            reason: "missing header `webhook-id`",
+        },
+        Case {
+            name: "missing webhook-signature",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: None,
+            body: body.clone(),
+            status: StatusCode::BAD_REQUEST,
+            reason: "missing header `webhook-signature`",
+        },
+        Case {
+            name: "missing webhook-timestamp",
+            id: Some(id),
+            timestamp: None,
+            signature: sign(id, t, &body),
+            body: body.clone(),
+            status: StatusCode::BAD_REQUEST,
+            reason: "missing header `webhook-timestamp`",
+        },
+        Case {
+            name: "body over 1 MiB",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: sign(id, t, &big),
+            body: big,
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            reason: "length limit exceeded",
+        },
+        Case {
+            name: "malformed JSON, valid signature",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: sign(id, t, &malformed),
+            body: malformed,
+            status: StatusCode::BAD_REQUEST,
+            reason: "malformed event",
+        },
+        Case {
+            name: "credit without an amount, valid signature",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: sign(id, t, &no_amount),
+            body: no_amount,
+            status: StatusCode::BAD_REQUEST,
+            reason: "malformed event",
+        },
+        Case {
+            name: "unknown event type, valid signature",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: sign(id, t, &unknown),
+            body: unknown,
+            status: StatusCode::BAD_REQUEST,
+            reason: "unknown event type `invoice.paid`",
+        },
+        Case {
+            name: "body id differs from the signed webhook-id",
+            id: Some(id),
+            timestamp: Some(t),
+            signature: sign(id, t, &other_id),
+            body: other_id,
+            status: StatusCode::BAD_REQUEST,
+            reason: "does not match webhook-id",
+        },
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_bad_request_gets_its_4xx_and_writes_nothing() {
+    for backend in Backend::ALL {
+        for design in Design::ALL {
+            let db = Db::fresh(backend).await;
+            let state = Arc::new(AppState::new(
+                design,
+                db.store.clone(),
+                Verifier::new(vec![secret()]),
+                Duration::ZERO,
+            ));
+            let app = router(state);
+            for case in cases() {
+                let mut request = Request::post("/webhooks/acme").header("content-type", "application/json");
+                if let Some(id) = case.id {
+                    request = request.header(HEADER_ID, id);
+                }
+                if let Some(ts) = case.timestamp {
+                    request = request.header(HEADER_TIMESTAMP, ts.to_string());
+                }
+                if let Some(sig) = &case.signature {
+                    request = request.header(HEADER_SIGNATURE, sig);
+                }
+                let response = app
+                    .clone()
+                    .oneshot(request.body(Body::from(case.body)).expect("request"))
+                    .await
+                    .expect("response");
+                let status = response.status();
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .expect("body");
+                let body = String::from_utf8_lossy(&body);
+                assert_eq!(status, case.status, "{backend} {design} {}: {body}", case.name);
+                assert!(
+                    body.contains(case.reason),
+                    "{backend} {design} {}: {body}",
+                    case.name
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await; // an inbox worker would have run by now
+            assert_eq!(
+                db.rows().await,
+                [0; 5],
+                "{backend} {design}: rows written by bad requests"
+            );
+            // The same app accepts the good request, so the refusals above were about the input.
+            let t = now();
+            let body = valid_body();
+            let good = Request::post("/webhooks/acme")
+                .header(HEADER_ID, "evt_000001")
+                .header(HEADER_TIMESTAMP, t.to_string())
+                .header(HEADER_SIGNATURE, secret().sign("evt_000001", t, &body))
+                .body(Body::from(body))
+                .expect("request");
+            assert_eq!(
+                app.oneshot(good).await.expect("response").status(),
+                StatusCode::OK,
+                "{backend} {design}"
+            );
+            db.cleanup().await;
+        }
+    }
+}
