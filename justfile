@@ -25,3 +25,16 @@ model-compare *CASES:
 # Time the workload and the model (criterion).
 bench-model:
     cargo bench --locked -p hookbench --bench model
+
+# Run one receiver worker, e.g. `just serve --design atomic --database-url sqlite:///tmp/h.db --secret whsec_...`.
+serve *ARGS:
+    cargo run --release --locked -p hookbench -- serve {{ARGS}}
+
+# Provide a fresh database and print its URL (`--backend postgres|sqlite`, `--keep`).
+db *ARGS:
+    cargo run --release --locked -p hookbench -- db {{ARGS}}
+
+# Start a Docker engine if needed and build the registry-free Postgres image.
+postgres-image:
+    ./scripts/docker-engine.sh
+    ./docker/postgres-local/build.sh
