@@ -209,8 +209,13 @@ pub fn plan(id: &str, version: i64, created: i64) -> Event {
     }
 }
 
-/// Posts `body` signed now with the test secret under `id`.
-pub async fn post_raw(client: &reqwest::Client, url: &str, id: &str, body: Vec<u8>) -> (u16, String) {
+/// Posts `body` signed now with the test secret under `id`; `Err` when no response came.
+pub async fn try_post_raw(
+    client: &reqwest::Client,
+    url: &str,
+    id: &str,
+    body: Vec<u8>,
+) -> Result<(u16, String), reqwest::Error> {
     let ts = now();
     let sig = secret().sign(id, ts, &body);
     let r = client
@@ -221,10 +226,23 @@ pub async fn post_raw(client: &reqwest::Client, url: &str, id: &str, body: Vec<u
         .header("content-type", "application/json")
         .body(body)
         .send()
-        .await
-        .expect("request");
+        .await?;
     let status = r.status().as_u16();
-    (status, r.text().await.unwrap_or_default())
+    Ok((status, r.text().await.unwrap_or_default()))
+}
+
+/// Posts `body` signed now with the test secret under `id`.
+pub async fn post_raw(client: &reqwest::Client, url: &str, id: &str, body: Vec<u8>) -> (u16, String) {
+    try_post_raw(client, url, id, body).await.expect("request")
+}
+
+/// Posts `event`, signed now; `Err` when no response came (a dead worker).
+pub async fn try_post(
+    client: &reqwest::Client,
+    url: &str,
+    event: &Event,
+) -> Result<(u16, String), reqwest::Error> {
+    try_post_raw(client, url, event.id(), serde_json::to_vec(event).expect("json")).await
 }
 
 pub async fn post(client: &reqwest::Client, url: &str, event: &Event) -> (u16, String) {
