@@ -16,12 +16,15 @@ use std::time::Duration;
 use receivers::design::Design;
 use receivers::store::{Backend, Isolation, Store, StoreOptions};
 
+use crate::bench::{self, BenchConfig};
 use crate::machine::Machine;
 use crate::model::ModelReport;
 use crate::provision::{
     DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresServer, PostgresSettings,
     SqliteFile,
 };
+use crate::report::render_table;
+use crate::sender::{RetryPolicy, SenderConfig};
 use crate::serve::{self, ServeConfig};
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
 
@@ -37,6 +40,12 @@ pub struct Cli {
 /// hookbench's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the bench: the article's workload delivered for real, in parallel, to each design's
+    /// worker processes on Postgres and SQLite, then checked from the database.
+    ///
+    /// Prints the article-style table (with latency, and the model's figures beside the real
+    /// ones) and writes report.json into --out. Fails only when nothing could run or a cell broke.
+    Bench(Box<BenchArgs>),
     /// Print the article's simulation for a seed: handler table, traced event, same-second pairs,
     /// retention, crash and jitter tables, identical to the article's script from `events:` on.
     Model(ModelArgs),
@@ -88,6 +97,72 @@ impl PostgresArgs {
             network: self.docker_network.clone(),
         }
     }
+}
+
+/// Arguments of `hookbench bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Backends to run, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
+    pub backends: Vec<Backend>,
+    /// Designs to run, comma-separated [default: all seven].
+    #[arg(long, value_delimiter = ',')]
+    pub designs: Vec<Design>,
+    /// The workload.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Worker processes per cell.
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub workers: usize,
+    /// Requests in flight at most.
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=10_000))]
+    pub concurrency: usize,
+    /// Events per second, open loop (each plan position leaves at position / rate); 0 sends as
+    /// fast as --concurrency allows.
+    #[arg(long, default_value_t = 4000.0)]
+    pub rate: f64,
+    /// Simulated work per delivery, such as 5ms.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub work_delay: Duration,
+    /// An attempt taking longer counts as a timeout and is retried.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// First retry's backoff ceiling (full jitter below it).
+    #[arg(long, default_value = "10ms", value_parser = humantime::parse_duration)]
+    pub retry_base: Duration,
+    /// Largest backoff ceiling.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub retry_cap: Duration,
+    /// Attempts per delivery, the first included, before it is given up.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_attempts: u32,
+    /// Postgres isolation for the receivers.
+    #[arg(long, default_value = "read-committed")]
+    pub isolation: Isolation,
+    /// Inbox claim loops per worker.
+    #[arg(long, default_value_t = 2)]
+    pub inbox_workers: usize,
+    /// Database connections per worker.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_connections: u32,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// The run's directory [default: reports/<UTC timestamp>-<short git sha>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Keep each cell's database (Postgres databases, SQLite files under --out).
+    #[arg(long)]
+    pub keep: bool,
+    /// How long to wait for the receivers to go quiet after the last delivery.
+    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    pub quiet_timeout: Duration,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// The executable the workers run (`serve`) [default: this one].
+    #[arg(long, hide = true)]
+    pub worker_exe: Option<PathBuf>,
 }
 
 /// Arguments of `hookbench db`.
@@ -244,6 +319,7 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Model(args) => model(&args, out),
+        Command::Bench(args) => bench(&args, out),
         Command::Sign(args) => sign(&args, out),
         Command::Serve(args) => serve(args, out),
         Command::Db(args) => db(&args, out),
@@ -265,6 +341,74 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
+}
+
+fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let workload = args.workload.config();
+    workload.validate().context("invalid workload")?;
+    let run_id = args
+        .out
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map_or_else(bench::default_run_id, |n| n.to_string_lossy().into_owned());
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(&run_id));
+    let exe = match &args.worker_exe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("finding hookbench's own executable")?,
+    };
+    let designs = if args.designs.is_empty() {
+        Design::ALL.to_vec()
+    } else {
+        args.designs.clone()
+    };
+    let config = BenchConfig {
+        backends: args.backends.clone(),
+        designs,
+        workload,
+        workers: args.workers,
+        sender: SenderConfig {
+            rate: (args.rate > 0.0).then_some(args.rate),
+            concurrency: args.concurrency,
+            timeout: args.timeout,
+            retry: RetryPolicy {
+                base: args.retry_base,
+                cap: args.retry_cap,
+                max_attempts: args.max_attempts,
+            },
+            source: "bench".to_string(),
+        },
+        work_delay: args.work_delay,
+        isolation: args.isolation,
+        inbox_workers: args.inbox_workers,
+        max_connections: args.max_connections,
+        postgres: args.postgres.settings(),
+        keep: args.keep,
+        exe,
+        out: out_dir.clone(),
+        run_id,
+        quiet_timeout: args.quiet_timeout,
+        progress: !args.no_progress && io::stderr().is_terminal(),
+    };
+    let report = runtime()?.block_on(bench::run(&config));
+    let path = report
+        .write_json(&out_dir)
+        .with_context(|| format!("writing {}", out_dir.display()))?;
+    write!(out, "{}", render_table(&report))?;
+    writeln!(out, "\nreport: {}", path.display())?;
+    if report.rows.is_empty() {
+        bail!("no cell could run");
+    }
+    if !report.broken.is_empty() {
+        bail!(
+            "{} cell(s) broke; see above and {}",
+            report.broken.len(),
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 fn db(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {

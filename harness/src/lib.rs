@@ -5,10 +5,15 @@
 //! exactly, and (as it grows) delivers the same workload for real to receiver processes.
 //! [`cli`] is the command line; `main.rs` only calls it.
 
+pub mod bench;
+pub mod checker;
 pub mod cli;
 pub mod fleet;
 pub mod machine;
 pub mod model;
 pub mod provision;
+pub mod report;
+pub mod sender;
 pub mod serve;
+pub mod stats;
 pub mod workload;

@@ -1,9 +1,9 @@
 //! What machine a run happened on, for report headers.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The machine a run happened on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Machine {
     /// CPU model name.
     pub cpu: String,
@@ -12,9 +12,9 @@ pub struct Machine {
     /// Total memory in bytes, when known.
     pub memory_bytes: Option<u64>,
     /// Operating system.
-    pub os: &'static str,
+    pub os: String,
     /// CPU architecture.
-    pub arch: &'static str,
+    pub arch: String,
 }
 
 impl Machine {
@@ -34,8 +34,8 @@ impl Machine {
             cpu,
             cores: std::thread::available_parallelism().map_or(1, usize::from),
             memory_bytes,
-            os: std::env::consts::OS,
-            arch: std::env::consts::ARCH,
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
         }
     }
 

@@ -21,6 +21,26 @@ use crash::{CrashDesign, CrashResult};
 use jitter::{JitterMode, JitterResult};
 use retention::RetentionRow;
 
+/// The handler table alone (no traces, no retention, crash or jitter): what a bench puts beside
+/// its real rows.
+pub fn handler_table(w: &Workload) -> Vec<HandlerResult> {
+    Handler::ALL
+        .iter()
+        .map(|&h| run_handler(h, w, None, None))
+        .collect()
+}
+
+/// The model handler a real design is compared with: its own, and for `inbox` the version guard
+/// (the inbox applies with it; the model has no inbox).
+pub fn handler_for_design(design: &str) -> Option<Handler> {
+    let design = if design == "inbox" {
+        "version-guard"
+    } else {
+        design
+    };
+    Handler::ALL.into_iter().find(|h| h.design() == design)
+}
+
 /// The traced credit event.
 #[derive(Debug, Clone, Serialize)]
 pub struct TracedEvent {

@@ -18,6 +18,16 @@ use std::time::Duration;
 
 use crate::event::Event;
 
+/// Runs the same SQL on whichever pool the store holds (for statements both dialects spell alike).
+macro_rules! on_pool {
+    ($store:expr, |$pool:ident| $body:expr) => {
+        match $store {
+            Store::Postgres($pool) => $body,
+            Store::Sqlite($pool) => $body,
+        }
+    };
+}
+
 /// Which database a store talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -251,10 +261,10 @@ impl Store {
 
     /// A round trip to the database (the health check).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        match self {
-            Store::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop)?,
-            Store::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop)?,
-        }
+        on_pool!(self, |pool| sqlx::query("SELECT 1")
+            .execute(pool)
+            .await
+            .map(drop)?);
         Ok(())
     }
 
@@ -317,19 +327,86 @@ impl Store {
 
     /// Inbox rows neither processed nor dead.
     pub async fn inbox_pending(&self) -> Result<i64, StoreError> {
-        let sql = "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5";
-        Ok(match self {
-            Store::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
-            Store::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await?,
-        })
+        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5")
+            .await
     }
 
     /// Closes the pool, waiting for connections in use to be returned.
     pub async fn close(&self) {
-        match self {
-            Store::Postgres(pool) => pool.close().await,
-            Store::Sqlite(pool) => pool.close().await,
-        }
+        on_pool!(self, |pool| pool.close().await)
+    }
+}
+
+/// What the checker reads. The statements are plain SQL that both dialects spell alike; they
+/// read only the tables, never anything a receiver counted.
+impl Store {
+    /// Calls `f(event_id, rows)` for each event with `credit_ledger` rows, streaming.
+    pub async fn ledger_counts(&self, mut f: impl FnMut(&str, i64)) -> Result<(), StoreError> {
+        use futures_util::TryStreamExt;
+        let sql = "SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id";
+        on_pool!(self, |pool| {
+            let mut rows = sqlx::query_as::<_, (String, i64)>(sql).fetch(pool);
+            while let Some((id, n)) = rows.try_next().await? {
+                f(&id, n);
+            }
+        });
+        Ok(())
+    }
+
+    /// Calls `f(account, plan_version)` for every account row, streaming.
+    pub async fn plan_versions(&self, mut f: impl FnMut(i64, i64)) -> Result<(), StoreError> {
+        use futures_util::TryStreamExt;
+        let sql = "SELECT id, plan_version FROM accounts";
+        on_pool!(self, |pool| {
+            let mut rows = sqlx::query_as::<_, (i64, i64)>(sql).fetch(pool);
+            while let Some((account, version)) = rows.try_next().await? {
+                f(account, version);
+            }
+        });
+        Ok(())
+    }
+
+    /// One number from a `SELECT` returning a single BIGINT-compatible value (NULL as 0).
+    async fn number(&self, sql: &'static str) -> Result<i64, StoreError> {
+        let n: Option<i64> = on_pool!(self, |pool| sqlx::query_scalar(sql).fetch_one(pool).await?);
+        Ok(n.unwrap_or(0))
+    }
+
+    /// Plan changes to a lower version (written by the trigger).
+    pub async fn stale_writes(&self) -> Result<i64, StoreError> {
+        self.number("SELECT count(*) FROM plan_changes WHERE new_version < old_version")
+            .await
+    }
+
+    /// The sum of every account's credits.
+    pub async fn credits_total(&self) -> Result<i64, StoreError> {
+        self.number("SELECT CAST(sum(credits) AS BIGINT) FROM accounts")
+            .await
+    }
+
+    /// The sum of every ledger row's amount (equal to [`Store::credits_total`] when nothing was
+    /// half written).
+    pub async fn ledger_total(&self) -> Result<i64, StoreError> {
+        self.number("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger")
+            .await
+    }
+
+    /// The database's version (`SHOW server_version` on Postgres, `sqlite_version()` on SQLite).
+    pub async fn version(&self) -> Result<String, StoreError> {
+        Ok(match self {
+            Store::Postgres(pool) => sqlx::query_scalar("SHOW server_version").fetch_one(pool).await?,
+            Store::Sqlite(pool) => {
+                sqlx::query_scalar("SELECT sqlite_version()")
+                    .fetch_one(pool)
+                    .await?
+            }
+        })
+    }
+
+    /// Inbox rows left as dead letters.
+    pub async fn inbox_dead_letters(&self) -> Result<i64, StoreError> {
+        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5")
+            .await
     }
 }
 

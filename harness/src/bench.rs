@@ -1,0 +1,379 @@
+//! `hookbench bench`: the matrix of backend × design cells, each run for real.
+//!
+//! A cell: a fresh database (migrated once, before any worker starts), W worker processes of
+//! `hookbench serve` started from hookbench's own executable and health-checked, the delivery
+//! plan sent by the sender, a wait until the receivers are quiet (the inbox drained), the workers
+//! stopped, then the checker reading the database. A backend that cannot be had (no Docker, no
+//! `DATABASE_URL`) has its cells reported as skipped with the reason; a cell that fails midway is
+//! reported as broken.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use receivers::design::Design;
+use receivers::signature::Secret;
+use receivers::store::{Backend, Isolation, Store, StoreOptions};
+
+use crate::checker;
+use crate::fleet::{Fleet, WorkerSpec};
+use crate::machine::Machine;
+use crate::model::{self, HandlerResult};
+use crate::provision::{PostgresServer, PostgresSettings, SqliteFile};
+use crate::report::{CellNote, ModelFigures, Parameters, Report, Row, Versions};
+use crate::sender::{self, Progress, SenderConfig};
+use crate::workload::{Workload, WorkloadConfig};
+
+/// Everything a bench run needs.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Backends to run.
+    pub backends: Vec<Backend>,
+    /// Designs to run on each.
+    pub designs: Vec<Design>,
+    /// The workload.
+    pub workload: WorkloadConfig,
+    /// Worker processes per cell.
+    pub workers: usize,
+    /// How the sender sends.
+    pub sender: SenderConfig,
+    /// Simulated work per delivery.
+    pub work_delay: Duration,
+    /// Postgres isolation.
+    pub isolation: Isolation,
+    /// Inbox claim loops per worker.
+    pub inbox_workers: usize,
+    /// Pool size per worker.
+    pub max_connections: u32,
+    /// Where Postgres comes from.
+    pub postgres: PostgresSettings,
+    /// Keep each cell's database.
+    pub keep: bool,
+    /// The executable whose `serve` runs the workers.
+    pub exe: PathBuf,
+    /// The run's directory (report.json, worker logs, kept SQLite files).
+    pub out: PathBuf,
+    /// The run's id.
+    pub run_id: String,
+    /// How long to wait for the receivers to go quiet after the last delivery.
+    pub quiet_timeout: Duration,
+    /// Draw progress bars (on a terminal).
+    pub progress: bool,
+}
+
+/// Why a cell broke.
+#[derive(Debug, thiserror::Error)]
+enum CellError {
+    #[error("provisioning: {0}")]
+    Provision(#[from] crate::provision::ProvisionError),
+    #[error("database: {0}")]
+    Store(#[from] receivers::store::StoreError),
+    #[error("workers: {0}")]
+    Fleet(#[from] crate::fleet::FleetError),
+    #[error("sender: {0}")]
+    Sender(#[from] reqwest::Error),
+    #[error("the inbox still had {0} pending rows after the quiet timeout")]
+    NotQuiet(i64),
+}
+
+enum CellDb {
+    Postgres(crate::provision::FreshDatabase),
+    Sqlite(SqliteFile),
+}
+
+impl CellDb {
+    fn url(&self) -> String {
+        match self {
+            CellDb::Postgres(db) => db.url.clone(),
+            CellDb::Sqlite(f) => f.url(),
+        }
+    }
+}
+
+/// A secret for one run (any key works; none leaves the machine).
+fn run_secret(seed: u32) -> Secret {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    Secret::from_bytes(format!("hookbench-{seed}-{}-{nanos}", std::process::id()).into_bytes())
+}
+
+/// Runs the matrix and returns the report (not yet written).
+pub async fn run(config: &BenchConfig) -> Report {
+    let started_at = jiff::Timestamp::now();
+    let workload = Arc::new(Workload::generate(&config.workload).expect("workload validated by the caller"));
+    let model_rows = model::handler_table(&workload);
+    let multi = MultiProgress::with_draw_target(if config.progress {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    });
+    let mut report = Report {
+        run_id: config.run_id.clone(),
+        started_at: started_at.to_string(),
+        git_sha: git_sha(),
+        parameters: parameters(config),
+        versions: Versions {
+            hookbench: env!("CARGO_PKG_VERSION").to_string(),
+            ..Versions::default()
+        },
+        machine: Machine::detect(),
+        rows: Vec::new(),
+        skipped: Vec::new(),
+        broken: Vec::new(),
+    };
+    let _ = std::fs::create_dir_all(config.out.join("logs"));
+    for &backend in &config.backends {
+        let pg = match backend {
+            Backend::Postgres => match PostgresServer::start(&config.postgres).await {
+                Ok(server) => {
+                    report.versions.postgres = server.version().await.ok();
+                    report.versions.postgres_origin = Some(server.origin().to_string());
+                    Some(server)
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    multi.suspend(|| eprintln!("hookbench: skipping postgres: {reason}"));
+                    for &design in &config.designs {
+                        report.skipped.push(CellNote {
+                            backend,
+                            design,
+                            reason: reason.clone(),
+                        });
+                    }
+                    continue;
+                }
+            },
+            Backend::Sqlite => None,
+        };
+        for &design in &config.designs {
+            let model = model::handler_for_design(design.as_str())
+                .and_then(|h| model_rows.iter().find(|r| r.handler == h));
+            match run_cell(
+                config,
+                backend,
+                design,
+                pg.as_ref(),
+                &workload,
+                model,
+                &multi,
+                &mut report,
+            )
+            .await
+            {
+                Ok(row) => report.rows.push(row),
+                Err(e) => {
+                    let reason = e.to_string();
+                    multi.suspend(|| eprintln!("hookbench: {backend} {design} broke: {reason}"));
+                    report.broken.push(CellNote {
+                        backend,
+                        design,
+                        reason,
+                    });
+                }
+            }
+        }
+    }
+    report
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_cell(
+    config: &BenchConfig,
+    backend: Backend,
+    design: Design,
+    pg: Option<&PostgresServer>,
+    workload: &Arc<Workload>,
+    model: Option<&HandlerResult>,
+    multi: &MultiProgress,
+    report: &mut Report,
+) -> Result<Row, CellError> {
+    let started = Instant::now();
+    let db = match pg {
+        Some(server) => CellDb::Postgres(server.fresh_database().await?),
+        None => CellDb::Sqlite(SqliteFile::create(
+            config.keep.then(|| config.out.join("sqlite")).as_deref(),
+        )?),
+    };
+    let url = db.url();
+    // Migrate once here, so the workers start on a ready schema; the checker reads through it.
+    let store = Store::connect(
+        &url,
+        &StoreOptions {
+            max_connections: 2,
+            ..StoreOptions::default()
+        },
+    )
+    .await?;
+    if backend == Backend::Sqlite && report.versions.sqlite.is_none() {
+        report.versions.sqlite = store.version().await.ok();
+    }
+    let secret = run_secret(config.workload.seed);
+    let spec = WorkerSpec {
+        exe: config.exe.clone(),
+        design,
+        database_url: url,
+        secrets: vec![secret.to_whsec()],
+        work_delay: config.work_delay,
+        isolation: config.isolation,
+        inbox_workers: config.inbox_workers,
+        max_connections: config.max_connections,
+        log: Some(config.out.join("logs").join(format!("{backend}-{design}.log"))),
+    };
+    let fleet = Fleet::start(spec, config.workers).await?;
+    let urls = fleet
+        .workers()
+        .iter()
+        .map(|w| w.webhook_url(&config.sender.source))
+        .collect();
+
+    let bar = multi.add(ProgressBar::new(workload.groups.len() as u64));
+    bar.set_style(
+        ProgressStyle::with_template("{prefix:>26} [{bar:30}] {pos}/{len} groups {elapsed_precise} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(format!("{backend} {design}"));
+    let progress = Arc::new(Progress::default());
+    let ticker = {
+        let (progress, bar) = (progress.clone(), bar.clone());
+        tokio::spawn(async move {
+            loop {
+                let c = progress.counters.snapshot();
+                bar.set_position(
+                    progress
+                        .counters
+                        .groups_done
+                        .load(std::sync::atomic::Ordering::Relaxed),
+                );
+                bar.set_message(format!(
+                    "{} attempts, {} 5xx, {} timeouts",
+                    c.deliveries, c.status_5xx, c.timeouts
+                ));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    let sent = sender::run(workload.clone(), urls, secret, config.sender.clone(), progress).await;
+    ticker.abort();
+    let sent = match sent {
+        Ok(s) => s,
+        Err(e) => {
+            bar.abandon_with_message("sender failed");
+            fleet.stop().await.ok();
+            return Err(e.into());
+        }
+    };
+    bar.set_position(workload.groups.len() as u64);
+    bar.set_message("waiting for the receivers to go quiet");
+    let quiet = wait_quiet(&store, design, config.quiet_timeout).await;
+    fleet.stop().await?;
+    if let Err(pending) = quiet {
+        bar.abandon_with_message("not quiet");
+        return Err(CellError::NotQuiet(pending));
+    }
+    let verdict = checker::check(&store, workload).await?;
+    store.close().await;
+    if !config.keep
+        && let CellDb::Postgres(db) = &db
+    {
+        db.drop_database().await?;
+    }
+    let c = sent.counters;
+    let secs = sent.elapsed.as_secs_f64().max(1e-9);
+    let row = Row {
+        backend,
+        design,
+        deliveries: c.deliveries,
+        status_2xx: c.status_2xx,
+        status_4xx: c.status_4xx,
+        status_5xx: c.status_5xx,
+        timeouts: c.timeouts,
+        retries: c.retries,
+        dup_events: verdict.dup_events,
+        extra_applies: verdict.extra_applies,
+        lost: verdict.lost,
+        stale_writes: verdict.stale_writes,
+        stale_accounts: verdict.stale_accounts,
+        ledger: verdict.ledger,
+        expected: verdict.expected,
+        latency_us: sent.latency_intended,
+        latency_actual_us: sent.latency_actual,
+        throughput_per_s: c.deliveries as f64 / secs,
+        wall_s: started.elapsed().as_secs_f64(),
+        connect_errors: c.connect_errors,
+        gave_up: c.gave_up,
+        ledger_rows: verdict.ledger_rows,
+        dead_letters: verdict.dead_letters,
+        model: model.map(ModelFigures::from),
+    };
+    bar.finish_with_message(format!(
+        "{} attempts in {:.1}s, {} dup events, {} lost, {} stale accounts",
+        row.deliveries, row.wall_s, row.dup_events, row.lost, row.stale_accounts
+    ));
+    if bar.is_hidden() {
+        eprintln!(
+            "hookbench: {backend} {design}: {} attempts in {:.1}s, {} dup events, {} lost, {} stale accounts",
+            row.deliveries, row.wall_s, row.dup_events, row.lost, row.stale_accounts
+        );
+    }
+    Ok(row)
+}
+
+/// Waits until nothing is left to apply (the inbox drained); other designs are quiet once the
+/// sender has its last response.
+async fn wait_quiet(store: &Store, design: Design, timeout: Duration) -> Result<(), i64> {
+    if design != Design::Inbox {
+        return Ok(());
+    }
+    let deadline = Instant::now() + timeout;
+    loop {
+        let pending = store.inbox_pending().await.unwrap_or(-1);
+        if pending == 0 {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(pending);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn parameters(config: &BenchConfig) -> Parameters {
+    let w = &config.workload;
+    Parameters {
+        seed: w.seed,
+        events: w.events,
+        workers: config.workers,
+        concurrency: config.sender.concurrency,
+        rate: config.sender.rate,
+        work_delay: humantime::format_duration(config.work_delay).to_string(),
+        timeout: humantime::format_duration(config.sender.timeout).to_string(),
+        retry: config.sender.retry,
+        isolation: config.isolation.as_str().to_string(),
+        inbox_workers: config.inbox_workers,
+        p_duplicate: w.p_duplicate,
+        p_ack_lost: w.p_ack_lost,
+        p_concurrent: w.p_concurrent,
+        p_shuffle: w.p_shuffle,
+    }
+}
+
+/// The short git commit of the working directory, if it is a git checkout.
+pub fn git_sha() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The default run id: `<UTC timestamp>-<short sha>`.
+pub fn default_run_id() -> String {
+    let ts = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+    format!("{ts}-{}", git_sha().unwrap_or_else(|| "nogit".to_string()))
+}

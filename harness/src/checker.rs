@@ -1,0 +1,117 @@
+//! The independent checker: correctness figures computed from the database and the workload
+//! alone, never from counters the receivers keep.
+//!
+//! It reads `credit_ledger` (one row per credit applied), `plan_changes` (written by a trigger on
+//! every plan version change), `accounts` and the inbox, and compares them with what the workload
+//! says should be there.
+
+use receivers::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+
+use crate::workload::Workload;
+
+/// What the checker found in one cell's database.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Credit events applied more than once.
+    pub dup_events: u64,
+    /// Applies beyond the first, summed over credit events.
+    pub extra_applies: u64,
+    /// Credit events never applied.
+    pub lost: u64,
+    /// Plan changes to a lower version.
+    pub stale_writes: u64,
+    /// Accounts whose final plan version is not their latest.
+    pub stale_accounts: u64,
+    /// The sum of all accounts' credits.
+    pub ledger: i64,
+    /// What the ledger should be: every credit applied once.
+    pub expected: i64,
+    /// The sum of the ledger rows' amounts; differs from `ledger` only if a credit and its
+    /// ledger row were not written together.
+    pub ledger_rows: i64,
+    /// Ledger rows whose event id is not a credit event of the workload.
+    pub unknown_events: u64,
+    /// Inbox rows left as dead letters.
+    pub dead_letters: u64,
+}
+
+impl Verdict {
+    /// Whether every event was applied exactly once and nothing was half written.
+    pub fn exactly_once(&self) -> bool {
+        self.dup_events == 0
+            && self.lost == 0
+            && self.ledger == self.expected
+            && self.ledger_rows == self.ledger
+    }
+}
+
+fn event_index(id: &str) -> Option<usize> {
+    id.strip_prefix("evt_")?.parse().ok()
+}
+
+/// Reads `store` and judges it against `workload`.
+pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreError> {
+    let n = workload.events.len();
+    let mut applies = vec![0u32; n];
+    let mut unknown_events = 0u64;
+    store
+        .ledger_counts(|id, count| match event_index(id) {
+            Some(i) if i < n && workload.events[i].is_credit() => {
+                applies[i] = u32::try_from(count).unwrap_or(u32::MAX);
+            }
+            _ => unknown_events += 1,
+        })
+        .await?;
+    let mut v = Verdict {
+        unknown_events,
+        expected: workload.expected_ledger(),
+        ..Verdict::default()
+    };
+    for e in workload.events.iter().filter(|e| e.is_credit()) {
+        match applies[e.idx as usize] {
+            0 => v.lost += 1,
+            1 => {}
+            c => {
+                v.dup_events += 1;
+                v.extra_applies += u64::from(c - 1);
+            }
+        }
+    }
+    // Accounts never written still have version 0: stale if they had a plan update.
+    let mut final_version = vec![0i64; workload.latest_plan.len()];
+    store
+        .plan_versions(|account, version| {
+            if let Some(slot) = usize::try_from(account)
+                .ok()
+                .and_then(|a| final_version.get_mut(a))
+            {
+                *slot = version;
+            }
+        })
+        .await?;
+    v.stale_accounts = workload
+        .latest_plan
+        .iter()
+        .zip(&final_version)
+        .filter(|&(&latest, &now)| latest > 0 && now != i64::from(latest))
+        .count() as u64;
+    v.stale_writes = store.stale_writes().await?.max(0) as u64;
+    v.ledger = store.credits_total().await?;
+    v.ledger_rows = store.ledger_total().await?;
+    v.dead_letters = store.inbox_dead_letters().await?.max(0) as u64;
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_map_to_indexes() {
+        assert_eq!(event_index("evt_000132"), Some(132));
+        assert_eq!(event_index("evt_1234567"), Some(1_234_567));
+        assert_eq!(event_index("evt_c00001"), None);
+        assert_eq!(event_index("msg_1"), None);
+    }
+}

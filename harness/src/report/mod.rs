@@ -1,0 +1,212 @@
+//! What a bench run leaves: `report.json` (one row per backend × design, with the run's
+//! parameters, versions and machine) and the article-style table printed at the end.
+
+mod table;
+
+use std::path::Path;
+
+use receivers::design::Design;
+use receivers::store::Backend;
+use serde::{Deserialize, Serialize};
+
+pub use table::render_table;
+
+use crate::machine::Machine;
+use crate::model::HandlerResult;
+use crate::sender::RetryPolicy;
+use crate::stats::Percentiles;
+
+/// The run's parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Parameters {
+    /// Seed of every draw.
+    pub seed: u32,
+    /// Logical events.
+    pub events: usize,
+    /// Worker processes per cell.
+    pub workers: usize,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Events per second (`null`: as fast as the concurrency allows).
+    pub rate: Option<f64>,
+    /// Simulated work per delivery.
+    pub work_delay: String,
+    /// Per-attempt timeout.
+    pub timeout: String,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// Postgres isolation.
+    pub isolation: String,
+    /// Inbox claim loops per worker.
+    pub inbox_workers: usize,
+    /// Fault chances.
+    pub p_duplicate: f64,
+    /// Chance a 2xx is lost.
+    pub p_ack_lost: f64,
+    /// Chance of a concurrent pair.
+    pub p_concurrent: f64,
+    /// Chance of a shuffle.
+    pub p_shuffle: f64,
+}
+
+/// Versions of what ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Versions {
+    /// hookbench's version.
+    pub hookbench: String,
+    /// The Postgres server's version, when Postgres ran.
+    pub postgres: Option<String>,
+    /// SQLite's version, when SQLite ran.
+    pub sqlite: Option<String>,
+    /// Where Postgres came from.
+    pub postgres_origin: Option<String>,
+}
+
+/// Latency percentiles in microseconds (DESIGN.md's `latency_us`).
+pub type LatencyUs = Percentiles;
+
+/// The model's figures for the handler a design runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModelFigures {
+    /// The article's handler the design is compared with.
+    pub handler: String,
+    /// Deliveries in the model.
+    pub deliveries: u64,
+    /// 5xx in the model.
+    pub status_5xx: u64,
+    /// Credit events applied more than once.
+    pub dup_events: u64,
+    /// Applies beyond the first.
+    pub extra_applies: u64,
+    /// Credit events never applied.
+    pub lost: u64,
+    /// Older plans written over newer ones.
+    pub stale_writes: u64,
+    /// Accounts ending on an old plan.
+    pub stale_accounts: u64,
+    /// Sum of credits.
+    pub ledger: i64,
+    /// Expected sum.
+    pub expected: i64,
+}
+
+impl From<&HandlerResult> for ModelFigures {
+    fn from(h: &HandlerResult) -> Self {
+        Self {
+            handler: h.label.to_string(),
+            deliveries: h.deliveries,
+            status_5xx: h.errors,
+            dup_events: h.dup_events,
+            extra_applies: h.extra_applies,
+            lost: h.lost,
+            stale_writes: h.stale_writes,
+            stale_accounts: h.stale_accounts,
+            ledger: h.ledger,
+            expected: h.expected,
+        }
+    }
+}
+
+/// One backend × design cell that ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Row {
+    /// postgres or sqlite.
+    pub backend: Backend,
+    /// The design.
+    pub design: Design,
+    /// Attempts sent.
+    pub deliveries: u64,
+    /// Attempts answered 2xx.
+    pub status_2xx: u64,
+    /// Attempts answered 4xx.
+    pub status_4xx: u64,
+    /// Attempts answered 5xx.
+    pub status_5xx: u64,
+    /// Attempts timed out or whose ack was lost.
+    pub timeouts: u64,
+    /// Attempts that were retries.
+    pub retries: u64,
+    /// Credit events applied more than once (checker).
+    pub dup_events: u64,
+    /// Applies beyond the first (checker).
+    pub extra_applies: u64,
+    /// Credit events never applied (checker).
+    pub lost: u64,
+    /// Plan changes to a lower version (checker).
+    pub stale_writes: u64,
+    /// Accounts ending below their latest plan (checker).
+    pub stale_accounts: u64,
+    /// Sum of credits (checker).
+    pub ledger: i64,
+    /// What the ledger should be.
+    pub expected: i64,
+    /// Latency from each attempt's planned time to its response (coordinated omission corrected).
+    pub latency_us: LatencyUs,
+    /// Latency from each attempt's actual send to its response.
+    pub latency_actual_us: LatencyUs,
+    /// Attempts per second over the delivery phase.
+    pub throughput_per_s: f64,
+    /// The cell's wall time: workers up, deliveries, quiet, workers down, checker.
+    pub wall_s: f64,
+    /// Attempts that found no receiver.
+    pub connect_errors: u64,
+    /// Deliveries given up after the attempt limit.
+    pub gave_up: u64,
+    /// Sum of ledger rows' amounts (equals `ledger` unless something was half written).
+    pub ledger_rows: i64,
+    /// Inbox dead letters.
+    pub dead_letters: u64,
+    /// The model's figures for the same seed.
+    pub model: Option<ModelFigures>,
+}
+
+/// A cell that did not run, or broke.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellNote {
+    /// postgres or sqlite.
+    pub backend: Backend,
+    /// The design.
+    pub design: Design,
+    /// Why.
+    pub reason: String,
+}
+
+/// Everything a bench run reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// The run's id (its directory name).
+    pub run_id: String,
+    /// When it started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The git commit it ran from, when known.
+    pub git_sha: Option<String>,
+    /// Parameters.
+    pub parameters: Parameters,
+    /// Versions.
+    pub versions: Versions,
+    /// The machine.
+    pub machine: Machine,
+    /// One row per cell that ran.
+    pub rows: Vec<Row>,
+    /// Cells that could not run (no Docker, no database), with the reason.
+    pub skipped: Vec<CellNote>,
+    /// Cells that started and broke, with the error.
+    pub broken: Vec<CellNote>,
+}
+
+impl Report {
+    /// Writes `report.json` into `dir`.
+    pub fn write_json(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join("report.json");
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&path, json)?;
+        Ok(path)
+    }
+
+    /// Reads a `report.json`.
+    pub fn read_json(path: &Path) -> std::io::Result<Self> {
+        let bytes = std::fs::read(path)?;
+        serde_json::from_slice(&bytes).map_err(std::io::Error::other)
+    }
+}

@@ -1,0 +1,99 @@
+//! The article-style table, with latency columns and the model's figures beside the real ones.
+
+use std::fmt::Write;
+
+use super::Report;
+
+/// The table a reader of the article recognises: one block per backend.
+pub fn render_table(report: &Report) -> String {
+    let mut out = String::new();
+    let p = &report.parameters;
+    let rate = p
+        .rate
+        .map_or_else(|| "unlimited".to_string(), |r| format!("{r}/s"));
+    let _ = writeln!(
+        out,
+        "hookbench bench: {} events (seed {}), {} workers per cell, rate {rate}, concurrency {}, work delay {}",
+        p.events, p.seed, p.workers, p.concurrency, p.work_delay
+    );
+    let mut backends: Vec<_> = report.rows.iter().map(|r| r.backend).collect();
+    backends.dedup();
+    for backend in backends {
+        let version = match backend {
+            receivers::store::Backend::Postgres => report.versions.postgres.clone(),
+            receivers::store::Backend::Sqlite => report.versions.sqlite.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "\n== {backend} {} (real, checked from the database)",
+            version.unwrap_or_default()
+        );
+        let _ = writeln!(
+            out,
+            "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
+            "design",
+            "deliveries",
+            "5xx",
+            "timeouts",
+            "dup events",
+            "extra applies",
+            "lost",
+            "stale writes",
+            "stale accts",
+            "ledger",
+            "expected",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "req/s",
+            "model dup",
+            "model extra",
+            "model stale w",
+            "model stale a"
+        );
+        for r in report.rows.iter().filter(|r| r.backend == backend) {
+            let ms = |us: u64| format!("{:.1}", us as f64 / 1000.0);
+            let (md, me, mw, ma) = r.model.as_ref().map_or_else(
+                || ("-".to_string(), "-".to_string(), "-".to_string(), "-".to_string()),
+                |m| {
+                    (
+                        m.dup_events.to_string(),
+                        m.extra_applies.to_string(),
+                        m.stale_writes.to_string(),
+                        m.stale_accounts.to_string(),
+                    )
+                },
+            );
+            let _ = writeln!(
+                out,
+                "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
+                r.design.as_str(),
+                r.deliveries,
+                r.status_5xx,
+                r.timeouts,
+                r.dup_events,
+                r.extra_applies,
+                r.lost,
+                r.stale_writes,
+                r.stale_accounts,
+                r.ledger,
+                r.expected,
+                ms(r.latency_us.p50),
+                ms(r.latency_us.p99),
+                ms(r.latency_us.max),
+                r.throughput_per_s,
+                md,
+                me,
+                mw,
+                ma
+            );
+        }
+    }
+    for note in &report.skipped {
+        let _ = writeln!(out, "skipped {} {}: {}", note.backend, note.design, note.reason);
+    }
+    for note in &report.broken {
+        let _ = writeln!(out, "BROKEN {} {}: {}", note.backend, note.design, note.reason);
+    }
+    out
+}

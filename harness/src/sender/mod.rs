@@ -1,0 +1,313 @@
+//! The sender: the workload's delivery plan sent as real, signed, parallel HTTP deliveries.
+//!
+//! Groups leave at their planned times (open loop at `rate` events per second, plan position
+//! `at` becoming second `at / rate`), with at most `concurrency` requests in flight; a group
+//! waiting for a slot keeps its planned time, so latency measured from it is corrected for
+//! coordinated omission. Each group runs in its own tokio task; the copies of a concurrent group
+//! run in their own tasks, are released together by a barrier and go to different workers over
+//! different connections. Every attempt is signed afresh (new `webhook-timestamp`, same
+//! `webhook-id`). A 2xx whose ack the article's draw says was lost is dropped and counted as a
+//! timeout; 5xx, timeouts and connection errors are retried with exponential backoff and full
+//! jitter. Attempt numbers, lost acks and jitter draws are keyed as in the article.
+
+mod retry;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use receivers::event::Event as WireEvent;
+use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
+use tokio::sync::{Barrier, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+pub use retry::RetryPolicy;
+
+use crate::stats::{CounterSnapshot, Counters, Latency, Percentiles};
+use crate::workload::{Event, EventKind, Group, Workload};
+
+/// How the sender sends.
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    /// Events per second (plan positions per second); `None` sends as fast as the concurrency
+    /// allows.
+    pub rate: Option<f64>,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// How long an attempt may take before it counts as a timeout.
+    pub timeout: Duration,
+    /// Retries.
+    pub retry: RetryPolicy,
+    /// The `{source}` in `/webhooks/{source}`.
+    pub source: String,
+}
+
+/// What a send produced.
+#[derive(Debug, Clone)]
+pub struct SendReport {
+    /// Counts of attempts and outcomes.
+    pub counters: CounterSnapshot,
+    /// Latency from each attempt's planned time to its response (coordinated omission corrected).
+    pub latency_intended: Percentiles,
+    /// Latency from each attempt's actual send to its response.
+    pub latency_actual: Percentiles,
+    /// From the first planned send to the last response.
+    pub elapsed: Duration,
+}
+
+/// The live view of a send in progress (for progress bars).
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Counters, updated as attempts finish.
+    pub counters: Counters,
+}
+
+/// The wire body of an event.
+pub fn wire_event(e: &Event) -> WireEvent {
+    let id = e.id().to_string();
+    let account = i64::from(e.account);
+    let created = i64::try_from(e.created).unwrap_or(i64::MAX);
+    match e.kind {
+        EventKind::Credit { amount } => WireEvent::Credit {
+            id,
+            account,
+            amount,
+            created,
+        },
+        EventKind::Plan { version, .. } => WireEvent::Plan {
+            id,
+            account,
+            plan: format!("plan_v{version}"),
+            version: i64::from(version),
+            created,
+        },
+    }
+}
+
+struct Ctx {
+    workload: Arc<Workload>,
+    urls: Vec<String>,
+    secret: Secret,
+    config: SenderConfig,
+    client: reqwest::Client,
+    slots: Arc<Semaphore>,
+    attempts: Vec<AtomicU32>,
+    next_worker: AtomicUsize,
+    progress: Arc<Progress>,
+    intended: Latency,
+    actual: Latency,
+}
+
+enum Attempt {
+    Status(u16),
+    Timeout,
+    NoReceiver,
+}
+
+impl Ctx {
+    fn next_attempt(&self, event: usize) -> u32 {
+        self.attempts[event].fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn pick_worker(&self) -> usize {
+        self.next_worker.fetch_add(1, Ordering::Relaxed) % self.urls.len()
+    }
+
+    async fn send(&self, url: &str, id: &str, body: &[u8]) -> Attempt {
+        let ts = jiff::Timestamp::now().as_second();
+        let signature = self.secret.sign(id, ts, body);
+        let response = self
+            .client
+            .post(url)
+            .header(HEADER_ID, id)
+            .header(HEADER_TIMESTAMP, ts.to_string())
+            .header(HEADER_SIGNATURE, signature)
+            .header("content-type", "application/json")
+            .body(body.to_vec())
+            .send()
+            .await;
+        match response {
+            Ok(r) => {
+                let status = r.status().as_u16();
+                // Read the body so the connection can be reused; its content is not needed.
+                let _ = r.bytes().await;
+                Attempt::Status(status)
+            }
+            Err(e) if e.is_timeout() => Attempt::Timeout,
+            Err(_) => Attempt::NoReceiver,
+        }
+    }
+
+    /// One copy's delivery: attempts until acknowledged, refused with a 4xx, or given up.
+    async fn deliver(
+        &self,
+        event: usize,
+        body: &[u8],
+        mut attempt: u32,
+        mut worker: usize,
+        mut planned: Instant,
+        mut slot: Option<OwnedSemaphorePermit>,
+        barrier: Option<Arc<Barrier>>,
+    ) {
+        let w = &self.workload;
+        let id = w.events[event].id();
+        let id_text = id.to_string();
+        let c = &self.progress.counters;
+        if let Some(b) = barrier {
+            b.wait().await;
+        }
+        for retry in 0.. {
+            let sent = Instant::now();
+            Counters::bump(&c.deliveries);
+            if retry > 0 {
+                Counters::bump(&c.retries);
+            }
+            let outcome = self.send(&self.urls[worker], &id_text, body).await;
+            let done = Instant::now();
+            self.intended.record(done - planned);
+            self.actual.record(done - sent);
+            let again = match outcome {
+                Attempt::Status(s) if (200..300).contains(&s) => {
+                    Counters::bump(&c.status_2xx);
+                    // The article's lost ack: the receiver committed, the sender never heard.
+                    let lost = w.ack_lost(id, attempt);
+                    if lost {
+                        Counters::bump(&c.timeouts);
+                    }
+                    lost
+                }
+                Attempt::Status(s) if (400..500).contains(&s) => {
+                    Counters::bump(&c.status_4xx);
+                    false // a bad request does not get better by sending it again
+                }
+                Attempt::Status(_) => {
+                    Counters::bump(&c.status_5xx);
+                    true
+                }
+                Attempt::Timeout => {
+                    Counters::bump(&c.timeouts);
+                    true
+                }
+                Attempt::NoReceiver => {
+                    Counters::bump(&c.connect_errors);
+                    true
+                }
+            };
+            if !again {
+                return;
+            }
+            if retry + 1 >= self.config.retry.max_attempts {
+                Counters::bump(&c.gave_up);
+                return;
+            }
+            let draw = w.keyed(&[&id, &attempt, &"retryAt"]);
+            let delay = self.config.retry.delay(retry, draw);
+            drop(slot.take());
+            planned = Instant::now() + delay;
+            tokio::time::sleep_until(planned).await;
+            slot = self.slots.clone().acquire_owned().await.ok();
+            attempt = self.next_attempt(event);
+            worker = (worker + 1) % self.urls.len();
+        }
+    }
+
+    async fn group(self: Arc<Self>, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
+        let event = g.event as usize;
+        let body: Arc<[u8]> = serde_json::to_vec(&wire_event(&self.workload.events[event]))
+            .unwrap_or_default()
+            .into();
+        if g.copies <= 1 {
+            let attempt = self.next_attempt(event);
+            let worker = self.pick_worker();
+            self.deliver(event, &body, attempt, worker, planned, Some(slots), None)
+                .await;
+        } else {
+            // Each copy in its own task, to its own worker, released together.
+            let barrier = Arc::new(Barrier::new(usize::from(g.copies)));
+            let first_worker = self.pick_worker();
+            let mut copies = JoinSet::new();
+            for copy in 0..usize::from(g.copies) {
+                let last = copy + 1 == usize::from(g.copies);
+                let slot = if last {
+                    Some(take_rest(&mut slots))
+                } else {
+                    slots.split(1)
+                };
+                let attempt = self.next_attempt(event);
+                let worker = (first_worker + copy) % self.urls.len();
+                let (ctx, body, barrier) = (self.clone(), body.clone(), barrier.clone());
+                copies.spawn(async move {
+                    ctx.deliver(event, &body, attempt, worker, planned, slot, Some(barrier))
+                        .await;
+                });
+            }
+            while copies.join_next().await.is_some() {}
+        }
+        Counters::bump(&self.progress.counters.groups_done);
+    }
+}
+
+/// Moves what is left of a permit out of `slots`, leaving an empty one behind.
+fn take_rest(slots: &mut OwnedSemaphorePermit) -> OwnedSemaphorePermit {
+    let n = slots.num_permits();
+    slots
+        .split(n)
+        .unwrap_or_else(|| unreachable!("a permit can always be split by its own size"))
+}
+
+/// Sends `workload`'s plan to the workers at `urls`, signing with `secret`.
+pub async fn run(
+    workload: Arc<Workload>,
+    urls: Vec<String>,
+    secret: Secret,
+    config: SenderConfig,
+    progress: Arc<Progress>,
+) -> Result<SendReport, reqwest::Error> {
+    let concurrency = config.concurrency.max(2);
+    let client = reqwest::Client::builder()
+        .timeout(config.timeout)
+        .pool_max_idle_per_host(concurrency)
+        .tcp_nodelay(true)
+        .build()?;
+    let attempts = (0..workload.events.len()).map(|_| AtomicU32::new(0)).collect();
+    let ctx = Arc::new(Ctx {
+        workload: workload.clone(),
+        urls,
+        secret,
+        config: config.clone(),
+        client,
+        slots: Arc::new(Semaphore::new(concurrency)),
+        attempts,
+        next_worker: AtomicUsize::new(0),
+        progress,
+        intended: Latency::default(),
+        actual: Latency::default(),
+    });
+    let start = Instant::now() + Duration::from_millis(10);
+    let first_at = workload.groups.first().map_or(0.0, |g| g.at);
+    let mut tasks = JoinSet::new();
+    for g in &workload.groups {
+        let planned = match config.rate {
+            Some(rate) => {
+                let planned = start + Duration::from_secs_f64(((g.at - first_at) / rate).max(0.0));
+                tokio::time::sleep_until(planned).await;
+                planned
+            }
+            None => Instant::now(),
+        };
+        let Ok(slots) = ctx.slots.clone().acquire_many_owned(u32::from(g.copies)).await else {
+            break;
+        };
+        tasks.spawn(ctx.clone().group(*g, planned, slots));
+        while tasks.try_join_next().is_some() {}
+    }
+    while tasks.join_next().await.is_some() {}
+    let elapsed = start.elapsed();
+    Ok(SendReport {
+        counters: ctx.progress.counters.snapshot(),
+        latency_intended: ctx.intended.percentiles(),
+        latency_actual: ctx.actual.percentiles(),
+        elapsed,
+    })
+}

@@ -1,0 +1,168 @@
+//! Latency histograms (hdrhistogram) and delivery counters for one cell.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest latency a histogram holds, in microseconds (one hour); longer ones are clamped.
+const MAX_US: u64 = 3_600_000_000;
+
+/// A latency histogram in microseconds, safe to record into from many tasks.
+#[derive(Debug)]
+pub struct Latency {
+    hist: Mutex<Histogram<u64>>,
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        let hist = Histogram::new_with_bounds(1, MAX_US, 3).expect("valid histogram bounds");
+        Self {
+            hist: Mutex::new(hist),
+        }
+    }
+}
+
+impl Latency {
+    /// Records one latency.
+    pub fn record(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(MAX_US).clamp(1, MAX_US);
+        if let Ok(mut h) = self.hist.lock() {
+            // In bounds by the clamp, so recording cannot fail.
+            let _ = h.record(us);
+        }
+    }
+
+    /// The percentiles recorded so far.
+    pub fn percentiles(&self) -> Percentiles {
+        let Ok(h) = self.hist.lock() else {
+            return Percentiles::default();
+        };
+        if h.is_empty() {
+            return Percentiles::default();
+        }
+        Percentiles {
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            count: h.len(),
+        }
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest.
+    pub max: u64,
+    /// Samples.
+    pub count: u64,
+}
+
+/// Delivery counters, updated by the sender's tasks.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Attempts sent.
+    pub deliveries: AtomicU64,
+    /// Attempts answered 2xx (lost acks included: the receiver did answer).
+    pub status_2xx: AtomicU64,
+    /// Attempts answered 4xx.
+    pub status_4xx: AtomicU64,
+    /// Attempts answered 5xx.
+    pub status_5xx: AtomicU64,
+    /// Attempts that timed out, or whose response was lost (the article's lost ack).
+    pub timeouts: AtomicU64,
+    /// Attempts that found no receiver (connection refused or reset).
+    pub connect_errors: AtomicU64,
+    /// Attempts that were retries.
+    pub retries: AtomicU64,
+    /// Deliveries given up after the attempt limit.
+    pub gave_up: AtomicU64,
+    /// Groups (first deliveries and duplicates) finished.
+    pub groups_done: AtomicU64,
+}
+
+impl Counters {
+    /// Adds one to `c`.
+    pub fn bump(c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A plain copy of the counters.
+    pub fn snapshot(&self) -> CounterSnapshot {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        CounterSnapshot {
+            deliveries: get(&self.deliveries),
+            status_2xx: get(&self.status_2xx),
+            status_4xx: get(&self.status_4xx),
+            status_5xx: get(&self.status_5xx),
+            timeouts: get(&self.timeouts),
+            connect_errors: get(&self.connect_errors),
+            retries: get(&self.retries),
+            gave_up: get(&self.gave_up),
+        }
+    }
+}
+
+/// The counters at the end of a cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterSnapshot {
+    /// Attempts sent.
+    pub deliveries: u64,
+    /// Answered 2xx.
+    pub status_2xx: u64,
+    /// Answered 4xx.
+    pub status_4xx: u64,
+    /// Answered 5xx.
+    pub status_5xx: u64,
+    /// Timed out or lost their response.
+    pub timeouts: u64,
+    /// Found no receiver.
+    pub connect_errors: u64,
+    /// Were retries.
+    pub retries: u64,
+    /// Deliveries given up.
+    pub gave_up: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_a_known_distribution() {
+        let l = Latency::default();
+        for ms in 1..=1000u64 {
+            l.record(Duration::from_micros(ms * 1000));
+        }
+        let p = l.percentiles();
+        assert_eq!(p.count, 1000);
+        // Three significant figures: within 0.1 %.
+        assert!((499_000..=501_000).contains(&p.p50), "{p:?}");
+        assert!((989_000..=991_000).contains(&p.p99), "{p:?}");
+        assert!((999_000..=1_001_000).contains(&p.max), "{p:?}");
+        assert_eq!(Latency::default().percentiles(), Percentiles::default());
+    }
+
+    #[test]
+    fn latencies_beyond_the_bounds_are_clamped_not_lost() {
+        let l = Latency::default();
+        l.record(Duration::ZERO);
+        l.record(Duration::from_secs(7200));
+        let p = l.percentiles();
+        assert_eq!(p.count, 2);
+        assert!(p.max >= MAX_US);
+    }
+}
