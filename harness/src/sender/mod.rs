@@ -99,6 +99,17 @@ struct Ctx {
     actual: Latency,
 }
 
+/// One copy of a delivery, as it starts: its event, first attempt number, worker, planned time,
+/// concurrency slot, and the barrier that releases it with its twin.
+struct Copy {
+    event: usize,
+    attempt: u32,
+    worker: usize,
+    planned: Instant,
+    slot: Option<OwnedSemaphorePermit>,
+    barrier: Option<Arc<Barrier>>,
+}
+
 enum Attempt {
     Status(u16),
     Timeout,
@@ -140,16 +151,15 @@ impl Ctx {
     }
 
     /// One copy's delivery: attempts until acknowledged, refused with a 4xx, or given up.
-    async fn deliver(
-        &self,
-        event: usize,
-        body: &[u8],
-        mut attempt: u32,
-        mut worker: usize,
-        mut planned: Instant,
-        mut slot: Option<OwnedSemaphorePermit>,
-        barrier: Option<Arc<Barrier>>,
-    ) {
+    async fn deliver(&self, body: &[u8], copy: Copy) {
+        let Copy {
+            event,
+            mut attempt,
+            mut worker,
+            mut planned,
+            mut slot,
+            barrier,
+        } = copy;
         let w = &self.workload;
         let id = w.events[event].id();
         let id_text = id.to_string();
