@@ -230,8 +230,15 @@ impl Ctx {
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();
-            self.deliver(event, &body, attempt, worker, planned, Some(slots), None)
-                .await;
+            let copy = Copy {
+                event,
+                attempt,
+                worker,
+                planned,
+                slot: Some(slots),
+                barrier: None,
+            };
+            self.deliver(&body, copy).await;
         } else {
             // Each copy in its own task, to its own worker, released together.
             let barrier = Arc::new(Barrier::new(usize::from(g.copies)));
@@ -248,8 +255,15 @@ impl Ctx {
                 let worker = (first_worker + copy) % self.urls.len();
                 let (ctx, body, barrier) = (self.clone(), body.clone(), barrier.clone());
                 copies.spawn(async move {
-                    ctx.deliver(event, &body, attempt, worker, planned, slot, Some(barrier))
-                        .await;
+                    let copy = Copy {
+                        event,
+                        attempt,
+                        worker,
+                        planned,
+                        slot,
+                        barrier: Some(barrier),
+                    };
+                    ctx.deliver(&body, copy).await;
                 });
             }
             while copies.join_next().await.is_some() {}
