@@ -14,10 +14,7 @@ fn model(c: &mut Criterion) {
     c.bench_function("model, 10,000 events (every table)", |b| {
         b.iter(|| ModelReport::run(black_box(&config)).expect("valid"))
     });
-    let big = WorkloadConfig {
-        events: 1_000_000,
-        ..WorkloadConfig::default()
-    };
+    let big = WorkloadConfig { events: 1_000_000, ..WorkloadConfig::default() };
     let mut group = c.benchmark_group("large");
     group.sample_size(10);
     group.bench_function("workload, 1,000,000 events", |b| {

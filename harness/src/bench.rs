@@ -93,9 +93,8 @@ impl CellDb {
 
 /// A secret for one run (any key works; none leaves the machine).
 fn run_secret(seed: u32) -> Secret {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     Secret::from_bytes(format!("hookbench-{seed}-{}-{nanos}", std::process::id()).into_bytes())
 }
 
@@ -114,10 +113,7 @@ pub async fn run(config: &BenchConfig) -> Report {
         started_at: started_at.to_string(),
         git_sha: git_sha(),
         parameters: parameters(config),
-        versions: Versions {
-            hookbench: env!("CARGO_PKG_VERSION").to_string(),
-            ..Versions::default()
-        },
+        versions: Versions { hookbench: env!("CARGO_PKG_VERSION").to_string(), ..Versions::default() },
         machine: Machine::detect(),
         rows: Vec::new(),
         skipped: Vec::new(),
@@ -136,11 +132,7 @@ pub async fn run(config: &BenchConfig) -> Report {
                     let reason = e.to_string();
                     multi.suspend(|| eprintln!("hookbench: skipping postgres: {reason}"));
                     for &design in &config.designs {
-                        report.skipped.push(CellNote {
-                            backend,
-                            design,
-                            reason: reason.clone(),
-                        });
+                        report.skipped.push(CellNote { backend, design, reason: reason.clone() });
                     }
                     continue;
                 }
@@ -150,27 +142,13 @@ pub async fn run(config: &BenchConfig) -> Report {
         for &design in &config.designs {
             let model = model::handler_for_design(design.as_str())
                 .and_then(|h| model_rows.iter().find(|r| r.handler == h));
-            match run_cell(
-                config,
-                backend,
-                design,
-                pg.as_ref(),
-                &workload,
-                model,
-                &multi,
-                &mut report,
-            )
-            .await
+            match run_cell(config, backend, design, pg.as_ref(), &workload, model, &multi, &mut report).await
             {
                 Ok(row) => report.rows.push(row),
                 Err(e) => {
                     let reason = e.to_string();
                     multi.suspend(|| eprintln!("hookbench: {backend} {design} broke: {reason}"));
-                    report.broken.push(CellNote {
-                        backend,
-                        design,
-                        reason,
-                    });
+                    report.broken.push(CellNote { backend, design, reason });
                 }
             }
         }
@@ -192,20 +170,13 @@ async fn run_cell(
     let started = Instant::now();
     let db = match pg {
         Some(server) => CellDb::Postgres(server.fresh_database().await?),
-        None => CellDb::Sqlite(SqliteFile::create(
-            config.keep.then(|| config.out.join("sqlite")).as_deref(),
-        )?),
+        None => {
+            CellDb::Sqlite(SqliteFile::create(config.keep.then(|| config.out.join("sqlite")).as_deref())?)
+        }
     };
     let url = db.url();
     // Migrate once here, so the workers start on a ready schema; the checker reads through it.
-    let store = Store::connect(
-        &url,
-        &StoreOptions {
-            max_connections: 2,
-            ..StoreOptions::default()
-        },
-    )
-    .await?;
+    let store = Store::connect(&url, &StoreOptions { max_connections: 2, ..StoreOptions::default() }).await?;
     if backend == Backend::Sqlite && report.versions.sqlite.is_none() {
         report.versions.sqlite = store.version().await.ok();
     }
@@ -222,11 +193,7 @@ async fn run_cell(
         log: Some(config.out.join("logs").join(format!("{backend}-{design}.log"))),
     };
     let fleet = Fleet::start(spec, config.workers).await?;
-    let urls = fleet
-        .workers()
-        .iter()
-        .map(|w| w.webhook_url(&config.sender.source))
-        .collect();
+    let urls = fleet.workers().iter().map(|w| w.webhook_url(&config.sender.source)).collect();
 
     let bar = multi.add(ProgressBar::new(workload.groups.len() as u64));
     bar.set_style(
@@ -241,12 +208,7 @@ async fn run_cell(
         tokio::spawn(async move {
             loop {
                 let c = progress.counters.snapshot();
-                bar.set_position(
-                    progress
-                        .counters
-                        .groups_done
-                        .load(std::sync::atomic::Ordering::Relaxed),
-                );
+                bar.set_position(progress.counters.groups_done.load(std::sync::atomic::Ordering::Relaxed));
                 bar.set_message(format!(
                     "{} attempts, {} 5xx, {} timeouts",
                     c.deliveries, c.status_5xx, c.timeouts
@@ -362,10 +324,7 @@ fn parameters(config: &BenchConfig) -> Parameters {
 
 /// The short git commit of the working directory, if it is a git checkout.
 pub fn git_sha() -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()?;
+    let out = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).output().ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())

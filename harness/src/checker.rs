@@ -63,11 +63,7 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
             _ => unknown_events += 1,
         })
         .await?;
-    let mut v = Verdict {
-        unknown_events,
-        expected: workload.expected_ledger(),
-        ..Verdict::default()
-    };
+    let mut v = Verdict { unknown_events, expected: workload.expected_ledger(), ..Verdict::default() };
     for e in workload.events.iter().filter(|e| e.is_credit()) {
         match applies[e.idx as usize] {
             0 => v.lost += 1,
@@ -82,10 +78,7 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
     let mut final_version = vec![0i64; workload.latest_plan.len()];
     store
         .plan_versions(|account, version| {
-            if let Some(slot) = usize::try_from(account)
-                .ok()
-                .and_then(|a| final_version.get_mut(a))
-            {
+            if let Some(slot) = usize::try_from(account).ok().and_then(|a| final_version.get_mut(a)) {
                 *slot = version;
             }
         })

@@ -279,13 +279,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// Signing secret, `whsec_<base64>`; repeat it for several (any one may verify).
-    #[arg(
-        long,
-        required = true,
-        env = "HOOKBENCH_SECRET",
-        hide_env_values = true,
-        value_delimiter = ' '
-    )]
+    #[arg(long, required = true, env = "HOOKBENCH_SECRET", hide_env_values = true, value_delimiter = ' ')]
     pub secret: Vec<Secret>,
     /// Simulated work per delivery, such as 5ms (after the check in check-then-insert, before
     /// the transaction elsewhere, never inside one).
@@ -337,10 +331,7 @@ fn init_logging() {
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
 }
 
 fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -351,19 +342,12 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .as_ref()
         .and_then(|p| p.file_name())
         .map_or_else(bench::default_run_id, |n| n.to_string_lossy().into_owned());
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(&run_id));
+    let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&run_id));
     let exe = match &args.worker_exe {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("finding hookbench's own executable")?,
     };
-    let designs = if args.designs.is_empty() {
-        Design::ALL.to_vec()
-    } else {
-        args.designs.clone()
-    };
+    let designs = if args.designs.is_empty() { Design::ALL.to_vec() } else { args.designs.clone() };
     let config = BenchConfig {
         backends: args.backends.clone(),
         designs,
@@ -393,20 +377,14 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         progress: !args.no_progress && io::stderr().is_terminal(),
     };
     let report = runtime()?.block_on(bench::run(&config));
-    let path = report
-        .write_json(&out_dir)
-        .with_context(|| format!("writing {}", out_dir.display()))?;
+    let path = report.write_json(&out_dir).with_context(|| format!("writing {}", out_dir.display()))?;
     write!(out, "{}", render_table(&report))?;
     writeln!(out, "\nreport: {}", path.display())?;
     if report.rows.is_empty() {
         bail!("no cell could run");
     }
     if !report.broken.is_empty() {
-        bail!(
-            "{} cell(s) broke; see above and {}",
-            report.broken.len(),
-            path.display()
-        );
+        bail!("{} cell(s) broke; see above and {}", report.broken.len(), path.display());
     }
     Ok(())
 }
@@ -438,15 +416,8 @@ fn db(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 };
                 let file = SqliteFile::create(dir.as_deref())?;
                 // Create and migrate it now, so the file is ready for several workers at once.
-                Store::connect(&file.url(), &StoreOptions::default())
-                    .await?
-                    .close()
-                    .await;
-                writeln!(
-                    out,
-                    "{}",
-                    serde_json::json!({ "url": file.url(), "backend": "sqlite" })
-                )?;
+                Store::connect(&file.url(), &StoreOptions::default()).await?.close().await;
+                writeln!(out, "{}", serde_json::json!({ "url": file.url(), "backend": "sqlite" }))?;
                 out.flush()?;
                 shutdown.await;
                 if !args.keep && args.sqlite_dir.is_some() {
@@ -497,16 +468,10 @@ fn model(args: &ModelArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    writeln!(
-        out,
-        "hookbench model (the article's simulation, reproduced; synthetic data)"
-    )?;
+    writeln!(out, "hookbench model (the article's simulation, reproduced; synthetic data)")?;
     writeln!(out, "seed: {}", config.seed)?;
     writeln!(out, "hookbench: {}", env!("CARGO_PKG_VERSION"))?;
-    writeln!(
-        out,
-        "sqlite: not used (the model keeps the script's tables in memory)"
-    )?;
+    writeln!(out, "sqlite: not used (the model keeps the script's tables in memory)")?;
     writeln!(out, "machine: {}", Machine::detect().summary())?;
     writeln!(out, "run date: {}", jiff::Timestamp::now().strftime("%Y-%m-%d"))?;
     out.write_all(report.render().as_bytes())?;
@@ -525,24 +490,17 @@ fn sign(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let mut body = Vec::new();
     match args.body.as_deref() {
-        None => io::stdin()
-            .read_to_end(&mut body)
-            .context("reading the body from standard input")?,
-        Some(p) if p.as_os_str() == "-" => io::stdin()
-            .read_to_end(&mut body)
-            .context("reading the body from standard input")?,
+        None => io::stdin().read_to_end(&mut body).context("reading the body from standard input")?,
+        Some(p) if p.as_os_str() == "-" => {
+            io::stdin().read_to_end(&mut body).context("reading the body from standard input")?
+        }
         Some(p) => {
             body = std::fs::read(p).with_context(|| format!("reading the body from {}", p.display()))?;
             body.len()
         }
     };
-    let timestamp = args
-        .timestamp
-        .unwrap_or_else(|| jiff::Timestamp::now().as_second());
-    let signatures: Vec<String> = secrets
-        .iter()
-        .map(|s| s.sign(&args.id, timestamp, &body))
-        .collect();
+    let timestamp = args.timestamp.unwrap_or_else(|| jiff::Timestamp::now().as_second());
+    let signatures: Vec<String> = secrets.iter().map(|s| s.sign(&args.id, timestamp, &body)).collect();
     writeln!(out, "{HEADER_ID}: {}", args.id)?;
     writeln!(out, "{HEADER_TIMESTAMP}: {timestamp}")?;
     writeln!(out, "{HEADER_SIGNATURE}: {}", signatures.join(" "))?;

@@ -126,15 +126,8 @@ impl Fleet {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()
-            .map_err(|e| FleetError::Start {
-                index: 0,
-                reason: format!("HTTP client: {e}"),
-            })?;
-        let mut fleet = Self {
-            spec,
-            workers: Vec::with_capacity(n),
-            http,
-        };
+            .map_err(|e| FleetError::Start { index: 0, reason: format!("HTTP client: {e}") })?;
+        let mut fleet = Self { spec, workers: Vec::with_capacity(n), http };
         let mut starting = tokio::task::JoinSet::new();
         for i in 0..n {
             let spec = fleet.spec.clone();
@@ -148,10 +141,7 @@ impl Fleet {
                     first_error.get_or_insert(e);
                 }
                 Err(e) => {
-                    first_error.get_or_insert(FleetError::Start {
-                        index: 0,
-                        reason: e.to_string(),
-                    });
+                    first_error.get_or_insert(FleetError::Start { index: 0, reason: e.to_string() });
                 }
             }
         }
@@ -178,25 +168,13 @@ impl Fleet {
     pub async fn health(&self, i: usize) -> Result<(), FleetError> {
         let w = &self.workers[i];
         let url = format!("http://{}/healthz", w.addr);
-        let unhealthy = |reason: String| FleetError::Unhealthy {
-            index: i,
-            addr: w.addr,
-            reason,
-        };
-        let response = self
-            .http
-            .get(&url)
-            .send()
-            .await
-            .map_err(|e| unhealthy(e.to_string()))?;
+        let unhealthy = |reason: String| FleetError::Unhealthy { index: i, addr: w.addr, reason };
+        let response = self.http.get(&url).send().await.map_err(|e| unhealthy(e.to_string()))?;
         if response.status().is_success() {
             Ok(())
         } else {
             let status = response.status();
-            Err(unhealthy(format!(
-                "{status}: {}",
-                response.text().await.unwrap_or_default()
-            )))
+            Err(unhealthy(format!("{status}: {}", response.text().await.unwrap_or_default())))
         }
     }
 
@@ -204,10 +182,7 @@ impl Fleet {
     pub async fn kill(&mut self, i: usize) -> Result<(), FleetError> {
         let w = &mut self.workers[i];
         signal(w, Signal::SIGKILL)?;
-        w.child
-            .wait()
-            .await
-            .map_err(|source| FleetError::Wait { index: i, source })?;
+        w.child.wait().await.map_err(|source| FleetError::Wait { index: i, source })?;
         Ok(())
     }
 
@@ -228,10 +203,7 @@ impl Fleet {
         for w in &mut self.workers {
             match tokio::time::timeout(STOP_TIMEOUT, w.child.wait()).await {
                 Ok(r) => {
-                    r.map_err(|source| FleetError::Wait {
-                        index: w.index,
-                        source,
-                    })?;
+                    r.map_err(|source| FleetError::Wait { index: w.index, source })?;
                 }
                 Err(_) => {
                     let _ = w.child.start_kill();
@@ -244,14 +216,9 @@ impl Fleet {
 }
 
 fn signal(w: &Worker, sig: Signal) -> Result<(), FleetError> {
-    let pid = i32::try_from(w.pid).map_err(|_| FleetError::Signal {
-        index: w.index,
-        source: nix::Error::EINVAL,
-    })?;
-    kill(Pid::from_raw(pid), sig).map_err(|source| FleetError::Signal {
-        index: w.index,
-        source,
-    })
+    let pid = i32::try_from(w.pid)
+        .map_err(|_| FleetError::Signal { index: w.index, source: nix::Error::EINVAL })?;
+    kill(Pid::from_raw(pid), sig).map_err(|source| FleetError::Signal { index: w.index, source })
 }
 
 async fn spawn_worker(spec: &WorkerSpec, index: usize) -> Result<Worker, FleetError> {
@@ -260,10 +227,7 @@ async fn spawn_worker(spec: &WorkerSpec, index: usize) -> Result<Worker, FleetEr
         .args(["--design", spec.design.as_str()])
         .args(["--database-url", &spec.database_url])
         .args(["--listen", "127.0.0.1:0"])
-        .args([
-            "--work-delay",
-            &humantime::format_duration(spec.work_delay).to_string(),
-        ])
+        .args(["--work-delay", &humantime::format_duration(spec.work_delay).to_string()])
         .args(["--isolation", spec.isolation.as_str()])
         .args(["--inbox-workers", &spec.inbox_workers.to_string()])
         .args(["--max-connections", &spec.max_connections.to_string()])
@@ -281,52 +245,34 @@ async fn spawn_worker(spec: &WorkerSpec, index: usize) -> Result<Worker, FleetEr
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|source| FleetError::Spawn {
-                    exe: path.display().to_string(),
-                    source,
-                })?;
+                .map_err(|source| FleetError::Spawn { exe: path.display().to_string(), source })?;
             cmd.stderr(file);
         }
         None => {
             cmd.stderr(Stdio::inherit());
         }
     }
-    let mut child = cmd.spawn().map_err(|source| FleetError::Spawn {
-        exe: spec.exe.display().to_string(),
-        source,
-    })?;
+    let mut child =
+        cmd.spawn().map_err(|source| FleetError::Spawn { exe: spec.exe.display().to_string(), source })?;
     let start_error = |reason: String| FleetError::Start { index, reason };
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| start_error("no stdout".into()))?;
+    let stdout = child.stdout.take().ok_or_else(|| start_error("no stdout".into()))?;
     let mut lines = BufReader::new(stdout).lines();
     let first = tokio::time::timeout(START_TIMEOUT, lines.next_line()).await;
     let line = match first {
         Ok(Ok(Some(line))) => line,
         Ok(Ok(None)) => {
             let status = child.wait().await.map(|s| s.to_string()).unwrap_or_default();
-            return Err(start_error(format!(
-                "exited before listening ({status}); see its log"
-            )));
+            return Err(start_error(format!("exited before listening ({status}); see its log")));
         }
         Ok(Err(e)) => return Err(start_error(e.to_string())),
         Err(_) => {
             let _ = child.start_kill();
-            return Err(start_error(format!(
-                "not listening after {}s",
-                START_TIMEOUT.as_secs()
-            )));
+            return Err(start_error(format!("not listening after {}s", START_TIMEOUT.as_secs())));
         }
     };
     let listening: Listening = serde_json::from_str(&line)
         .map_err(|e| start_error(format!("unexpected first line {line:?}: {e}")))?;
     // Keep draining stdout so the worker never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(Worker {
-        index,
-        addr: listening.listening,
-        pid: listening.pid,
-        child,
-    })
+    Ok(Worker { index, addr: listening.listening, pid: listening.pid, child })
 }

@@ -99,22 +99,15 @@ pub async fn run(
     let store = Store::connect(&config.database_url, &options).await?;
     let listener = TcpListener::bind(config.listen)
         .await
-        .map_err(|source| ServeError::Bind {
-            addr: config.listen,
-            source,
-        })?;
+        .map_err(|source| ServeError::Bind { addr: config.listen, source })?;
     let listening = Listening {
         listening: listener.local_addr()?,
         pid: std::process::id(),
         design: config.design,
         backend: store.backend(),
     };
-    let state = Arc::new(AppState::new(
-        config.design,
-        store,
-        Verifier::new(config.secrets),
-        config.work_delay,
-    ));
+    let state =
+        Arc::new(AppState::new(config.design, store, Verifier::new(config.secrets), config.work_delay));
     on_listening(&listening);
     app::serve(listener, shutdown, state, config.inbox_workers).await?;
     Ok(())

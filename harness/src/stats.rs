@@ -19,9 +19,7 @@ pub struct Latency {
 impl Default for Latency {
     fn default() -> Self {
         let hist = Histogram::new_with_bounds(1, MAX_US, 3).expect("valid histogram bounds");
-        Self {
-            hist: Mutex::new(hist),
-        }
+        Self { hist: Mutex::new(hist) }
     }
 }
 

@@ -196,23 +196,13 @@ async fn each_bad_request_gets_its_4xx_and_writes_nothing() {
                     .await
                     .expect("response");
                 let status = response.status();
-                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-                    .await
-                    .expect("body");
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("body");
                 let body = String::from_utf8_lossy(&body);
                 assert_eq!(status, case.status, "{backend} {design} {}: {body}", case.name);
-                assert!(
-                    body.contains(case.reason),
-                    "{backend} {design} {}: {body}",
-                    case.name
-                );
+                assert!(body.contains(case.reason), "{backend} {design} {}: {body}", case.name);
             }
             tokio::time::sleep(Duration::from_millis(50)).await; // an inbox worker would have run by now
-            assert_eq!(
-                db.rows().await,
-                [0; 5],
-                "{backend} {design}: rows written by bad requests"
-            );
+            assert_eq!(db.rows().await, [0; 5], "{backend} {design}: rows written by bad requests");
             // The same app accepts the good request, so the refusals above were about the input.
             let t = now();
             let body = valid_body();

@@ -27,16 +27,8 @@ async fn one_delivery_applies_once() {
         if design == Design::Inbox {
             db.drain_inbox().await;
         }
-        assert_eq!(
-            db.applies().await,
-            [("evt_000001".to_string(), 1)],
-            "{backend} {design}"
-        );
-        assert_eq!(
-            db.scalar("SELECT credits FROM accounts WHERE id = 7").await,
-            100,
-            "{backend} {design}"
-        );
+        assert_eq!(db.applies().await, [("evt_000001".to_string(), 1)], "{backend} {design}");
+        assert_eq!(db.scalar("SELECT credits FROM accounts WHERE id = 7").await, 100, "{backend} {design}");
         server.stop().await;
         db.cleanup().await;
     })
@@ -58,15 +50,8 @@ async fn a_sequential_redelivery_applies_again_only_for_naive() {
             }
         }
         let expected = if design == Design::Naive { 2 } else { 1 };
-        assert_eq!(
-            db.applies().await,
-            [("evt_000002".to_string(), expected)],
-            "{backend} {design}"
-        );
-        assert_eq!(
-            db.scalar("SELECT credits FROM accounts WHERE id = 7").await,
-            100 * expected
-        );
+        assert_eq!(db.applies().await, [("evt_000002".to_string(), expected)], "{backend} {design}");
+        assert_eq!(db.scalar("SELECT credits FROM accounts WHERE id = 7").await, 100 * expected);
         server.stop().await;
         db.cleanup().await;
     })
@@ -80,10 +65,7 @@ async fn an_older_plan_update_is_refused_by_version_guard_and_inbox() {
         let server = Server::start(design, &db, Duration::ZERO).await;
         let client = reqwest::Client::new();
         // v2 arrives first, then v1, both created in the same second (the article's tie).
-        for event in [
-            plan("evt_000091", 2, 1_790_000_039),
-            plan("evt_000090", 1, 1_790_000_039),
-        ] {
+        for event in [plan("evt_000091", 2, 1_790_000_039), plan("evt_000090", 1, 1_790_000_039)] {
             let (status, body) = post(&client, &server.url(), &event).await;
             assert_eq!(status, 200, "{backend} {design}: {body}");
             if design == Design::Inbox {
@@ -91,9 +73,8 @@ async fn an_older_plan_update_is_refused_by_version_guard_and_inbox() {
             }
         }
         let version = db.plan_version(7).await;
-        let stale_writes = db
-            .scalar("SELECT count(*) FROM plan_changes WHERE new_version < old_version")
-            .await;
+        let stale_writes =
+            db.scalar("SELECT count(*) FROM plan_changes WHERE new_version < old_version").await;
         match design {
             // The guards keep v2; so does created-gt, because the newer update came first.
             Design::VersionGuard | Design::Inbox | Design::CreatedGt => {
@@ -125,17 +106,8 @@ async fn the_inbox_drains_and_a_row_that_always_fails_ends_as_a_dead_letter() {
             assert_eq!(status, 200, "{backend}: {body}");
         }
         db.drain_inbox().await;
-        assert_eq!(
-            db.scalar("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NOT NULL")
-                .await,
-            20
-        );
-        assert_eq!(
-            db.scalar("SELECT count(DISTINCT event_id) FROM credit_ledger")
-                .await,
-            20,
-            "{backend}"
-        );
+        assert_eq!(db.scalar("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NOT NULL").await, 20);
+        assert_eq!(db.scalar("SELECT count(DISTINCT event_id) FROM credit_ledger").await, 20, "{backend}");
         let dead = db
             .pairs(
                 "SELECT last_error, attempts FROM webhook_inbox WHERE processed_at IS NULL AND webhook_id = 'evt_poison'",
@@ -143,11 +115,7 @@ async fn the_inbox_drains_and_a_row_that_always_fails_ends_as_a_dead_letter() {
             .await;
         assert_eq!(dead.len(), 1, "{backend}");
         assert_eq!(dead[0].1, 5, "{backend}: attempts");
-        assert!(
-            dead[0].0.contains("malformed event"),
-            "{backend}: last_error {:?}",
-            dead[0].0
-        );
+        assert!(dead[0].0.contains("malformed event"), "{backend}: last_error {:?}", dead[0].0);
         server.stop().await;
         db.cleanup().await;
     }
@@ -163,23 +131,15 @@ async fn a_database_that_goes_away_answers_5xx_and_writes_nothing_half() {
     // The database disappears under the receiver (sessions ended, database dropped).
     let name = db.url.rsplit('/').next().expect("database name").to_string();
     assert!(name.starts_with("hookbench_") && !name.contains('?'), "{name}");
-    let admin = sqlx::PgPool::connect(common::pg_server().admin_url())
+    let admin = sqlx::PgPool::connect(common::pg_server().admin_url()).await.expect("admin");
+    sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE \"{name}\" WITH (FORCE)")))
+        .execute(&admin)
         .await
-        .expect("admin");
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE \"{name}\" WITH (FORCE)"
-    )))
-    .execute(&admin)
-    .await
-    .expect("drop");
+        .expect("drop");
     let (status, body) = post(&client, &server.url(), &credit("evt_000002", 100)).await;
     assert!(status == 500 || status == 503, "{status} {body}");
     assert!(body.contains("database"), "{body}");
-    let health = client
-        .get(format!("http://{}/healthz", server.addr))
-        .send()
-        .await
-        .expect("healthz");
+    let health = client.get(format!("http://{}/healthz", server.addr)).send().await.expect("healthz");
     assert_eq!(health.status().as_u16(), 503);
     server.stop().await;
 }

@@ -31,24 +31,16 @@ fn spec(design: Design, db: &Db, work_delay: Duration) -> WorkerSpec {
 /// worker, and returns the ledger's applies per event.
 async fn concurrent_copies(design: Design, backend: Backend, events: usize) -> Vec<i64> {
     let db = Db::fresh(backend).await;
-    let fleet = Fleet::start(spec(design, &db, Duration::from_millis(5)), 2)
-        .await
-        .expect("fleet starts");
+    let fleet = Fleet::start(spec(design, &db, Duration::from_millis(5)), 2).await.expect("fleet starts");
     let urls: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
     // One client per worker: separate connections, as two provider deliveries would be.
     let clients = [reqwest::Client::new(), reqwest::Client::new()];
     for k in 0..events {
         let event = credit(&format!("evt_{k:06}"), 100);
-        let (a, b) = tokio::join!(
-            post(&clients[0], &urls[0], &event),
-            post(&clients[1], &urls[1], &event)
-        );
+        let (a, b) = tokio::join!(post(&clients[0], &urls[0], &event), post(&clients[1], &urls[1], &event));
         for (status, body) in [a, b] {
             // check-then-insert answers 500 to the copy whose key INSERT conflicts.
-            assert!(
-                status == 200 || (design == Design::CheckThenInsert && status == 500),
-                "{status} {body}"
-            );
+            assert!(status == 200 || (design == Design::CheckThenInsert && status == 500), "{status} {body}");
         }
     }
     if design == Design::Inbox {
@@ -56,11 +48,7 @@ async fn concurrent_copies(design: Design, backend: Backend, events: usize) -> V
     }
     fleet.stop().await.expect("fleet stops");
     let applies: Vec<i64> = db.applies().await.into_iter().map(|(_, n)| n).collect();
-    assert_eq!(
-        applies.len(),
-        events,
-        "{backend} {design}: every event applied at least once"
-    );
+    assert_eq!(applies.len(), events, "{backend} {design}: every event applied at least once");
     db.cleanup().await;
     applies
 }
@@ -68,13 +56,9 @@ async fn concurrent_copies(design: Design, backend: Backend, events: usize) -> V
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn atomic_and_guarded_designs_never_apply_twice_across_processes() {
     for backend in Backend::ALL {
-        for design in [
-            Design::Atomic,
-            Design::CreatedGte,
-            Design::CreatedGt,
-            Design::VersionGuard,
-            Design::Inbox,
-        ] {
+        for design in
+            [Design::Atomic, Design::CreatedGte, Design::CreatedGt, Design::VersionGuard, Design::Inbox]
+        {
             let applies = concurrent_copies(design, backend, 30).await;
             assert!(applies.iter().all(|&n| n == 1), "{backend} {design}: {applies:?}");
         }
@@ -100,16 +84,12 @@ async fn a_sigkilled_worker_leaves_nothing_half_written_and_the_others_keep_serv
     const EVENTS: usize = 240;
     for backend in Backend::ALL {
         let db = Db::fresh(backend).await;
-        let mut fleet = Fleet::start(spec(Design::Atomic, &db, Duration::from_millis(2)), 3)
-            .await
-            .expect("fleet");
+        let mut fleet =
+            Fleet::start(spec(Design::Atomic, &db, Duration::from_millis(2)), 3).await.expect("fleet");
         let urls: Arc<Vec<String>> =
             Arc::new(fleet.workers().iter().map(|w| w.webhook_url("acme")).collect());
         let sent = Arc::new(AtomicUsize::new(0));
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .expect("client");
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().expect("client");
         let mut senders = tokio::task::JoinSet::new();
         for lane in 0..6 {
             let (urls, sent, client) = (urls.clone(), sent.clone(), client.clone());
@@ -144,30 +124,15 @@ async fn a_sigkilled_worker_leaves_nothing_half_written_and_the_others_keep_serv
         while let Some(r) = senders.join_next().await {
             retries += r.expect("sender lane");
         }
-        assert!(
-            retries > 0,
-            "{backend}: the killed worker refused nothing, so the test proved nothing"
-        );
+        assert!(retries > 0, "{backend}: the killed worker refused nothing, so the test proved nothing");
         // Every event applied exactly once, and every ledger row has its credit and its key.
         let applies = db.applies().await;
         assert_eq!(applies.len(), EVENTS, "{backend}");
         assert!(applies.iter().all(|(_, n)| *n == 1), "{backend}: {applies:?}");
-        assert_eq!(
-            db.scalar("SELECT count(*) FROM processed_events").await,
-            EVENTS as i64,
-            "{backend}"
-        );
-        let credits = db
-            .scalar("SELECT CAST(sum(credits) AS BIGINT) FROM accounts")
-            .await;
-        let ledger = db
-            .scalar("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger")
-            .await;
-        assert_eq!(
-            (credits, ledger),
-            (100 * EVENTS as i64, 100 * EVENTS as i64),
-            "{backend}"
-        );
+        assert_eq!(db.scalar("SELECT count(*) FROM processed_events").await, EVENTS as i64, "{backend}");
+        let credits = db.scalar("SELECT CAST(sum(credits) AS BIGINT) FROM accounts").await;
+        let ledger = db.scalar("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger").await;
+        assert_eq!((credits, ledger), (100 * EVENTS as i64, 100 * EVENTS as i64), "{backend}");
         // The fleet brings a new process up in the dead one's place.
         fleet.restart(0).await.expect("restart");
         fleet.stop().await.expect("stop");
@@ -186,10 +151,7 @@ async fn serializable_isolation_answers_5xx_on_a_serialization_failure_and_still
     let mut refused = 0;
     for k in 0..40 {
         let event = credit(&format!("evt_{k:06}"), 100);
-        let (a, b) = tokio::join!(
-            post(&clients[0], &urls[0], &event),
-            post(&clients[1], &urls[1], &event)
-        );
+        let (a, b) = tokio::join!(post(&clients[0], &urls[0], &event), post(&clients[1], &urls[1], &event));
         for (status, body) in [a, b] {
             if status != 200 {
                 assert_eq!(status, 500, "{body}");

@@ -43,10 +43,7 @@ fn model_json_carries_the_same_figures() {
     let out = hookbench(&["model", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let rows = v["handlers"].as_array().expect("handlers");
-    let deliveries: Vec<u64> = rows
-        .iter()
-        .map(|r| r["deliveries"].as_u64().expect("number"))
-        .collect();
+    let deliveries: Vec<u64> = rows.iter().map(|r| r["deliveries"].as_u64().expect("number")).collect();
     assert_eq!(deliveries, [10_633, 10_747, 10_633, 10_633, 10_633, 10_633]);
     assert_eq!(rows[0]["extra_applies"], 368);
     assert_eq!(rows[1]["dup_events"], 65);
@@ -61,9 +58,6 @@ fn model_json_carries_the_same_figures() {
 fn model_refuses_a_chance_above_one() {
     let cli = Cli::try_parse_from(["hookbench", "model", "--p-duplicate", "1.5"]).expect("parses");
     let err = run(cli, &mut Vec::new()).expect_err("refused");
-    assert!(
-        format!("{err:#}").contains("p_duplicate must be a chance between 0 and 1"),
-        "{err:#}"
-    );
+    assert!(format!("{err:#}").contains("p_duplicate must be a chance between 0 and 1"), "{err:#}");
     assert!(Cli::try_parse_from(["hookbench", "model", "--events", "0"]).is_err());
 }

@@ -12,30 +12,16 @@ use receivers::store::{Store, StoreOptions};
 
 async fn accounts(store: &Store) -> i64 {
     match store {
-        Store::Postgres(p) => {
-            sqlx::query_scalar("SELECT count(*) FROM accounts")
-                .fetch_one(p)
-                .await
-        }
-        Store::Sqlite(p) => {
-            sqlx::query_scalar("SELECT count(*) FROM accounts")
-                .fetch_one(p)
-                .await
-        }
+        Store::Postgres(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(p).await,
+        Store::Sqlite(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(p).await,
     }
     .expect("count")
 }
 
 async fn insert_account(store: &Store) {
     match store {
-        Store::Postgres(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)")
-            .execute(p)
-            .await
-            .map(drop),
-        Store::Sqlite(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)")
-            .execute(p)
-            .await
-            .map(drop),
+        Store::Postgres(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(p).await.map(drop),
+        Store::Sqlite(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(p).await.map(drop),
     }
     .expect("insert");
 }
@@ -43,18 +29,11 @@ async fn insert_account(store: &Store) {
 #[tokio::test]
 async fn postgres_runs_get_separate_databases_that_are_dropped() {
     let server = common::pg_server();
-    let (a, b) = (
-        server.fresh_database().await.expect("a"),
-        server.fresh_database().await.expect("b"),
-    );
+    let (a, b) = (server.fresh_database().await.expect("a"), server.fresh_database().await.expect("b"));
     assert_ne!(a.name, b.name);
     let (sa, sb) = (
-        Store::connect(&a.url, &StoreOptions::default())
-            .await
-            .expect("connect a"),
-        Store::connect(&b.url, &StoreOptions::default())
-            .await
-            .expect("connect b"),
+        Store::connect(&a.url, &StoreOptions::default()).await.expect("connect a"),
+        Store::connect(&b.url, &StoreOptions::default()).await.expect("connect b"),
     );
     insert_account(&sa).await;
     assert_eq!((accounts(&sa).await, accounts(&sb).await), (1, 0));
@@ -62,26 +41,17 @@ async fn postgres_runs_get_separate_databases_that_are_dropped() {
     sb.close().await;
     a.drop_database().await.expect("drop a");
     b.drop_database().await.expect("drop b");
-    let gone = Store::connect(&a.url, &StoreOptions::default())
-        .await
-        .expect_err("dropped");
+    let gone = Store::connect(&a.url, &StoreOptions::default()).await.expect_err("dropped");
     assert!(gone.to_string().contains("does not exist"), "{gone}");
 }
 
 #[tokio::test]
 async fn sqlite_runs_get_separate_files() {
-    let (a, b) = (
-        SqliteFile::create(None).expect("a"),
-        SqliteFile::create(None).expect("b"),
-    );
+    let (a, b) = (SqliteFile::create(None).expect("a"), SqliteFile::create(None).expect("b"));
     assert_ne!(a.path(), b.path());
     let (sa, sb) = (
-        Store::connect(&a.url(), &StoreOptions::default())
-            .await
-            .expect("a"),
-        Store::connect(&b.url(), &StoreOptions::default())
-            .await
-            .expect("b"),
+        Store::connect(&a.url(), &StoreOptions::default()).await.expect("a"),
+        Store::connect(&b.url(), &StoreOptions::default()).await.expect("b"),
     );
     insert_account(&sa).await;
     assert_eq!((accounts(&sa).await, accounts(&sb).await), (1, 0));
@@ -93,10 +63,7 @@ async fn sqlite_runs_get_separate_files() {
 
 #[tokio::test]
 async fn url_mode_without_a_url_says_so() {
-    let settings = PostgresSettings {
-        url: None,
-        ..PostgresSettings::from_env(PostgresMode::Url)
-    };
+    let settings = PostgresSettings { url: None, ..PostgresSettings::from_env(PostgresMode::Url) };
     let err = PostgresServer::start(&settings).await.expect_err("no url");
     assert!(matches!(err, ProvisionError::MissingUrl), "{err}");
     assert!(err.to_string().contains("--database-url or DATABASE_URL"));
@@ -113,21 +80,14 @@ fn hookbench_db_prints_a_fresh_database_and_drops_it_on_sigterm() {
     }
     let mut child = cmd.spawn().expect("spawn");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("line");
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("line");
     let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
     let url = v["url"].as_str().expect("url").to_string();
-    assert!(
-        url.starts_with("postgres://") && url.contains("/hookbench_"),
-        "{line}"
-    );
+    assert!(url.starts_with("postgres://") && url.contains("/hookbench_"), "{line}");
     assert!(v["version"].as_str().is_some_and(|s| !s.is_empty()), "{line}");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
-        let store = Store::connect(&url, &StoreOptions::default())
-            .await
-            .expect("the database is there");
+        let store = Store::connect(&url, &StoreOptions::default()).await.expect("the database is there");
         assert_eq!(accounts(&store).await, 0);
         store.close().await;
     });

@@ -35,22 +35,11 @@ fn prints_where_it_listens_and_stops_cleanly_on_sigterm() {
         .spawn()
         .expect("spawn");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("line");
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("line");
     let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
-    assert!(
-        v["listening"]
-            .as_str()
-            .expect("address")
-            .starts_with("127.0.0.1:"),
-        "{line}"
-    );
+    assert!(v["listening"].as_str().expect("address").starts_with("127.0.0.1:"), "{line}");
     assert_ne!(v["listening"], "127.0.0.1:0");
-    assert_eq!(
-        (v["design"].as_str(), v["backend"].as_str()),
-        (Some("inbox"), Some("sqlite"))
-    );
+    assert_eq!((v["design"].as_str(), v["backend"].as_str()), (Some("inbox"), Some("sqlite")));
     assert_eq!(v["pid"].as_u64(), Some(u64::from(child.id())));
     // The SQLite file was created and migrated by serve itself.
     assert!(dir.path().join("fresh.db").exists());
@@ -62,46 +51,24 @@ fn prints_where_it_listens_and_stops_cleanly_on_sigterm() {
 #[test]
 fn an_unknown_design_is_refused_with_the_list() {
     let out = hookbench()
-        .args([
-            "serve",
-            "--design",
-            "optimistic",
-            "--secret",
-            SECRET,
-            "--database-url",
-            "sqlite:///tmp/x.db",
-        ])
+        .args(["serve", "--design", "optimistic", "--secret", SECRET, "--database-url", "sqlite:///tmp/x.db"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("unknown design `optimistic`") && err.contains("version-guard"),
-        "{err}"
-    );
+    assert!(err.contains("unknown design `optimistic`") && err.contains("version-guard"), "{err}");
 }
 
 #[test]
 fn a_backend_that_contradicts_the_url_is_refused() {
     let out = hookbench()
-        .args([
-            "serve",
-            "--design",
-            "atomic",
-            "--backend",
-            "postgres",
-            "--secret",
-            SECRET,
-        ])
+        .args(["serve", "--design", "atomic", "--backend", "postgres", "--secret", SECRET])
         .args(["--database-url", "sqlite:///tmp/never-created.db"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--backend postgres does not match the database URL, which names sqlite"),
-        "{err}"
-    );
+    assert!(err.contains("--backend postgres does not match the database URL, which names sqlite"), "{err}");
 }
 
 #[test]
@@ -119,15 +86,7 @@ fn an_unreachable_database_is_a_clear_error() {
 #[test]
 fn a_bad_secret_is_refused() {
     let out = hookbench()
-        .args([
-            "serve",
-            "--design",
-            "atomic",
-            "--secret",
-            "hunter2",
-            "--database-url",
-            "sqlite:///tmp/x.db",
-        ])
+        .args(["serve", "--design", "atomic", "--secret", "hunter2", "--database-url", "sqlite:///tmp/x.db"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));

@@ -9,17 +9,8 @@ fn sign(secret: &str, id: &str, ts: &str, body: &str) -> anyhow::Result<String> 
     let mut file = tempfile::NamedTempFile::new()?;
     file.write_all(body.as_bytes())?;
     let path = file.path().to_str().expect("utf-8 path").to_string();
-    let cli = Cli::try_parse_from([
-        "hookbench",
-        "sign",
-        "--secret",
-        secret,
-        "--id",
-        id,
-        "--timestamp",
-        ts,
-        &path,
-    ])?;
+    let cli =
+        Cli::try_parse_from(["hookbench", "sign", "--secret", secret, "--id", id, "--timestamp", ts, &path])?;
     let mut out = Vec::new();
     run(cli, &mut out)?;
     Ok(String::from_utf8(out)?)
@@ -51,10 +42,7 @@ fn prints_the_second_vectors_signature() {
         r#"{"test": 2432232314}"#,
     )
     .expect("signs");
-    assert!(
-        out.ends_with("webhook-signature: v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=\n"),
-        "{out}"
-    );
+    assert!(out.ends_with("webhook-signature: v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=\n"), "{out}");
 }
 
 #[test]
@@ -76,8 +64,5 @@ fn refuses_a_missing_body_file() {
     ])
     .expect("parses");
     let err = run(cli, &mut Vec::new()).expect_err("refused");
-    assert!(
-        format!("{err:#}").contains("reading the body from /nonexistent/body.json"),
-        "{err:#}"
-    );
+    assert!(format!("{err:#}").contains("reading the body from /nonexistent/body.json"), "{err:#}");
 }

@@ -47,13 +47,7 @@ pub struct AppState {
 impl AppState {
     /// State for `design` over `store`, verifying with `verifier`.
     pub fn new(design: Design, store: Store, verifier: Verifier, work_delay: Duration) -> Self {
-        Self {
-            design,
-            store,
-            verifier,
-            work_delay,
-            inbox_wake: Arc::new(Notify::new()),
-        }
+        Self { design, store, verifier, work_delay, inbox_wake: Arc::new(Notify::new()) }
     }
 }
 
@@ -94,9 +88,7 @@ impl IntoResponse for Refusal {
 }
 
 fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 async fn receive(
@@ -115,17 +107,11 @@ async fn receive(
     let text = std::str::from_utf8(&body).map_err(|_| Refusal::NotUtf8)?;
     let event = Event::parse(&body)?;
     if event.id() != webhook_id {
-        return Err(EventError::IdMismatch {
-            body: event.id().to_string(),
-            header: webhook_id.to_string(),
-        }
-        .into());
+        return Err(
+            EventError::IdMismatch { body: event.id().to_string(), header: webhook_id.to_string() }.into()
+        );
     }
-    let delivery = Delivery {
-        source: &source,
-        event: &event,
-        body: text,
-    };
+    let delivery = Delivery { source: &source, event: &event, body: text };
     let outcome = design::handle(state.design, &state.store, state.work_delay, &delivery).await?;
     if outcome == design::Outcome::Stored {
         state.inbox_wake.notify_one();
@@ -169,9 +155,7 @@ pub async fn serve(
     } else {
         Vec::new()
     };
-    let served = axum::serve(listener, router(state.clone()))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = axum::serve(listener, router(state.clone())).with_graceful_shutdown(shutdown).await;
     let _ = stop_tx.send(true);
     for w in workers {
         let _ = w.await;

@@ -102,20 +102,12 @@ mod tests {
             br#"{"id":"evt_000132","type":"credit.added","account":243,"amount":100,"created":1790000039}"#;
         assert_eq!(
             Event::parse(credit),
-            Ok(Event::Credit {
-                id: "evt_000132".into(),
-                account: 243,
-                amount: 100,
-                created: 1_790_000_039
-            })
+            Ok(Event::Credit { id: "evt_000132".into(), account: 243, amount: 100, created: 1_790_000_039 })
         );
         let plan = br#"{"id":"evt_000091","type":"plan.updated","account":388,"plan":"plan_v2","version":2,"created":1790000039}"#;
         let e = Event::parse(plan).expect("plan");
         assert_eq!((e.id(), e.account()), ("evt_000091", 388));
-        assert_eq!(
-            serde_json::to_vec(&e).ok().as_deref().map(Event::parse),
-            Some(Ok(e))
-        );
+        assert_eq!(serde_json::to_vec(&e).ok().as_deref().map(Event::parse), Some(Ok(e)));
     }
 
     #[test]
@@ -124,10 +116,7 @@ mod tests {
             Event::parse(br#"{"id":"x","type":"invoice.paid","account":1}"#),
             Err(EventError::UnknownType("invoice.paid".into()))
         );
-        assert!(matches!(
-            Event::parse(b"{not json"),
-            Err(EventError::Malformed(_))
-        ));
+        assert!(matches!(Event::parse(b"{not json"), Err(EventError::Malformed(_))));
         assert!(matches!(
             Event::parse(br#"{"id":"x","type":"credit.added","account":1}"#),
             Err(EventError::Malformed(_))

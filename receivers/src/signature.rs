@@ -55,10 +55,7 @@ impl FromStr for Secret {
     type Err = SecretError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let b64 = s
-            .trim()
-            .strip_prefix(SECRET_PREFIX)
-            .ok_or(SecretError::MissingPrefix)?;
+        let b64 = s.trim().strip_prefix(SECRET_PREFIX).ok_or(SecretError::MissingPrefix)?;
         let key = STANDARD.decode(b64).map_err(|_| SecretError::NotBase64)?;
         if key.is_empty() {
             return Err(SecretError::Empty);
@@ -150,10 +147,7 @@ pub struct Verifier {
 impl Verifier {
     /// A verifier accepting any of `secrets` with the standard 300 s tolerance.
     pub fn new(secrets: Vec<Secret>) -> Self {
-        Self {
-            secrets,
-            tolerance_s: DEFAULT_TOLERANCE_S,
-        }
+        Self { secrets, tolerance_s: DEFAULT_TOLERANCE_S }
     }
 
     /// The same verifier with another tolerance, in seconds.
@@ -169,10 +163,8 @@ impl Verifier {
         body: &[u8],
         now: i64,
     ) -> Result<&'a str, VerifyError> {
-        let present = |v: Option<&'a str>, name| {
-            v.filter(|s| !s.is_empty())
-                .ok_or(VerifyError::MissingHeader(name))
-        };
+        let present =
+            |v: Option<&'a str>, name| v.filter(|s| !s.is_empty()).ok_or(VerifyError::MissingHeader(name));
         let id = present(headers.id, HEADER_ID)?;
         let timestamp = present(headers.timestamp, HEADER_TIMESTAMP)?;
         let signature = present(headers.signature, HEADER_SIGNATURE)?;
@@ -180,16 +172,10 @@ impl Verifier {
         let ts: i64 = timestamp.trim().parse().map_err(|_| VerifyError::BadTimestamp)?;
         let tolerance_s = self.tolerance_s;
         if now.saturating_sub(ts) > tolerance_s {
-            return Err(VerifyError::TooOld {
-                age_s: now - ts,
-                tolerance_s,
-            });
+            return Err(VerifyError::TooOld { age_s: now - ts, tolerance_s });
         }
         if ts.saturating_sub(now) > tolerance_s {
-            return Err(VerifyError::TooNew {
-                ahead_s: ts - now,
-                tolerance_s,
-            });
+            return Err(VerifyError::TooNew { ahead_s: ts - now, tolerance_s });
         }
 
         let candidates: Vec<Vec<u8>> = signature
@@ -232,18 +218,12 @@ mod tests {
     }
 
     fn headers<'a>(id: &'a str, ts: &'a str, sig: &'a str) -> SignedHeaders<'a> {
-        SignedHeaders {
-            id: Some(id),
-            timestamp: Some(ts),
-            signature: Some(sig),
-        }
+        SignedHeaders { id: Some(id), timestamp: Some(ts), signature: Some(sig) }
     }
 
     fn check(verifier: &Verifier, sig: &str, now: i64) -> Result<(), VerifyError> {
         let ts = TS1.to_string();
-        verifier
-            .verify(headers(ID1, &ts, sig), BODY1.as_bytes(), now)
-            .map(|_| ())
+        verifier.verify(headers(ID1, &ts, sig), BODY1.as_bytes(), now).map(|_| ())
     }
 
     #[test]
@@ -255,15 +235,9 @@ mod tests {
     #[test]
     fn verifies_the_public_vectors() {
         let v1 = Verifier::new(vec![secret(S1)]);
-        assert_eq!(
-            v1.verify(headers(ID1, &TS1.to_string(), SIG1), BODY1.as_bytes(), TS1),
-            Ok(ID1)
-        );
+        assert_eq!(v1.verify(headers(ID1, &TS1.to_string(), SIG1), BODY1.as_bytes(), TS1), Ok(ID1));
         let v2 = Verifier::new(vec![secret(S2)]);
-        assert_eq!(
-            v2.verify(headers(ID2, &TS2.to_string(), SIG2), BODY2.as_bytes(), TS2),
-            Ok(ID2)
-        );
+        assert_eq!(v2.verify(headers(ID2, &TS2.to_string(), SIG2), BODY2.as_bytes(), TS2), Ok(ID2));
     }
 
     #[test]
@@ -276,20 +250,8 @@ mod tests {
     #[test]
     fn refuses_timestamps_301_seconds_old_or_ahead() {
         let v = Verifier::new(vec![secret(S1)]);
-        assert_eq!(
-            check(&v, SIG1, TS1 + 301),
-            Err(VerifyError::TooOld {
-                age_s: 301,
-                tolerance_s: 300
-            })
-        );
-        assert_eq!(
-            check(&v, SIG1, TS1 - 301),
-            Err(VerifyError::TooNew {
-                ahead_s: 301,
-                tolerance_s: 300
-            })
-        );
+        assert_eq!(check(&v, SIG1, TS1 + 301), Err(VerifyError::TooOld { age_s: 301, tolerance_s: 300 }));
+        assert_eq!(check(&v, SIG1, TS1 - 301), Err(VerifyError::TooNew { ahead_s: 301, tolerance_s: 300 }));
     }
 
     #[test]
@@ -300,10 +262,7 @@ mod tests {
         // A body changed by one byte is refused too: the MAC is over the raw bytes.
         let ts = TS1.to_string();
         let body = BODY1.replace("test_user", "test_usex");
-        assert_eq!(
-            v.verify(headers(ID1, &ts, SIG1), body.as_bytes(), TS1),
-            Err(VerifyError::Mismatch)
-        );
+        assert_eq!(v.verify(headers(ID1, &ts, SIG1), body.as_bytes(), TS1), Err(VerifyError::Mismatch));
     }
 
     #[test]
@@ -324,20 +283,11 @@ mod tests {
         assert_eq!(v.verify(h, body, TS1), Err(VerifyError::MissingHeader(HEADER_ID)));
         let mut h = headers(ID1, &ts, SIG1);
         h.timestamp = None;
-        assert_eq!(
-            v.verify(h, body, TS1),
-            Err(VerifyError::MissingHeader(HEADER_TIMESTAMP))
-        );
+        assert_eq!(v.verify(h, body, TS1), Err(VerifyError::MissingHeader(HEADER_TIMESTAMP)));
         let mut h = headers(ID1, &ts, SIG1);
         h.signature = Some("");
-        assert_eq!(
-            v.verify(h, body, TS1),
-            Err(VerifyError::MissingHeader(HEADER_SIGNATURE))
-        );
-        assert_eq!(
-            v.verify(headers(ID1, "soon", SIG1), body, TS1),
-            Err(VerifyError::BadTimestamp)
-        );
+        assert_eq!(v.verify(h, body, TS1), Err(VerifyError::MissingHeader(HEADER_SIGNATURE)));
+        assert_eq!(v.verify(headers(ID1, "soon", SIG1), body, TS1), Err(VerifyError::BadTimestamp));
     }
 
     #[test]

@@ -254,15 +254,7 @@ pub fn run_handler(
                 let at = w.retry_at(e.id(), n, g.at);
                 // Before the first queued group planned later: after any planned at the same time.
                 let i = queue.iter().position(|q| q.at > at).unwrap_or(queue.len());
-                queue.insert(
-                    i,
-                    Group {
-                        at,
-                        event: g.event,
-                        copies: 1,
-                        kind,
-                    },
-                );
+                queue.insert(i, Group { at, event: g.event, copies: 1, kind });
             }
         }
     }

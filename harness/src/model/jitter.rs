@@ -86,16 +86,7 @@ pub fn run(seed: u32, mode: JitterMode) -> JitterResult {
             last_ok = last_ok.max(last);
         }
     }
-    let peak_after = buckets
-        .iter()
-        .filter(|&(&sec, _)| sec as f64 >= RECOVER_S)
-        .map(|(_, &n)| n)
-        .max()
-        .unwrap_or(0);
-    JitterResult {
-        mode,
-        attempts,
-        peak_after,
-        last_ok_s: last_ok.round() as u64,
-    }
+    let peak_after =
+        buckets.iter().filter(|&(&sec, _)| sec as f64 >= RECOVER_S).map(|(_, &n)| n).max().unwrap_or(0);
+    JitterResult { mode, attempts, peak_after, last_ok_s: last_ok.round() as u64 }
 }

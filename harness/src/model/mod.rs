@@ -24,20 +24,13 @@ use retention::RetentionRow;
 /// The handler table alone (no traces, no retention, crash or jitter): what a bench puts beside
 /// its real rows.
 pub fn handler_table(w: &Workload) -> Vec<HandlerResult> {
-    Handler::ALL
-        .iter()
-        .map(|&h| run_handler(h, w, None, None))
-        .collect()
+    Handler::ALL.iter().map(|&h| run_handler(h, w, None, None)).collect()
 }
 
 /// The model handler a real design is compared with: its own, and for `inbox` the version guard
 /// (the inbox applies with it; the model has no inbox).
 pub fn handler_for_design(design: &str) -> Option<Handler> {
-    let design = if design == "inbox" {
-        "version-guard"
-    } else {
-        design
-    };
+    let design = if design == "inbox" { "version-guard" } else { design };
     Handler::ALL.into_iter().find(|h| h.design() == design)
 }
 
@@ -140,10 +133,7 @@ impl ModelReport {
         let reversed = w.reversed_ties();
         let tie_trace = reversed.first().map(|&(older, _)| older);
 
-        let handlers = Handler::ALL
-            .iter()
-            .map(|&h| run_handler(h, &w, trace, tie_trace))
-            .collect();
+        let handlers = Handler::ALL.iter().map(|&h| run_handler(h, &w, trace, tie_trace)).collect();
 
         let traced = trace.map(|i| {
             let e = &w.events[i];
@@ -151,11 +141,7 @@ impl ModelReport {
                 EventKind::Credit { amount } => amount,
                 EventKind::Plan { .. } => 0,
             };
-            TracedEvent {
-                id: e.id().to_string(),
-                account: e.account,
-                amount,
-            }
+            TracedEvent { id: e.id().to_string(), account: e.account, amount }
         });
         let tie_example = reversed.first().map(|&(older, newer)| {
             let version = |i: usize| match w.events[i].kind {
@@ -193,12 +179,8 @@ impl ModelReport {
             reversed_pairs: reversed.len(),
             tie_example,
             retention,
-            crash: [CrashDesign::Split, CrashDesign::Atomic]
-                .map(|d| crash::run(seed, d))
-                .to_vec(),
-            jitter: [JitterMode::NoJitter, JitterMode::FullJitter]
-                .map(|m| jitter::run(seed, m))
-                .to_vec(),
+            crash: [CrashDesign::Split, CrashDesign::Atomic].map(|d| crash::run(seed, d)).to_vec(),
+            jitter: [JitterMode::NoJitter, JitterMode::FullJitter].map(|m| jitter::run(seed, m)).to_vec(),
         })
     }
 
@@ -265,11 +247,7 @@ impl ModelReport {
         }
 
         if let Some(t) = &self.traced {
-            writeln!(
-                out,
-                "\n== traced event {}: add {} credits to acct_{:04}",
-                t.id, t.amount, t.account
-            )?;
+            writeln!(out, "\n== traced event {}: add {} credits to acct_{:04}", t.id, t.amount, t.account)?;
             for r in self.handlers.iter().take(3) {
                 writeln!(out, "{}: applied {}x", r.label, r.traced_applied)?;
                 for line in &r.trace_log {
@@ -302,10 +280,7 @@ impl ModelReport {
             }
         }
 
-        writeln!(
-            out,
-            "\n== retention: duplicate applies that got past the dedupe store (simulation)"
-        )?;
+        writeln!(out, "\n== retention: duplicate applies that got past the dedupe store (simulation)")?;
         writeln!(
             out,
             "chances: response lost after processing {} per attempt, later attempt unreachable {}, manual resend {} (3-day row only, 1 to 15 days later)",
@@ -315,11 +290,7 @@ impl ModelReport {
         )?;
         for table in &self.retention {
             for row in &table.rows {
-                writeln!(
-                    out,
-                    "{:<38}{:<15}{:>8}",
-                    table.schedule, row.ttl, row.duplicate_applies
-                )?;
+                writeln!(out, "{:<38}{:<15}{:>8}", table.schedule, row.ttl, row.duplicate_applies)?;
             }
             writeln!(
                 out,
@@ -388,11 +359,7 @@ mod tests {
         let deliveries: Vec<u64> = r.handlers.iter().map(|h| h.deliveries).collect();
         assert_eq!(deliveries, [10_633, 10_747, 10_633, 10_633, 10_633, 10_633]);
         assert_eq!(r.for_design("check-then-insert").map(|h| h.errors), Some(106));
-        assert_eq!(
-            r.for_design("version-guard")
-                .map(|h| (h.stale_writes, h.stale_accounts)),
-            Some((0, 0))
-        );
+        assert_eq!(r.for_design("version-guard").map(|h| (h.stale_writes, h.stale_accounts)), Some((0, 0)));
     }
 
     #[test]
@@ -425,20 +392,9 @@ mod tests {
         assert_eq!((split.crashes, split.lost, split.keys), (15, 15, 2000));
         assert_eq!((r.crash[1].crashes, r.crash[1].lost), (15, 0));
         assert_eq!(
-            (
-                r.jitter[0].attempts,
-                r.jitter[0].peak_after,
-                r.jitter[0].last_ok_s
-            ),
+            (r.jitter[0].attempts, r.jitter[0].peak_after, r.jitter[0].last_ok_s),
             (10_000, 1000, 511)
         );
-        assert_eq!(
-            (
-                r.jitter[1].attempts,
-                r.jitter[1].peak_after,
-                r.jitter[1].last_ok_s
-            ),
-            (10_790, 11, 1781)
-        );
+        assert_eq!((r.jitter[1].attempts, r.jitter[1].peak_after, r.jitter[1].last_ok_s), (10_790, 11, 1781));
     }
 }

@@ -71,12 +71,8 @@ pub fn schedules() -> Vec<Schedule> {
 }
 
 /// The article's four key lifetimes, with their labels.
-pub const TTLS: [(&str, f64); 4] = [
-    ("5 min", 300.0),
-    ("24 h", D),
-    ("7 days", 7.0 * D),
-    ("30 days", 30.0 * D),
-];
+pub const TTLS: [(&str, f64); 4] =
+    [("5 min", 300.0), ("24 h", D), ("7 days", 7.0 * D), ("30 days", 30.0 * D)];
 
 /// One row: duplicate applies that got past a store keeping keys for `ttl` seconds.
 #[derive(Debug, Clone, Serialize)]
@@ -161,10 +157,8 @@ mod tests {
 
     #[test]
     fn last_retries_are_the_articles() {
-        let last: Vec<String> = schedules()
-            .iter()
-            .map(|s| hms(*s.offsets.last().expect("non-empty")))
-            .collect();
+        let last: Vec<String> =
+            schedules().iter().map(|s| hms(*s.offsets.last().expect("non-empty"))).collect();
         assert_eq!(last, ["27:35:05", "75:35:05", "72:00:00"]);
     }
 

@@ -24,6 +24,9 @@ pub enum ProvisionError {
          (scripts/docker-engine.sh installs and starts one on Debian as root)"
     )]
     PostgresUnavailable(String),
+    /// The given server does not answer.
+    #[error("cannot connect to the Postgres server given by --database-url / DATABASE_URL: {0}")]
+    Unreachable(String),
     /// `--postgres url` without a URL.
     #[error("--postgres url needs --database-url or DATABASE_URL")]
     MissingUrl,
@@ -48,9 +51,5 @@ pub enum ProvisionError {
 pub(crate) fn unique_name() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let ms = jiff::Timestamp::now().as_millisecond();
-    format!(
-        "hookbench_{ms}_{}_{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("hookbench_{ms}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }

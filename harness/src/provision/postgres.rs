@@ -40,9 +40,7 @@ impl FromStr for PostgresMode {
             "auto" => Ok(Self::Auto),
             "docker" => Ok(Self::Docker),
             "url" => Ok(Self::Url),
-            other => Err(format!(
-                "unknown --postgres `{other}` (expected auto, docker or url)"
-            )),
+            other => Err(format!("unknown --postgres `{other}` (expected auto, docker or url)")),
         }
     }
 }
@@ -94,9 +92,7 @@ pub struct PostgresServer {
 
 impl fmt::Debug for PostgresServer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PostgresServer")
-            .field("origin", &self.origin)
-            .finish_non_exhaustive()
+        f.debug_struct("PostgresServer").field("origin", &self.origin).finish_non_exhaustive()
     }
 }
 
@@ -106,39 +102,36 @@ impl PostgresServer {
         match settings.mode {
             PostgresMode::Url => {
                 let url = settings.url.clone().ok_or(ProvisionError::MissingUrl)?;
-                Ok(Self::at_url(url))
+                Self::at_url(url).await
             }
             PostgresMode::Docker => Self::start_container(settings).await,
             PostgresMode::Auto => match &settings.url {
-                Some(url) => Ok(Self::at_url(url.clone())),
+                Some(url) => Self::at_url(url.clone()).await,
                 None => {
-                    docker_answers()
-                        .await
-                        .map_err(ProvisionError::PostgresUnavailable)?;
+                    docker_answers().await.map_err(ProvisionError::PostgresUnavailable)?;
                     Self::start_container(settings).await
                 }
             },
         }
     }
 
-    fn at_url(url: String) -> Self {
-        Self {
-            admin_url: url,
-            origin: "DATABASE_URL".to_string(),
-            container: None,
-        }
+    /// A server named by URL, checked with one connection so a wrong URL fails here, once.
+    async fn at_url(url: String) -> Result<Self, ProvisionError> {
+        let server = Self { admin_url: url, origin: "DATABASE_URL".to_string(), container: None };
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect(&server.admin_url)
+            .await
+            .map_err(|e| ProvisionError::Unreachable(e.to_string()))?;
+        pool.close().await;
+        Ok(server)
     }
 
     async fn start_container(settings: &PostgresSettings) -> Result<Self, ProvisionError> {
-        let (name, tag) = settings
-            .image
-            .rsplit_once(':')
-            .unwrap_or((settings.image.as_str(), "latest"));
+        let (name, tag) = settings.image.rsplit_once(':').unwrap_or((settings.image.as_str(), "latest"));
         let image = Postgres::default().with_fsync_enabled();
-        let container_error = |source| ProvisionError::Container {
-            image: settings.image.clone(),
-            source,
-        };
+        let container_error = |source| ProvisionError::Container { image: settings.image.clone(), source };
         let (container, port) = if settings.network == "host" {
             // No bridge: the server shares the host's network and listens on 127.0.0.1 only.
             let port = free_port()?;
@@ -163,18 +156,12 @@ impl PostgresServer {
                 request = request.with_network(settings.network.as_str());
             }
             let container = request.start().await.map_err(container_error)?;
-            let port = container
-                .get_host_port_ipv4(5432)
-                .await
-                .map_err(container_error)?;
+            let port = container.get_host_port_ipv4(5432).await.map_err(container_error)?;
             (container, port)
         };
         let admin_url = format!("postgres://postgres:postgres@127.0.0.1:{port}/postgres");
-        let server = Self {
-            admin_url,
-            origin: format!("container {}", settings.image),
-            container: Some(container),
-        };
+        let server =
+            Self { admin_url, origin: format!("container {}", settings.image), container: Some(container) };
         server.wait_ready().await?;
         Ok(server)
     }
@@ -192,10 +179,7 @@ impl PostgresServer {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Err(last.map_or_else(
-            || ProvisionError::PostgresUnavailable("not ready".into()),
-            Into::into,
-        ))
+        Err(last.map_or_else(|| ProvisionError::PostgresUnavailable("not ready".into()), Into::into))
     }
 
     /// Where the server came from (`DATABASE_URL` or the container's image).
@@ -228,19 +212,13 @@ impl PostgresServer {
     pub async fn fresh_database(&self) -> Result<FreshDatabase, ProvisionError> {
         let name = unique_name();
         let pool = self.admin_pool().await?;
-        sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
-            .execute(&pool)
-            .await?;
+        sqlx::query(AssertSqlSafe(format!("CREATE DATABASE \"{name}\""))).execute(&pool).await?;
         pool.close().await;
         let mut url = url::Url::parse(&self.admin_url)
             .map_err(|e| ProvisionError::PostgresUnavailable(format!("bad server URL: {e}")))?;
         url.set_path(&name);
         let url = url.to_string();
-        Ok(FreshDatabase {
-            name,
-            url,
-            admin_url: self.admin_url.clone(),
-        })
+        Ok(FreshDatabase { name, url, admin_url: self.admin_url.clone() })
     }
 
     /// Whether this server is a container hookbench started.
@@ -262,16 +240,10 @@ pub struct FreshDatabase {
 impl FreshDatabase {
     /// Drops the database, ending any session still connected to it.
     pub async fn drop_database(&self) -> Result<(), ProvisionError> {
-        let pool = PgPoolOptions::new()
-            .max_connections(1)
-            .connect(&self.admin_url)
+        let pool = PgPoolOptions::new().max_connections(1).connect(&self.admin_url).await?;
+        sqlx::query(AssertSqlSafe(format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name)))
+            .execute(&pool)
             .await?;
-        sqlx::query(AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
-            self.name
-        )))
-        .execute(&pool)
-        .await?;
         pool.close().await;
         Ok(())
     }

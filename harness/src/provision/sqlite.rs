@@ -17,17 +17,11 @@ impl SqliteFile {
         match dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir)?;
-                Ok(Self {
-                    path: dir.join(format!("{}.db", unique_name())),
-                    _dir: None,
-                })
+                Ok(Self { path: dir.join(format!("{}.db", unique_name())), _dir: None })
             }
             None => {
                 let tmp = tempfile::Builder::new().prefix("hookbench-sqlite-").tempdir()?;
-                Ok(Self {
-                    path: tmp.path().join("hookbench.db"),
-                    _dir: Some(tmp),
-                })
+                Ok(Self { path: tmp.path().join("hookbench.db"), _dir: Some(tmp) })
             }
         }
     }

@@ -8,9 +8,7 @@ use super::Report;
 pub fn render_table(report: &Report) -> String {
     let mut out = String::new();
     let p = &report.parameters;
-    let rate = p
-        .rate
-        .map_or_else(|| "unlimited".to_string(), |r| format!("{r}/s"));
+    let rate = p.rate.map_or_else(|| "unlimited".to_string(), |r| format!("{r}/s"));
     let _ = writeln!(
         out,
         "hookbench bench: {} events (seed {}), {} workers per cell, rate {rate}, concurrency {}, work delay {}",
@@ -23,11 +21,8 @@ pub fn render_table(report: &Report) -> String {
             receivers::store::Backend::Postgres => report.versions.postgres.clone(),
             receivers::store::Backend::Sqlite => report.versions.sqlite.clone(),
         };
-        let _ = writeln!(
-            out,
-            "\n== {backend} {} (real, checked from the database)",
-            version.unwrap_or_default()
-        );
+        let _ =
+            writeln!(out, "\n== {backend} {} (real, checked from the database)", version.unwrap_or_default());
         let _ = writeln!(
             out,
             "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",

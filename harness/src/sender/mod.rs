@@ -69,12 +69,7 @@ pub fn wire_event(e: &Event) -> WireEvent {
     let account = i64::from(e.account);
     let created = i64::try_from(e.created).unwrap_or(i64::MAX);
     match e.kind {
-        EventKind::Credit { amount } => WireEvent::Credit {
-            id,
-            account,
-            amount,
-            created,
-        },
+        EventKind::Credit { amount } => WireEvent::Credit { id, account, amount, created },
         EventKind::Plan { version, .. } => WireEvent::Plan {
             id,
             account,
@@ -152,14 +147,7 @@ impl Ctx {
 
     /// One copy's delivery: attempts until acknowledged, refused with a 4xx, or given up.
     async fn deliver(&self, body: &[u8], copy: Copy) {
-        let Copy {
-            event,
-            mut attempt,
-            mut worker,
-            mut planned,
-            mut slot,
-            barrier,
-        } = copy;
+        let Copy { event, mut attempt, mut worker, mut planned, mut slot, barrier } = copy;
         let w = &self.workload;
         let id = w.events[event].id();
         let id_text = id.to_string();
@@ -224,20 +212,12 @@ impl Ctx {
 
     async fn group(self: Arc<Self>, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
         let event = g.event as usize;
-        let body: Arc<[u8]> = serde_json::to_vec(&wire_event(&self.workload.events[event]))
-            .unwrap_or_default()
-            .into();
+        let body: Arc<[u8]> =
+            serde_json::to_vec(&wire_event(&self.workload.events[event])).unwrap_or_default().into();
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();
-            let copy = Copy {
-                event,
-                attempt,
-                worker,
-                planned,
-                slot: Some(slots),
-                barrier: None,
-            };
+            let copy = Copy { event, attempt, worker, planned, slot: Some(slots), barrier: None };
             self.deliver(&body, copy).await;
         } else {
             // Each copy in its own task, to its own worker, released together.
@@ -246,23 +226,12 @@ impl Ctx {
             let mut copies = JoinSet::new();
             for copy in 0..usize::from(g.copies) {
                 let last = copy + 1 == usize::from(g.copies);
-                let slot = if last {
-                    Some(take_rest(&mut slots))
-                } else {
-                    slots.split(1)
-                };
+                let slot = if last { Some(take_rest(&mut slots)) } else { slots.split(1) };
                 let attempt = self.next_attempt(event);
                 let worker = (first_worker + copy) % self.urls.len();
                 let (ctx, body, barrier) = (self.clone(), body.clone(), barrier.clone());
                 copies.spawn(async move {
-                    let copy = Copy {
-                        event,
-                        attempt,
-                        worker,
-                        planned,
-                        slot,
-                        barrier: Some(barrier),
-                    };
+                    let copy = Copy { event, attempt, worker, planned, slot, barrier: Some(barrier) };
                     ctx.deliver(&body, copy).await;
                 });
             }
@@ -275,9 +244,7 @@ impl Ctx {
 /// Moves what is left of a permit out of `slots`, leaving an empty one behind.
 fn take_rest(slots: &mut OwnedSemaphorePermit) -> OwnedSemaphorePermit {
     let n = slots.num_permits();
-    slots
-        .split(n)
-        .unwrap_or_else(|| unreachable!("a permit can always be split by its own size"))
+    slots.split(n).unwrap_or_else(|| unreachable!("a permit can always be split by its own size"))
 }
 
 /// Sends `workload`'s plan to the workers at `urls`, signing with `secret`.

@@ -77,12 +77,7 @@ pub(super) fn make_events(config: &WorkloadConfig) -> (Vec<Event>, Vec<u32>) {
     let accounts = f64::from(config.accounts);
     let push = |events: &mut Vec<Event>, account: u32, created: u64, kind: EventKind| {
         let idx = u32::try_from(events.len()).expect("event count fits in u32");
-        events.push(Event {
-            idx,
-            account,
-            created,
-            kind,
-        });
+        events.push(Event { idx, account, created, kind });
     };
     while events.len() < config.events {
         if rnd.next() < 0.5 {
@@ -95,27 +90,11 @@ pub(super) fn make_events(config: &WorkloadConfig) -> (Vec<Event>, Vec<u32>) {
         } else {
             let version = &mut plan_version[account as usize];
             *version += 1;
-            push(
-                &mut events,
-                account,
-                t,
-                EventKind::Plan {
-                    version: *version,
-                    tie: false,
-                },
-            );
+            push(&mut events, account, t, EventKind::Plan { version: *version, tie: false });
             // The script draws before it checks the count, so the draw always happens.
             if rnd.next() < config.p_tie && events.len() < config.events {
                 *version += 1;
-                push(
-                    &mut events,
-                    account,
-                    t,
-                    EventKind::Plan {
-                        version: *version,
-                        tie: true,
-                    },
-                );
+                push(&mut events, account, t, EventKind::Plan { version: *version, tie: true });
             }
         }
     }

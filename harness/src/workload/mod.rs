@@ -125,12 +125,7 @@ impl Workload {
         config.validate()?;
         let (events, latest_plan) = events::make_events(config);
         let groups = plan::make_groups(config, &events);
-        Ok(Self {
-            config: config.clone(),
-            events,
-            latest_plan,
-            groups,
-        })
+        Ok(Self { config: config.clone(), events, latest_plan, groups })
     }
 
     /// A keyed draw with this workload's seed.
@@ -191,11 +186,7 @@ impl Workload {
 
 /// A JavaScript number's `String(x)` for a chance, so printed parameters match the script's.
 pub fn js_number(x: f64) -> String {
-    if x != 0.0 && x.abs() < 1e-6 {
-        format!("{x:e}")
-    } else {
-        format!("{x}")
-    }
+    if x != 0.0 && x.abs() < 1e-6 { format!("{x:e}") } else { format!("{x}") }
 }
 
 #[cfg(test)]
@@ -235,13 +226,7 @@ mod tests {
         for (i, v) in [(older, 1), (newer, 2)] {
             assert_eq!(w.events[i].account, 388);
             assert_eq!(w.events[i].created, 1_790_000_039);
-            assert_eq!(
-                w.events[i].kind,
-                EventKind::Plan {
-                    version: v,
-                    tie: i == newer
-                }
-            );
+            assert_eq!(w.events[i].kind, EventKind::Plan { version: v, tie: i == newer });
         }
         assert_eq!(w.latest_plan.len(), 500);
     }
@@ -259,10 +244,7 @@ mod tests {
 
     #[test]
     fn same_seed_same_workload_other_seed_other_workload() {
-        let config = WorkloadConfig {
-            events: 500,
-            ..WorkloadConfig::default()
-        };
+        let config = WorkloadConfig { events: 500, ..WorkloadConfig::default() };
         let a = Workload::generate(&config).expect("valid");
         let b = Workload::generate(&config).expect("valid");
         assert_eq!(a.events, b.events);
@@ -273,54 +255,25 @@ mod tests {
 
     #[test]
     fn fault_chances_are_parameters() {
-        let none = WorkloadConfig {
-            p_duplicate: 0.0,
-            p_concurrent: 0.0,
-            p_shuffle: 0.0,
-            ..Default::default()
-        };
+        let none =
+            WorkloadConfig { p_duplicate: 0.0, p_concurrent: 0.0, p_shuffle: 0.0, ..Default::default() };
         let w = Workload::generate(&none).expect("valid");
         assert_eq!(w.groups.len(), w.events.len());
-        assert!(
-            w.groups
-                .iter()
-                .all(|g| g.copies == 1 && g.at == f64::from(g.event))
-        );
-        let all = WorkloadConfig {
-            p_concurrent: 1.0,
-            events: 100,
-            ..Default::default()
-        };
+        assert!(w.groups.iter().all(|g| g.copies == 1 && g.at == f64::from(g.event)));
+        let all = WorkloadConfig { p_concurrent: 1.0, events: 100, ..Default::default() };
         let w = Workload::generate(&all).expect("valid");
-        assert!(
-            w.groups
-                .iter()
-                .filter(|g| g.kind != GroupKind::Duplicate)
-                .all(|g| g.copies == 2)
-        );
+        assert!(w.groups.iter().filter(|g| g.kind != GroupKind::Duplicate).all(|g| g.copies == 2));
     }
 
     #[test]
     fn bad_parameters_are_refused() {
-        let bad = WorkloadConfig {
-            p_duplicate: 1.5,
-            ..Default::default()
-        };
+        let bad = WorkloadConfig { p_duplicate: 1.5, ..Default::default() };
         assert_eq!(
             Workload::generate(&bad).map(|_| ()),
-            Err(WorkloadError::Chance {
-                name: "p_duplicate",
-                value: 1.5
-            })
+            Err(WorkloadError::Chance { name: "p_duplicate", value: 1.5 })
         );
-        let empty = WorkloadConfig {
-            events: 0,
-            ..Default::default()
-        };
-        assert_eq!(
-            Workload::generate(&empty).map(|_| ()),
-            Err(WorkloadError::Empty("events"))
-        );
+        let empty = WorkloadConfig { events: 0, ..Default::default() };
+        assert_eq!(Workload::generate(&empty).map(|_| ()), Err(WorkloadError::Empty("events")));
     }
 
     #[test]

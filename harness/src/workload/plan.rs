@@ -64,11 +64,7 @@ pub(super) fn make_groups(config: &WorkloadConfig, events: &[Event]) -> Vec<Grou
             at,
             event: e.idx,
             copies: if concurrent { 2 } else { 1 },
-            kind: if concurrent {
-                GroupKind::FirstConcurrent
-            } else {
-                GroupKind::First
-            },
+            kind: if concurrent { GroupKind::FirstConcurrent } else { GroupKind::First },
         });
         if keyed(seed, &[&id, &"dup"]) < config.p_duplicate {
             groups.push(Group {

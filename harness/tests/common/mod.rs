@@ -27,13 +27,8 @@ pub fn pg_server() -> &'static PostgresServer {
     static SERVER: OnceLock<PostgresServer> = OnceLock::new();
     SERVER.get_or_init(|| {
         std::thread::spawn(|| {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(PostgresServer::start(&PostgresSettings::from_env(
-                PostgresMode::Auto,
-            )))
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(PostgresServer::start(&PostgresSettings::from_env(PostgresMode::Auto)))
         })
         .join()
         .expect("provisioning thread")
@@ -54,10 +49,7 @@ impl Db {
     pub async fn fresh(backend: Backend) -> Self {
         let (url, pg, sqlite) = match backend {
             Backend::Postgres => {
-                let db = pg_server()
-                    .fresh_database()
-                    .await
-                    .expect("fresh Postgres database");
+                let db = pg_server().fresh_database().await.expect("fresh Postgres database");
                 (db.url.clone(), Some(db), None)
             }
             Backend::Sqlite => {
@@ -65,16 +57,8 @@ impl Db {
                 (file.url(), None, Some(file))
             }
         };
-        let store = Store::connect(&url, &StoreOptions::default())
-            .await
-            .expect("connect and migrate");
-        Self {
-            backend,
-            url,
-            store,
-            pg,
-            _sqlite: sqlite,
-        }
+        let store = Store::connect(&url, &StoreOptions::default()).await.expect("connect and migrate");
+        Self { backend, url, store, pg, _sqlite: sqlite }
     }
 
     /// Drops a Postgres database (SQLite files go with their temporary directory).
@@ -108,8 +92,7 @@ impl Db {
 
     /// Ledger rows per event id.
     pub async fn applies(&self) -> Vec<(String, i64)> {
-        self.pairs("SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id ORDER BY event_id")
-            .await
+        self.pairs("SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id ORDER BY event_id").await
     }
 
     /// Rows in every table the receivers write.
@@ -153,23 +136,10 @@ impl Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel::<()>();
-        let state = Arc::new(AppState::new(
-            design,
-            db.store.clone(),
-            Verifier::new(vec![secret()]),
-            work_delay,
-        ));
-        let done = tokio::spawn(app::serve(
-            listener,
-            async move { rx.await.unwrap_or(()) },
-            state,
-            2,
-        ));
-        Self {
-            addr,
-            stop: Some(tx),
-            done: Some(done),
-        }
+        let state =
+            Arc::new(AppState::new(design, db.store.clone(), Verifier::new(vec![secret()]), work_delay));
+        let done = tokio::spawn(app::serve(listener, async move { rx.await.unwrap_or(()) }, state, 2));
+        Self { addr, stop: Some(tx), done: Some(done) }
     }
 
     pub fn url(&self) -> String {
@@ -191,22 +161,11 @@ pub fn now() -> i64 {
 }
 
 pub fn credit(id: &str, amount: i64) -> Event {
-    Event::Credit {
-        id: id.into(),
-        account: 7,
-        amount,
-        created: 1_790_000_000,
-    }
+    Event::Credit { id: id.into(), account: 7, amount, created: 1_790_000_000 }
 }
 
 pub fn plan(id: &str, version: i64, created: i64) -> Event {
-    Event::Plan {
-        id: id.into(),
-        account: 7,
-        plan: format!("plan_v{version}"),
-        version,
-        created,
-    }
+    Event::Plan { id: id.into(), account: 7, plan: format!("plan_v{version}"), version, created }
 }
 
 /// Posts `body` signed now with the test secret under `id`; `Err` when no response came.

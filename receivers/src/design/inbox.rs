@@ -18,14 +18,8 @@ pub async fn handle(
     delivery: &Delivery<'_>,
 ) -> Result<Outcome, HandleError> {
     work(work_delay).await;
-    let stored = store
-        .inbox_store(delivery.source, delivery.event.id(), delivery.body)
-        .await?;
-    Ok(if stored {
-        Outcome::Stored
-    } else {
-        Outcome::Duplicate
-    })
+    let stored = store.inbox_store(delivery.source, delivery.event.id(), delivery.body).await?;
+    Ok(if stored { Outcome::Stored } else { Outcome::Duplicate })
 }
 
 /// How long an idle worker waits before looking again for rows other processes stored.

@@ -98,10 +98,7 @@ impl FromStr for Design {
     type Err = UnknownDesign;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Design::ALL
-            .into_iter()
-            .find(|d| d.as_str() == s)
-            .ok_or_else(|| UnknownDesign(s.to_string()))
+        Design::ALL.into_iter().find(|d| d.as_str() == s).ok_or_else(|| UnknownDesign(s.to_string()))
     }
 }
 

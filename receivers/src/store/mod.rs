@@ -261,10 +261,7 @@ impl Store {
 
     /// A round trip to the database (the health check).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        on_pool!(self, |pool| sqlx::query("SELECT 1")
-            .execute(pool)
-            .await
-            .map(drop)?);
+        on_pool!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(drop)?);
         Ok(())
     }
 
@@ -327,8 +324,7 @@ impl Store {
 
     /// Inbox rows neither processed nor dead.
     pub async fn inbox_pending(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5")
-            .await
+        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5").await
     }
 
     /// Closes the pool, waiting for connections in use to be returned.
@@ -374,39 +370,31 @@ impl Store {
 
     /// Plan changes to a lower version (written by the trigger).
     pub async fn stale_writes(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM plan_changes WHERE new_version < old_version")
-            .await
+        self.number("SELECT count(*) FROM plan_changes WHERE new_version < old_version").await
     }
 
     /// The sum of every account's credits.
     pub async fn credits_total(&self) -> Result<i64, StoreError> {
-        self.number("SELECT CAST(sum(credits) AS BIGINT) FROM accounts")
-            .await
+        self.number("SELECT CAST(sum(credits) AS BIGINT) FROM accounts").await
     }
 
     /// The sum of every ledger row's amount (equal to [`Store::credits_total`] when nothing was
     /// half written).
     pub async fn ledger_total(&self) -> Result<i64, StoreError> {
-        self.number("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger")
-            .await
+        self.number("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger").await
     }
 
     /// The database's version (`SHOW server_version` on Postgres, `sqlite_version()` on SQLite).
     pub async fn version(&self) -> Result<String, StoreError> {
         Ok(match self {
             Store::Postgres(pool) => sqlx::query_scalar("SHOW server_version").fetch_one(pool).await?,
-            Store::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT sqlite_version()")
-                    .fetch_one(pool)
-                    .await?
-            }
+            Store::Sqlite(pool) => sqlx::query_scalar("SELECT sqlite_version()").fetch_one(pool).await?,
         })
     }
 
     /// Inbox rows left as dead letters.
     pub async fn inbox_dead_letters(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5")
-            .await
+        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5").await
     }
 }
 

@@ -65,29 +65,12 @@ fn plan_sql(guard: Guard) -> &'static str {
 /// The side effect, inside the caller's transaction.
 async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
     match event {
-        Event::Credit {
-            id, account, amount, ..
-        } => {
-            sqlx::query(CREDIT)
-                .bind(account)
-                .bind(amount)
-                .execute(&mut *conn)
-                .await?;
-            sqlx::query(LEDGER)
-                .bind(id)
-                .bind(account)
-                .bind(amount)
-                .execute(&mut *conn)
-                .await?;
+        Event::Credit { id, account, amount, .. } => {
+            sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
+            sqlx::query(LEDGER).bind(id).bind(account).bind(amount).execute(&mut *conn).await?;
             Ok(Applied::Applied)
         }
-        Event::Plan {
-            account,
-            plan,
-            version,
-            created,
-            ..
-        } => {
+        Event::Plan { account, plan, version, created, .. } => {
             let done = sqlx::query(plan_sql(guard))
                 .bind(account)
                 .bind(plan)
@@ -95,11 +78,7 @@ async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Resul
                 .bind(created)
                 .execute(&mut *conn)
                 .await?;
-            Ok(if done.rows_affected() == 0 {
-                Applied::Stale
-            } else {
-                Applied::Applied
-            })
+            Ok(if done.rows_affected() == 0 { Applied::Stale } else { Applied::Applied })
         }
     }
 }
@@ -180,9 +159,7 @@ pub(super) async fn inbox_step(pool: &PgPool) -> Result<Option<InboxStep>, Store
     };
     let attempt = async {
         let event = parse_inbox_payload(&payload)?;
-        let applied = apply_in(&mut tx, &event, Guard::Version)
-            .await
-            .map_err(|e| e.to_string())?;
+        let applied = apply_in(&mut tx, &event, Guard::Version).await.map_err(|e| e.to_string())?;
         sqlx::query("UPDATE webhook_inbox SET processed_at = now() WHERE id = $1")
             .bind(row)
             .execute(&mut *tx)
