@@ -38,3 +38,12 @@ db *ARGS:
 postgres-image:
     ./scripts/docker-engine.sh
     ./docker/postgres-local/build.sh
+
+# The main job: every design on Postgres and SQLite, checked from the database; report in reports/.
+# scripts/bench.sh readies Docker and the Postgres image first, unless DATABASE_URL is set.
+bench *ARGS:
+    ./scripts/bench.sh {{ARGS}}
+
+# hookbench against the machine's limits: the atomic design vs pgbench, the sender vs wrk.
+perf *ARGS:
+    ./scripts/perf.sh {{ARGS}}

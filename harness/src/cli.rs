@@ -19,6 +19,7 @@ use receivers::store::{Backend, Isolation, Store, StoreOptions};
 use crate::bench::{self, BenchConfig};
 use crate::machine::Machine;
 use crate::model::ModelReport;
+use crate::perf::{self, PerfConfig};
 use crate::provision::{
     DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresServer, PostgresSettings,
     SqliteFile,
@@ -46,6 +47,17 @@ pub enum Command {
     /// Prints the article-style table (with latency, and the model's figures beside the real
     /// ones) and writes report.json into --out. Fails only when nothing could run or a cell broke.
     Bench(Box<BenchArgs>),
+    /// Measure how close hookbench gets to this machine's limits: the atomic design against
+    /// pgbench running the same transaction, and the sender against wrk on a trivial endpoint,
+    /// at the same connection count. Needs pgbench and wrk.
+    Perf(PerfArgs),
+    /// A trivial endpoint answering 200 to everything (what `perf` measures the sender against).
+    #[command(hide = true)]
+    ServeOk {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+    },
     /// Print the article's simulation for a seed: handler table, traced event, same-second pairs,
     /// retention, crash and jitter tables, identical to the article's script from `events:` on.
     Model(ModelArgs),
@@ -163,6 +175,26 @@ pub struct BenchArgs {
     /// The executable the workers run (`serve`) [default: this one].
     #[arg(long, hide = true)]
     pub worker_exe: Option<PathBuf>,
+}
+
+/// Arguments of `hookbench perf`.
+#[derive(Debug, Clone, Args)]
+pub struct PerfArgs {
+    /// Seconds per measurement.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub seconds: u64,
+    /// Connections: pgbench clients, wrk connections, hookbench requests in flight.
+    #[arg(long, default_value_t = 32, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1000))]
+    pub connections: usize,
+    /// Worker processes for the atomic design.
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub workers: usize,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `hookbench db`.
@@ -314,6 +346,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Model(args) => model(&args, out),
         Command::Bench(args) => bench(&args, out),
+        Command::Perf(args) => perf_command(&args, out),
+        Command::ServeOk { listen } => serve_ok(listen, out),
         Command::Sign(args) => sign(&args, out),
         Command::Serve(args) => serve(args, out),
         Command::Db(args) => db(&args, out),
@@ -387,6 +421,78 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         bail!("{} cell(s) broke; see above and {}", report.broken.len(), path.display());
     }
     Ok(())
+}
+
+fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let config = PerfConfig {
+        seconds: args.seconds,
+        connections: args.connections,
+        workers: args.workers,
+        postgres: args.postgres.settings(),
+        exe: std::env::current_exe().context("finding hookbench's own executable")?,
+    };
+    let (pg, http) = runtime()?.block_on(async {
+        let pg = perf::postgres_ratio(&config).await;
+        let http = perf::http_ratio(&config).await;
+        (pg, http)
+    });
+    if args.json {
+        let json = serde_json::json!({
+            "seconds": args.seconds, "connections": args.connections, "workers": args.workers,
+            "postgres": pg.as_ref().ok(), "http": http.as_ref().ok(),
+            "errors": [pg.as_ref().err().map(ToString::to_string), http.as_ref().err().map(ToString::to_string)],
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        let m = Machine::detect();
+        writeln!(
+            out,
+            "hookbench perf: {} s each, {} connections, {} ({} cores)",
+            args.seconds, args.connections, m.cpu, m.cores
+        )?;
+        match &pg {
+            Ok(r) => writeln!(
+                out,
+                "postgres  pgbench, same transaction, {c} clients: {:>9.0} tx/s | atomic design, {w} workers, {c} in flight: {:>9.0} deliveries/s | ratio {:.2}",
+                r.reference_per_s,
+                r.hookbench_per_s,
+                r.ratio,
+                c = args.connections,
+                w = args.workers
+            )?,
+            Err(e) => writeln!(out, "postgres  not measured: {e}")?,
+        }
+        match &http {
+            Ok(r) => writeln!(
+                out,
+                "http      wrk, trivial 200 endpoint, {c} connections: {:>9.0} req/s | sender, {c} in flight: {:>9.0} req/s | ratio {:.2}",
+                r.reference_per_s,
+                r.hookbench_per_s,
+                r.ratio,
+                c = args.connections
+            )?,
+            Err(e) => writeln!(out, "http      not measured: {e}")?,
+        }
+    }
+    pg?;
+    http?;
+    Ok(())
+}
+
+fn serve_ok(listen: SocketAddr, out: &mut dyn Write) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let listener =
+            tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({ "listening": listener.local_addr()?, "pid": std::process::id() })
+        )?;
+        out.flush()?;
+        let shutdown = serve::shutdown_signal()?;
+        axum::serve(listener, perf::ok_router()).with_graceful_shutdown(shutdown).await?;
+        Ok(())
+    })
 }
 
 fn db(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {

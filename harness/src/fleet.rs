@@ -232,13 +232,11 @@ async fn spawn_worker(spec: &WorkerSpec, index: usize) -> Result<Worker, FleetEr
         .args(["--inbox-workers", &spec.inbox_workers.to_string()])
         .args(["--max-connections", &spec.max_connections.to_string()])
         .env_remove("DATABASE_URL")
-        .env_remove("HOOKBENCH_SECRET")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .kill_on_drop(true);
-    for s in &spec.secrets {
-        cmd.args(["--secret", s]);
-    }
+    // Through the environment, not argv, so the secrets do not show in `ps`.
+    cmd.env("HOOKBENCH_SECRET", spec.secrets.join(" "));
     match &spec.log {
         Some(path) => {
             let file = std::fs::OpenOptions::new()

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod fleet;
 pub mod machine;
 pub mod model;
+pub mod perf;
 pub mod provision;
 pub mod report;
 pub mod sender;

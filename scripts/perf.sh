@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `just perf`: installs pgbench and wrk if missing (Debian), readies Postgres, then runs
+# `hookbench perf`, which prints the two ratios.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need() { command -v "$1" >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq "$2" >/dev/null; }; }
+need wrk wrk
+need pgbench postgresql-client
+if [ -z "${DATABASE_URL:-}" ]; then
+  ./scripts/docker-engine.sh
+  # shellcheck source=scripts/postgres-image.sh
+  source ./scripts/postgres-image.sh
+fi
+cargo build --release --locked -p hookbench
+exec ./target/release/hookbench perf "$@"
