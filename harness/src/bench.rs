@@ -72,7 +72,7 @@ enum CellError {
     #[error("workers: {0}")]
     Fleet(#[from] crate::fleet::FleetError),
     #[error("sender: {0}")]
-    Sender(#[from] reqwest::Error),
+    Sender(#[from] sender::SendError),
     #[error("the inbox still had {0} pending rows after the quiet timeout")]
     NotQuiet(i64),
 }

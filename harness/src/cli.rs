@@ -195,6 +195,9 @@ pub struct PerfArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Measure only one of the two: postgres or http.
+    #[arg(long, value_parser = ["postgres", "http"])]
+    pub only: Option<String>,
 }
 
 /// Arguments of `hookbench db`.
@@ -431,16 +434,19 @@ fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         postgres: args.postgres.settings(),
         exe: std::env::current_exe().context("finding hookbench's own executable")?,
     };
+    let only = args.only.as_deref();
     let (pg, http) = runtime()?.block_on(async {
-        let pg = perf::postgres_ratio(&config).await;
-        let http = perf::http_ratio(&config).await;
+        let pg = if only == Some("http") { None } else { Some(perf::postgres_ratio(&config).await) };
+        let http = if only == Some("postgres") { None } else { Some(perf::http_ratio(&config).await) };
         (pg, http)
     });
     if args.json {
         let json = serde_json::json!({
             "seconds": args.seconds, "connections": args.connections, "workers": args.workers,
-            "postgres": pg.as_ref().ok(), "http": http.as_ref().ok(),
-            "errors": [pg.as_ref().err().map(ToString::to_string), http.as_ref().err().map(ToString::to_string)],
+            "postgres": pg.as_ref().and_then(|r| r.as_ref().ok()),
+            "http": http.as_ref().and_then(|r| r.as_ref().ok()),
+            "errors": [pg.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
+                       http.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string)],
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {
@@ -451,7 +457,8 @@ fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             args.seconds, args.connections, m.cpu, m.cores
         )?;
         match &pg {
-            Ok(r) => writeln!(
+            None => {}
+            Some(Ok(r)) => writeln!(
                 out,
                 "postgres  pgbench, same transaction, {c} clients: {:>9.0} tx/s | atomic design, {w} workers, {c} in flight: {:>9.0} deliveries/s | ratio {:.2}",
                 r.reference_per_s,
@@ -460,10 +467,11 @@ fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 c = args.connections,
                 w = args.workers
             )?,
-            Err(e) => writeln!(out, "postgres  not measured: {e}")?,
+            Some(Err(e)) => writeln!(out, "postgres  not measured: {e}")?,
         }
         match &http {
-            Ok(r) => writeln!(
+            None => {}
+            Some(Ok(r)) => writeln!(
                 out,
                 "http      wrk, trivial 200 endpoint, {c} connections: {:>9.0} req/s | sender, {c} in flight: {:>9.0} req/s | ratio {:.2}",
                 r.reference_per_s,
@@ -471,11 +479,11 @@ fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 r.ratio,
                 c = args.connections
             )?,
-            Err(e) => writeln!(out, "http      not measured: {e}")?,
+            Some(Err(e)) => writeln!(out, "http      not measured: {e}")?,
         }
     }
-    pg?;
-    http?;
+    pg.transpose()?;
+    http.transpose()?;
     Ok(())
 }
 

@@ -79,7 +79,7 @@ pub enum PerfError {
     Fleet(#[from] crate::fleet::FleetError),
     /// The sender failed.
     #[error(transparent)]
-    Sender(#[from] reqwest::Error),
+    Sender(#[from] sender::SendError),
     /// A file could not be written.
     #[error(transparent)]
     Io(#[from] std::io::Error),

@@ -10,12 +10,14 @@
 //! timeout; 5xx, timeouts and connection errors are retried with exponential backoff and full
 //! jitter. Attempt numbers, lost acks and jitter draws are keyed as in the article.
 
+mod pool;
 mod retry;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use bytes::Bytes;
 use receivers::event::Event as WireEvent;
 use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
 use tokio::sync::{Barrier, OwnedSemaphorePermit, Semaphore};
@@ -41,6 +43,14 @@ pub struct SenderConfig {
     pub retry: RetryPolicy,
     /// The `{source}` in `/webhooks/{source}`.
     pub source: String,
+}
+
+/// Why a send could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// A target URL is not `http://host:port/path`.
+    #[error("bad target URL: {0}")]
+    BadUrl(String),
 }
 
 /// What a send produced.
@@ -82,10 +92,9 @@ pub fn wire_event(e: &Event) -> WireEvent {
 
 struct Ctx {
     workload: Arc<Workload>,
-    urls: Vec<String>,
+    pool: pool::Pool,
     secret: Secret,
     config: SenderConfig,
-    client: reqwest::Client,
     slots: Arc<Semaphore>,
     attempts: Vec<AtomicU32>,
     next_worker: AtomicUsize,
@@ -117,36 +126,27 @@ impl Ctx {
     }
 
     fn pick_worker(&self) -> usize {
-        self.next_worker.fetch_add(1, Ordering::Relaxed) % self.urls.len()
+        self.next_worker.fetch_add(1, Ordering::Relaxed) % self.pool.len()
     }
 
-    async fn send(&self, url: &str, id: &str, body: &[u8]) -> Attempt {
+    async fn send(&self, worker: usize, id: &str, body: &Bytes) -> Attempt {
         let ts = jiff::Timestamp::now().as_second();
-        let signature = self.secret.sign(id, ts, body);
-        let response = self
-            .client
-            .post(url)
-            .header(HEADER_ID, id)
-            .header(HEADER_TIMESTAMP, ts.to_string())
-            .header(HEADER_SIGNATURE, signature)
-            .header("content-type", "application/json")
-            .body(body.to_vec())
-            .send()
-            .await;
-        match response {
-            Ok(r) => {
-                let status = r.status().as_u16();
-                // Read the body so the connection can be reused; its content is not needed.
-                let _ = r.bytes().await;
-                Attempt::Status(status)
-            }
-            Err(e) if e.is_timeout() => Attempt::Timeout,
-            Err(_) => Attempt::NoReceiver,
+        let headers = [
+            (HEADER_ID, id.to_string()),
+            (HEADER_TIMESTAMP, ts.to_string()),
+            (HEADER_SIGNATURE, self.secret.sign(id, ts, body)),
+            ("content-type", "application/json".to_string()),
+        ];
+        match tokio::time::timeout(self.config.timeout, self.pool.post(worker, &headers, body.clone())).await
+        {
+            Ok(Ok(status)) => Attempt::Status(status.as_u16()),
+            Ok(Err(_)) => Attempt::NoReceiver,
+            Err(_) => Attempt::Timeout,
         }
     }
 
     /// One copy's delivery: attempts until acknowledged, refused with a 4xx, or given up.
-    async fn deliver(&self, body: &[u8], copy: Copy) {
+    async fn deliver(&self, body: &Bytes, copy: Copy) {
         let Copy { event, mut attempt, mut worker, mut planned, mut slot, barrier } = copy;
         let w = &self.workload;
         let id = w.events[event].id();
@@ -161,7 +161,7 @@ impl Ctx {
             if retry > 0 {
                 Counters::bump(&c.retries);
             }
-            let outcome = self.send(&self.urls[worker], &id_text, body).await;
+            let outcome = self.send(worker, &id_text, body).await;
             let done = Instant::now();
             self.intended.record(done - planned);
             self.actual.record(done - sent);
@@ -206,14 +206,14 @@ impl Ctx {
             tokio::time::sleep_until(planned).await;
             slot = self.slots.clone().acquire_owned().await.ok();
             attempt = self.next_attempt(event);
-            worker = (worker + 1) % self.urls.len();
+            worker = (worker + 1) % self.pool.len();
         }
     }
 
     async fn group(self: Arc<Self>, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
         let event = g.event as usize;
-        let body: Arc<[u8]> =
-            serde_json::to_vec(&wire_event(&self.workload.events[event])).unwrap_or_default().into();
+        let body =
+            Bytes::from(serde_json::to_vec(&wire_event(&self.workload.events[event])).unwrap_or_default());
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();
@@ -228,7 +228,7 @@ impl Ctx {
                 let last = copy + 1 == usize::from(g.copies);
                 let slot = if last { Some(take_rest(&mut slots)) } else { slots.split(1) };
                 let attempt = self.next_attempt(event);
-                let worker = (first_worker + copy) % self.urls.len();
+                let worker = (first_worker + copy) % self.pool.len();
                 let (ctx, body, barrier) = (self.clone(), body.clone(), barrier.clone());
                 copies.spawn(async move {
                     let copy = Copy { event, attempt, worker, planned, slot, barrier: Some(barrier) };
@@ -254,20 +254,18 @@ pub async fn run(
     secret: Secret,
     config: SenderConfig,
     progress: Arc<Progress>,
-) -> Result<SendReport, reqwest::Error> {
+) -> Result<SendReport, SendError> {
     let concurrency = config.concurrency.max(2);
-    let client = reqwest::Client::builder()
-        .timeout(config.timeout)
-        .pool_max_idle_per_host(concurrency)
-        .tcp_nodelay(true)
-        .build()?;
+    let pool = pool::Pool::new(&urls).map_err(SendError::BadUrl)?;
+    if pool.is_empty() {
+        return Err(SendError::BadUrl("no worker to send to".to_string()));
+    }
     let attempts = (0..workload.events.len()).map(|_| AtomicU32::new(0)).collect();
     let ctx = Arc::new(Ctx {
         workload: workload.clone(),
-        urls,
+        pool,
         secret,
         config: config.clone(),
-        client,
         slots: Arc::new(Semaphore::new(concurrency)),
         attempts,
         next_worker: AtomicUsize::new(0),
