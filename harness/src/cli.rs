@@ -131,7 +131,7 @@ pub struct BenchArgs {
     pub concurrency: usize,
     /// Events per second, open loop (each plan position leaves at position / rate); 0 sends as
     /// fast as --concurrency allows.
-    #[arg(long, default_value_t = 4000.0)]
+    #[arg(long, default_value_t = 2500.0)]
     pub rate: f64,
     /// Simulated work per delivery, such as 5ms.
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
