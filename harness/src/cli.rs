@@ -186,9 +186,10 @@ pub struct PerfArgs {
     /// Connections: pgbench clients, wrk connections, hookbench requests in flight.
     #[arg(long, default_value_t = 32, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1000))]
     pub connections: usize,
-    /// Worker processes for the atomic design.
-    #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-    pub workers: usize,
+    /// Worker processes for the atomic design [default: one per core; more only add context
+    /// switches on a small machine].
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub workers: Option<usize>,
     /// Where Postgres comes from.
     #[command(flatten)]
     pub postgres: PostgresArgs,
@@ -427,10 +428,11 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
     let config = PerfConfig {
         seconds: args.seconds,
         connections: args.connections,
-        workers: args.workers,
+        workers,
         postgres: args.postgres.settings(),
         exe: std::env::current_exe().context("finding hookbench's own executable")?,
     };
@@ -442,7 +444,7 @@ fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     });
     if args.json {
         let json = serde_json::json!({
-            "seconds": args.seconds, "connections": args.connections, "workers": args.workers,
+            "seconds": args.seconds, "connections": args.connections, "workers": workers,
             "postgres": pg.as_ref().and_then(|r| r.as_ref().ok()),
             "http": http.as_ref().and_then(|r| r.as_ref().ok()),
             "errors": [pg.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
@@ -465,7 +467,7 @@ fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 r.hookbench_per_s,
                 r.ratio,
                 c = args.connections,
-                w = args.workers
+                w = workers
             )?,
             Some(Err(e)) => writeln!(out, "postgres  not measured: {e}")?,
         }
