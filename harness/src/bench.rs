@@ -253,13 +253,7 @@ async fn run_cell(
         status_5xx: c.status_5xx,
         timeouts: c.timeouts,
         retries: c.retries,
-        dup_events: verdict.dup_events,
-        extra_applies: verdict.extra_applies,
-        lost: verdict.lost,
-        stale_writes: verdict.stale_writes,
-        stale_accounts: verdict.stale_accounts,
-        ledger: verdict.ledger,
-        expected: verdict.expected,
+        figures: verdict.figures,
         latency_us: sent.latency_intended,
         latency_actual_us: sent.latency_actual,
         throughput_per_s: c.deliveries as f64 / secs,
@@ -272,12 +266,12 @@ async fn run_cell(
     };
     bar.finish_with_message(format!(
         "{} attempts in {:.1}s, {} dup events, {} lost, {} stale accounts",
-        row.deliveries, row.wall_s, row.dup_events, row.lost, row.stale_accounts
+        row.deliveries, row.wall_s, row.figures.dup_events, row.figures.lost, row.figures.stale_accounts
     ));
     if bar.is_hidden() {
         eprintln!(
             "hookbench: {backend} {design}: {} attempts in {:.1}s, {} dup events, {} lost, {} stale accounts",
-            row.deliveries, row.wall_s, row.dup_events, row.lost, row.stale_accounts
+            row.deliveries, row.wall_s, row.figures.dup_events, row.figures.lost, row.figures.stale_accounts
         );
     }
     Ok(row)

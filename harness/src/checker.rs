@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::Workload;
 
-/// What the checker found in one cell's database.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Verdict {
+/// The correctness figures DESIGN.md names: what the checker reads from a database, and what the
+/// model counts for the same workload.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Figures {
     /// Credit events applied more than once.
     pub dup_events: u64,
     /// Applies beyond the first, summed over credit events.
@@ -27,6 +28,14 @@ pub struct Verdict {
     pub ledger: i64,
     /// What the ledger should be: every credit applied once.
     pub expected: i64,
+}
+
+/// What the checker found in one cell's database.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The correctness figures.
+    #[serde(flatten)]
+    pub figures: Figures,
     /// The sum of the ledger rows' amounts; differs from `ledger` only if a credit and its
     /// ledger row were not written together.
     pub ledger_rows: i64,
@@ -39,10 +48,8 @@ pub struct Verdict {
 impl Verdict {
     /// Whether every event was applied exactly once and nothing was half written.
     pub fn exactly_once(&self) -> bool {
-        self.dup_events == 0
-            && self.lost == 0
-            && self.ledger == self.expected
-            && self.ledger_rows == self.ledger
+        let f = &self.figures;
+        f.dup_events == 0 && f.lost == 0 && f.ledger == f.expected && self.ledger_rows == f.ledger
     }
 }
 
@@ -63,14 +70,14 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
             _ => unknown_events += 1,
         })
         .await?;
-    let mut v = Verdict { unknown_events, expected: workload.expected_ledger(), ..Verdict::default() };
+    let mut f = Figures { expected: workload.expected_ledger(), ..Figures::default() };
     for e in workload.events.iter().filter(|e| e.is_credit()) {
         match applies[e.idx as usize] {
-            0 => v.lost += 1,
+            0 => f.lost += 1,
             1 => {}
             c => {
-                v.dup_events += 1;
-                v.extra_applies += u64::from(c - 1);
+                f.dup_events += 1;
+                f.extra_applies += u64::from(c - 1);
             }
         }
     }
@@ -83,17 +90,20 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
             }
         })
         .await?;
-    v.stale_accounts = workload
+    f.stale_accounts = workload
         .latest_plan
         .iter()
         .zip(&final_version)
         .filter(|&(&latest, &now)| latest > 0 && now != i64::from(latest))
         .count() as u64;
-    v.stale_writes = store.stale_writes().await?.max(0) as u64;
-    v.ledger = store.credits_total().await?;
-    v.ledger_rows = store.ledger_total().await?;
-    v.dead_letters = store.inbox_dead_letters().await?.max(0) as u64;
-    Ok(v)
+    f.stale_writes = store.stale_writes().await?.max(0) as u64;
+    f.ledger = store.credits_total().await?;
+    Ok(Verdict {
+        figures: f,
+        ledger_rows: store.ledger_total().await?,
+        unknown_events,
+        dead_letters: store.inbox_dead_letters().await?.max(0) as u64,
+    })
 }
 
 #[cfg(test)]

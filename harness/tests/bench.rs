@@ -40,22 +40,33 @@ fn a_small_bench_on_both_backends_judges_every_design() {
     for backend in ["postgres", "sqlite"] {
         for design in ["atomic", "version-guard", "inbox"] {
             let r = row(&report, backend, design);
-            assert_eq!((r.dup_events, r.extra_applies, r.lost), (0, 0, 0), "{backend} {design}\n{table}");
-            assert_eq!(r.ledger, r.expected, "{backend} {design}\n{table}");
-            assert_eq!(r.ledger_rows, r.ledger, "{backend} {design}: half-written credits");
+            assert_eq!(
+                (r.figures.dup_events, r.figures.extra_applies, r.figures.lost),
+                (0, 0, 0),
+                "{backend} {design}\n{table}"
+            );
+            assert_eq!(r.figures.ledger, r.figures.expected, "{backend} {design}\n{table}");
+            assert_eq!(r.ledger_rows, r.figures.ledger, "{backend} {design}: half-written credits");
         }
         for design in ["version-guard", "inbox"] {
             let r = row(&report, backend, design);
-            assert_eq!((r.stale_accounts, r.stale_writes), (0, 0), "{backend} {design}\n{table}");
+            assert_eq!(
+                (r.figures.stale_accounts, r.figures.stale_writes),
+                (0, 0),
+                "{backend} {design}\n{table}"
+            );
         }
         let naive = row(&report, backend, "naive");
-        assert!(naive.dup_events > 0 && naive.ledger > naive.expected, "{backend} naive\n{table}");
+        assert!(
+            naive.figures.dup_events > 0 && naive.figures.ledger > naive.figures.expected,
+            "{backend} naive\n{table}"
+        );
         for r in report.rows.iter().filter(|r| r.backend.as_str() == backend) {
             // Every delivery was sent, answered, timed and counted.
             assert!(r.deliveries >= 1000 && r.status_2xx > 0 && r.latency_us.count == r.deliveries, "{r:?}");
             assert!(r.latency_us.p50 > 0 && r.latency_us.p50 <= r.latency_us.p99, "{r:?}");
             assert!(r.latency_actual_us.p99 <= r.latency_us.max, "{r:?}");
-            assert_eq!(r.expected, 59_000, "the article's workload cut to 1,000 events");
+            assert_eq!(r.figures.expected, 59_000, "the article's workload cut to 1,000 events");
             assert!(r.model.is_some(), "model figures beside {} {}", r.backend, r.design);
         }
     }
@@ -86,10 +97,10 @@ fn check_then_insert_applies_twice_across_worker_processes() {
     assert!(report.broken.is_empty(), "{table}");
     for backend in ["postgres", "sqlite"] {
         let cti = row(&report, backend, "check-then-insert");
-        assert!(cti.dup_events > 0, "{backend}: check-then-insert never applied twice\n{table}");
+        assert!(cti.figures.dup_events > 0, "{backend}: check-then-insert never applied twice\n{table}");
         assert!(cti.status_5xx > 0, "{backend}: no key conflict answered 500\n{table}");
         let atomic = row(&report, backend, "atomic");
-        assert_eq!((atomic.dup_events, atomic.lost), (0, 0), "{backend}\n{table}");
+        assert_eq!((atomic.figures.dup_events, atomic.figures.lost), (0, 0), "{backend}\n{table}");
     }
 }
 

@@ -201,6 +201,21 @@ pub struct HandlerResult {
     pub tie_after: Option<u32>,
 }
 
+impl HandlerResult {
+    /// The correctness figures, as the checker reports them for a real run.
+    pub fn figures(&self) -> crate::checker::Figures {
+        crate::checker::Figures {
+            dup_events: self.dup_events,
+            extra_applies: self.extra_applies,
+            lost: self.lost,
+            stale_writes: self.stale_writes,
+            stale_accounts: self.stale_accounts,
+            ledger: self.ledger,
+            expected: self.expected,
+        }
+    }
+}
+
 /// Replays the plan through one handler (the script's `runHandler`).
 pub fn run_handler(
     handler: Handler,

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use table::render_table;
 
+use crate::checker::Figures;
 use crate::machine::Machine;
 use crate::model::HandlerResult;
 use crate::sender::RetryPolicy;
@@ -74,20 +75,9 @@ pub struct ModelFigures {
     pub deliveries: u64,
     /// 5xx in the model.
     pub status_5xx: u64,
-    /// Credit events applied more than once.
-    pub dup_events: u64,
-    /// Applies beyond the first.
-    pub extra_applies: u64,
-    /// Credit events never applied.
-    pub lost: u64,
-    /// Older plans written over newer ones.
-    pub stale_writes: u64,
-    /// Accounts ending on an old plan.
-    pub stale_accounts: u64,
-    /// Sum of credits.
-    pub ledger: i64,
-    /// Expected sum.
-    pub expected: i64,
+    /// The correctness figures.
+    #[serde(flatten)]
+    pub figures: Figures,
 }
 
 impl From<&HandlerResult> for ModelFigures {
@@ -96,13 +86,7 @@ impl From<&HandlerResult> for ModelFigures {
             handler: h.label.to_string(),
             deliveries: h.deliveries,
             status_5xx: h.errors,
-            dup_events: h.dup_events,
-            extra_applies: h.extra_applies,
-            lost: h.lost,
-            stale_writes: h.stale_writes,
-            stale_accounts: h.stale_accounts,
-            ledger: h.ledger,
-            expected: h.expected,
+            figures: h.figures(),
         }
     }
 }
@@ -126,20 +110,10 @@ pub struct Row {
     pub timeouts: u64,
     /// Attempts that were retries.
     pub retries: u64,
-    /// Credit events applied more than once (checker).
-    pub dup_events: u64,
-    /// Applies beyond the first (checker).
-    pub extra_applies: u64,
-    /// Credit events never applied (checker).
-    pub lost: u64,
-    /// Plan changes to a lower version (checker).
-    pub stale_writes: u64,
-    /// Accounts ending below their latest plan (checker).
-    pub stale_accounts: u64,
-    /// Sum of credits (checker).
-    pub ledger: i64,
-    /// What the ledger should be.
-    pub expected: i64,
+    /// The checker's figures: dup_events, extra_applies, lost, stale_writes, stale_accounts,
+    /// ledger, expected.
+    #[serde(flatten)]
+    pub figures: Figures,
     /// Latency from each attempt's planned time to its response (coordinated omission corrected).
     pub latency_us: LatencyUs,
     /// Latency from each attempt's actual send to its response.
