@@ -12,7 +12,7 @@ use crate::workload::Workload;
 
 /// The correctness figures DESIGN.md names: what the checker reads from a database, and what the
 /// model counts for the same workload.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figures {
     /// Credit events applied more than once.
     pub dup_events: u64,

@@ -24,7 +24,7 @@ use crate::provision::{
     DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresServer, PostgresSettings,
     SqliteFile,
 };
-use crate::report::render_table;
+use crate::report::{Report, compare, rebuild_index, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
 use crate::serve::{self, ServeConfig};
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
@@ -58,6 +58,10 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: SocketAddr,
     },
+    /// Reports: render a run's Markdown and HTML, rebuild the history index, compare two runs,
+    /// print report.json's JSON Schema.
+    #[command(subcommand)]
+    Report(ReportCommand),
     /// Print the article's simulation for a seed: handler table, traced event, same-second pairs,
     /// retention, crash and jitter tables, identical to the article's script from `events:` on.
     Model(ModelArgs),
@@ -199,6 +203,36 @@ pub struct PerfArgs {
     /// Measure only one of the two: postgres or http.
     #[arg(long, value_parser = ["postgres", "http"])]
     pub only: Option<String>,
+}
+
+/// `hookbench report` subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ReportCommand {
+    /// Print the JSON Schema of report.json (generated from hookbench's types).
+    Schema,
+    /// (Re)write report.md and report.html beside a run's report.json.
+    Render {
+        /// The run's directory.
+        run: PathBuf,
+    },
+    /// Rebuild index.md and index.html: a row per run and trend charts of each cell's duplicate
+    /// applies, stale accounts and p99 latency.
+    Index {
+        /// The directory holding one folder per run.
+        #[arg(default_value = "reports")]
+        dir: PathBuf,
+    },
+    /// Print what changed from run A to run B; exit 1 when a correctness figure got worse or p99
+    /// latency grew past the threshold.
+    Compare {
+        /// The earlier run (its directory or its report.json).
+        a: PathBuf,
+        /// The later run.
+        b: PathBuf,
+        /// p99 growth that counts as a regression, as a fraction (0.5 = +50 %).
+        #[arg(long, default_value_t = 0.5)]
+        p99_threshold: f64,
+    },
 }
 
 /// Arguments of `hookbench db`.
@@ -350,6 +384,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Model(args) => model(&args, out),
         Command::Bench(args) => bench(&args, out),
+        Command::Report(cmd) => report_command(cmd, out),
         Command::Perf(args) => perf_command(&args, out),
         Command::ServeOk { listen } => serve_ok(listen, out),
         Command::Sign(args) => sign(&args, out),
@@ -415,7 +450,7 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         progress: !args.no_progress && io::stderr().is_terminal(),
     };
     let report = runtime()?.block_on(bench::run(&config));
-    let path = report.write_json(&out_dir).with_context(|| format!("writing {}", out_dir.display()))?;
+    let path = report.write_all(&out_dir).with_context(|| format!("writing {}", out_dir.display()))?;
     write!(out, "{}", render_table(&report))?;
     writeln!(out, "\nreport: {}", path.display())?;
     if report.rows.is_empty() {
@@ -503,6 +538,45 @@ fn serve_ok(listen: SocketAddr, out: &mut dyn Write) -> anyhow::Result<()> {
         axum::serve(listener, perf::ok_router()).with_graceful_shutdown(shutdown).await?;
         Ok(())
     })
+}
+
+fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {
+    let json = if path.is_dir() { path.join("report.json") } else { path.to_path_buf() };
+    Report::read_json(&json).with_context(|| format!("reading {}", json.display()))
+}
+
+fn report_command(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()> {
+    match cmd {
+        ReportCommand::Schema => {
+            writeln!(out, "{}", serde_json::to_string_pretty(&Report::json_schema())?)?;
+        }
+        ReportCommand::Render { run } => {
+            let report = read_run(&run)?;
+            report.write_all(&run).with_context(|| format!("writing into {}", run.display()))?;
+            writeln!(out, "wrote {0}/report.md and {0}/report.html", run.display())?;
+        }
+        ReportCommand::Index { dir } => {
+            let n = rebuild_index(&dir).with_context(|| format!("indexing {}", dir.display()))?;
+            writeln!(out, "indexed {n} runs into {0}/index.md and {0}/index.html", dir.display())?;
+        }
+        ReportCommand::Compare { a, b, p99_threshold } => {
+            let c = compare(&read_run(&a)?, &read_run(&b)?, p99_threshold);
+            if c.changes.is_empty() && c.regressions.is_empty() {
+                writeln!(out, "no change")?;
+            }
+            for line in &c.changes {
+                writeln!(out, "{line}")?;
+            }
+            if !c.regressions.is_empty() {
+                writeln!(out, "\nregressions:")?;
+                for line in &c.regressions {
+                    writeln!(out, "  {line}")?;
+                }
+                bail!("{} regression(s) from {} to {}", c.regressions.len(), a.display(), b.display());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn db(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {

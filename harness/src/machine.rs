@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The machine a run happened on.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Machine {
     /// CPU model name.
     pub cpu: String,

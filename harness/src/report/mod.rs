@@ -1,6 +1,9 @@
 //! What a bench run leaves: `report.json` (one row per backend × design, with the run's
 //! parameters, versions and machine) and the article-style table printed at the end.
 
+mod history;
+mod html;
+mod markdown;
 mod table;
 
 use std::path::Path;
@@ -9,6 +12,9 @@ use receivers::design::Design;
 use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
+pub use history::{Comparison, compare, rebuild_index};
+pub use html::{chart_titles, render_html};
+pub use markdown::render_markdown;
 pub use table::render_table;
 
 use crate::checker::Figures;
@@ -18,7 +24,7 @@ use crate::sender::RetryPolicy;
 use crate::stats::Percentiles;
 
 /// The run's parameters.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Parameters {
     /// Seed of every draw.
     pub seed: u32,
@@ -51,7 +57,7 @@ pub struct Parameters {
 }
 
 /// Versions of what ran.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Versions {
     /// hookbench's version.
     pub hookbench: String,
@@ -67,7 +73,7 @@ pub struct Versions {
 pub type LatencyUs = Percentiles;
 
 /// The model's figures for the handler a design runs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelFigures {
     /// The article's handler the design is compared with.
     pub handler: String,
@@ -92,7 +98,7 @@ impl From<&HandlerResult> for ModelFigures {
 }
 
 /// One backend × design cell that ran.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Row {
     /// postgres or sqlite.
     pub backend: Backend,
@@ -135,7 +141,7 @@ pub struct Row {
 }
 
 /// A cell that did not run, or broke.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CellNote {
     /// postgres or sqlite.
     pub backend: Backend,
@@ -146,7 +152,7 @@ pub struct CellNote {
 }
 
 /// Everything a bench run reports.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     /// The run's id (its directory name).
     pub run_id: String,
@@ -176,6 +182,19 @@ impl Report {
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(&path, json)?;
         Ok(path)
+    }
+
+    /// Writes report.json, report.md and report.html into `dir`.
+    pub fn write_all(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
+        let json = self.write_json(dir)?;
+        std::fs::write(dir.join("report.md"), render_markdown(self))?;
+        std::fs::write(dir.join("report.html"), render_html(self))?;
+        Ok(json)
+    }
+
+    /// The JSON Schema of `report.json`, generated from these types.
+    pub fn json_schema() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(Report)).unwrap_or_default()
     }
 
     /// Reads a `report.json`.

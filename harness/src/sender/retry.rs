@@ -3,13 +3,15 @@
 use std::time::Duration;
 
 /// When and how often a failed attempt is retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RetryPolicy {
     /// The first backoff ceiling.
     #[serde(with = "humantime_serde_compat")]
+    #[schemars(with = "String")]
     pub base: Duration,
     /// The largest backoff ceiling.
     #[serde(with = "humantime_serde_compat")]
+    #[schemars(with = "String")]
     pub cap: Duration,
     /// Attempts per delivery, the first included; then it is given up.
     pub max_attempts: u32,

@@ -26,7 +26,9 @@ use crate::event::Event;
 use crate::store::{Applied, Guard, Store, StoreError};
 
 /// A receiver design (the `--design` flag's values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Design {
     /// Apply on every delivery.

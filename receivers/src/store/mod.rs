@@ -29,7 +29,9 @@ macro_rules! on_pool {
 }
 
 /// Which database a store talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// PostgreSQL, shared by every worker over the network.

@@ -1,0 +1,243 @@
+//! History across runs: `reports/index.md` and `reports/index.html` (a row per run and trend
+//! charts of each cell's duplicate applies, stale accounts and p99 latency), and the comparison of
+//! two runs that CI gates on.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use super::Report;
+
+/// Every run under `dir` (a folder per run holding report.json), oldest first.
+pub fn load_runs(dir: &Path) -> std::io::Result<Vec<(PathBuf, Report)>> {
+    let mut runs = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let json = path.join("report.json");
+        if json.is_file() {
+            match Report::read_json(&json) {
+                Ok(r) => runs.push((path, r)),
+                Err(e) => eprintln!("hookbench: skipping {}: {e}", json.display()),
+            }
+        }
+    }
+    runs.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at).then_with(|| a.0.cmp(&b.0)));
+    Ok(runs)
+}
+
+type Metric = fn(&super::Row) -> f64;
+
+/// The trend charts of the index, by id, title, axis label and metric.
+pub fn trend_charts() -> [(&'static str, &'static str, &'static str, Metric); 3] {
+    [
+        ("trend-duplicates", "Duplicate applies per run and cell", "extra applies (count)", |r| {
+            r.figures.extra_applies as f64
+        }),
+        ("trend-stale", "Stale accounts per run and cell", "stale accounts (count)", |r| {
+            r.figures.stale_accounts as f64
+        }),
+        ("trend-p99", "p99 latency per run and cell", "p99 latency (ms)", |r| {
+            r.latency_us.p99 as f64 / 1000.0
+        }),
+    ]
+}
+
+fn trend_svg(
+    runs: &[(PathBuf, Report)],
+    title: &str,
+    y_desc: &str,
+    metric: Metric,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let mut cells: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for (i, (_, r)) in runs.iter().enumerate() {
+        for row in &r.rows {
+            let key = format!("{} {}", row.backend, row.design);
+            let point = (i as f64, metric(row));
+            match cells.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, pts)) => pts.push(point),
+                None => cells.push((key, vec![point])),
+            }
+        }
+    }
+    let top = cells.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).fold(1.0, f64::max) * 1.15;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 460)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .right_y_label_area_size(10)
+            .build_cartesian_2d(-0.3f64..(runs.len().max(2) as f64 - 0.7), 0f64..top)?;
+        chart
+            .configure_mesh()
+            .x_desc("run (oldest to newest)")
+            .y_desc(y_desc)
+            .x_labels(runs.len().clamp(2, 12))
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 0.01 {
+                    format!("#{}", x.round() as i64 + 1)
+                } else {
+                    String::new()
+                }
+            })
+            .draw()?;
+        for (k, (name, points)) in cells.into_iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn run_line(path: &Path, r: &Report) -> [String; 8] {
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let dups: u64 = r.rows.iter().map(|x| x.figures.extra_applies).sum();
+    let lost: u64 = r.rows.iter().map(|x| x.figures.lost).sum();
+    let worst_p99 = r.rows.iter().map(|x| x.latency_us.p99).max().unwrap_or(0);
+    [
+        name,
+        r.started_at.clone(),
+        r.git_sha.clone().unwrap_or_else(|| "-".into()),
+        r.parameters.events.to_string(),
+        format!("{}/{}", r.rows.len(), r.rows.len() + r.skipped.len() + r.broken.len()),
+        dups.to_string(),
+        lost.to_string(),
+        format!("{:.1}", worst_p99 as f64 / 1000.0),
+    ]
+}
+
+const RUN_HEADER: [&str; 8] = [
+    "run",
+    "started",
+    "commit",
+    "events",
+    "cells run",
+    "extra applies (all cells)",
+    "lost (all cells)",
+    "worst p99 ms",
+];
+
+/// Rebuilds `dir/index.md` and `dir/index.html` from every run under `dir`; returns the run count.
+pub fn rebuild_index(dir: &Path) -> std::io::Result<usize> {
+    let runs = load_runs(dir)?;
+    let mut md = String::from("# hookbench runs\n\n");
+    let _ = writeln!(md, "| {} |", RUN_HEADER.join(" | "));
+    let _ = writeln!(md, "|{}", "---|".repeat(RUN_HEADER.len()));
+    for (path, r) in runs.iter().rev() {
+        let line = run_line(path, r);
+        let name = &line[0];
+        let _ = writeln!(md, "| [{name}]({name}/report.md) | {} |", line[1..].join(" | "));
+    }
+    std::fs::write(dir.join("index.md"), &md)?;
+
+    let mut html = String::from(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hookbench runs</title>\n<style>\
+         body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}\
+         table{border-collapse:collapse;font-size:.9rem}td,th{border:1px solid #ccc;padding:.25rem .5rem}\
+         figcaption{font-weight:600}</style></head><body>\n<h1>hookbench runs</h1>\n",
+    );
+    for (id, title, y, metric) in trend_charts() {
+        match trend_svg(&runs, title, y, metric) {
+            Ok(svg) => {
+                let _ =
+                    write!(html, "<figure id=\"{id}\"><figcaption>{title}</figcaption>\n{svg}\n</figure>\n");
+            }
+            Err(e) => {
+                let _ = write!(html, "<p>{title}: not drawn ({e})</p>");
+            }
+        }
+    }
+    html.push_str("<table><tr>");
+    for h in RUN_HEADER {
+        let _ = write!(html, "<th>{h}</th>");
+    }
+    html.push_str("</tr>\n");
+    for (path, r) in runs.iter().rev() {
+        let line = run_line(path, r);
+        let _ = write!(html, "<tr><td><a href=\"{0}/report.html\">{0}</a></td>", line[0]);
+        for c in &line[1..] {
+            let _ = write!(html, "<td>{c}</td>");
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table></body></html>\n");
+    std::fs::write(dir.join("index.html"), html)?;
+    Ok(runs.len())
+}
+
+/// What changed between two runs.
+#[derive(Debug, Clone, Default)]
+pub struct Comparison {
+    /// One line per cell and figure that changed.
+    pub changes: Vec<String>,
+    /// The changes that are regressions (a correctness figure worse, p99 past the threshold, a
+    /// cell that ran before and no longer does).
+    pub regressions: Vec<String>,
+}
+
+/// Compares run `b` with run `a`; p99 growing by more than `p99_threshold` (0.5 = +50 %) counts as
+/// a regression.
+pub fn compare(a: &Report, b: &Report, p99_threshold: f64) -> Comparison {
+    let mut c = Comparison::default();
+    for old in &a.rows {
+        let cell = format!("{} {}", old.backend, old.design);
+        let Some(new) = b.rows.iter().find(|r| r.backend == old.backend && r.design == old.design) else {
+            c.regressions.push(format!("{cell}: ran in the first run, not in the second"));
+            continue;
+        };
+        let (o, n) = (&old.figures, &new.figures);
+        let figures = [
+            ("dup_events", o.dup_events as i64, n.dup_events as i64),
+            ("extra_applies", o.extra_applies as i64, n.extra_applies as i64),
+            ("lost", o.lost as i64, n.lost as i64),
+            ("stale_writes", o.stale_writes as i64, n.stale_writes as i64),
+            ("stale_accounts", o.stale_accounts as i64, n.stale_accounts as i64),
+            ("ledger - expected", (o.ledger - o.expected).abs(), (n.ledger - n.expected).abs()),
+        ];
+        for (name, before, after) in figures {
+            if after != before {
+                let line = format!("{cell}: {name} {before} -> {after}");
+                if after > before {
+                    c.regressions.push(line.clone());
+                }
+                c.changes.push(line);
+            }
+        }
+        let (p_old, p_new) = (old.latency_us.p99, new.latency_us.p99);
+        if p_old != p_new {
+            let growth = (p_new as f64 - p_old as f64) / (p_old.max(1) as f64);
+            let line = format!(
+                "{cell}: p99 {:.1} ms -> {:.1} ms ({:+.0} %)",
+                p_old as f64 / 1000.0,
+                p_new as f64 / 1000.0,
+                growth * 100.0
+            );
+            if growth > p99_threshold {
+                c.regressions.push(line.clone());
+            }
+            c.changes.push(line);
+        }
+    }
+    for new in &b.rows {
+        if !a.rows.iter().any(|r| r.backend == new.backend && r.design == new.design) {
+            c.changes.push(format!("{} {}: new in the second run", new.backend, new.design));
+        }
+    }
+    c
+}

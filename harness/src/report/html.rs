@@ -1,0 +1,265 @@
+//! report.html: one self-contained page (no network, no CDN) with charts drawn by plotters as
+//! inline SVG: latency percentile curves per design for each backend, and duplicate applies and
+//! stale accounts per design and backend with the model beside them.
+
+use std::fmt::Write;
+
+use plotters::prelude::*;
+use receivers::store::Backend;
+
+use super::markdown::{backends, designs};
+use super::{Report, Row};
+
+/// The charts the page promises, by id and title (tests check each is there).
+pub fn chart_titles(report: &Report) -> Vec<(String, String)> {
+    let mut titles: Vec<(String, String)> = backends(report)
+        .into_iter()
+        .map(|b| (format!("latency-{b}"), format!("Latency percentiles by design, {b}")))
+        .collect();
+    titles.push(("duplicates".into(), "Duplicate applies per design: model and real".into()));
+    titles.push(("stale".into(), "Stale accounts per design: model and real".into()));
+    titles
+}
+
+const COLORS: [RGBColor; 7] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+];
+
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+fn latency_chart(
+    report: &Report,
+    backend: Backend,
+    title: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let rows: Vec<&Row> = report.rows.iter().filter(|r| r.backend == backend).collect();
+    let ms = |us: u64| (us as f64 / 1000.0).max(0.01);
+    let top = rows.iter().map(|r| ms(r.latency_us.max)).fold(1.0, f64::max) * 1.5;
+    let bottom =
+        rows.iter().map(|r| ms(r.latency_us.p50)).fold(f64::INFINITY, f64::min).min(top / 10.0) / 2.0;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-0.2f64..4.2f64, (bottom..top).log_scale())?;
+        let names = ["p50", "p90", "p99", "p99.9", "max"];
+        chart
+            .configure_mesh()
+            .x_desc("percentile")
+            .y_desc("latency from planned send (ms, log scale)")
+            .x_labels(5)
+            .x_label_formatter(&|x| names.get(x.round() as usize).copied().unwrap_or("").to_string())
+            .draw()?;
+        for (i, r) in rows.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()];
+            let l = &r.latency_us;
+            let points: Vec<(f64, f64)> = [l.p50, l.p90, l.p99, l.p999, l.max]
+                .iter()
+                .enumerate()
+                .map(|(x, &v)| (x as f64, ms(v)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+                .label(r.design.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// Grouped bars: for each design, the model's figure and each backend's.
+fn bars_chart(
+    report: &Report,
+    title: &str,
+    y_desc: &str,
+    pick: fn(&crate::checker::Figures) -> u64,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let designs = designs(report);
+    let backends = backends(report);
+    let mut series: Vec<(String, Vec<u64>)> = Vec::new();
+    let model: Vec<u64> = designs
+        .iter()
+        .map(|d| {
+            report
+                .rows
+                .iter()
+                .find(|r| r.design == *d)
+                .and_then(|r| r.model.as_ref())
+                .map_or(0, |m| pick(&m.figures))
+        })
+        .collect();
+    series.push(("model".to_string(), model));
+    for b in &backends {
+        let values = designs
+            .iter()
+            .map(|d| {
+                report.rows.iter().find(|r| r.design == *d && r.backend == *b).map_or(0, |r| pick(&r.figures))
+            })
+            .collect();
+        series.push((b.to_string(), values));
+    }
+    let top = series.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0).max(1) as f64 * 1.2;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-0.5f64..(designs.len() as f64 - 0.5), 0f64..top)?;
+        let labels: Vec<String> = designs.iter().map(|d| d.to_string()).collect();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("design")
+            .y_desc(y_desc)
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .x_labels(designs.len())
+            .x_label_formatter(&|x| {
+                let i = x.round();
+                if (x - i).abs() < 0.01 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .draw()?;
+        let width = 0.8 / series.len() as f64;
+        for (k, (name, values)) in series.iter().enumerate() {
+            let color = if k == 0 { RGBColor(150, 150, 150) } else { COLORS[(k - 1) % COLORS.len()] };
+            let offset = -0.4 + width * k as f64;
+            chart
+                .draw_series(values.iter().enumerate().map(|(i, &v)| {
+                    let x0 = i as f64 + offset;
+                    Rectangle::new([(x0, 0.0), (x0 + width * 0.9, v as f64)], color.filled())
+                }))?
+                .label(name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// Renders report.html.
+pub fn render_html(report: &Report) -> String {
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hookbench {id}</title>\n<style>\
+         body{{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}}\
+         table{{border-collapse:collapse;margin:1rem 0;font-size:.9rem}}td,th{{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}}\
+         td:first-child,th:first-child,td:nth-child(2){{text-align:left}}figure{{margin:1.5rem 0}}figcaption{{font-weight:600}}\
+         .note{{color:#555}}</style></head><body>\n<h1>hookbench run {id}</h1>\n",
+        id = escape(&report.run_id)
+    );
+    let drawn: Drawn = (|| {
+        for (id, title) in chart_titles(report) {
+            let svg = match id.strip_prefix("latency-") {
+                Some(b) => {
+                    let backend = b.parse::<Backend>().map_err(std::io::Error::other)?;
+                    latency_chart(report, backend, &title)?
+                }
+                None if id == "duplicates" => {
+                    bars_chart(report, &title, "extra applies (count)", |f| f.extra_applies)?
+                }
+                None => bars_chart(report, &title, "accounts not on their latest plan (count)", |f| {
+                    f.stale_accounts
+                })?,
+            };
+            let _ = write!(
+                html,
+                "<figure id=\"{id}\"><figcaption>{}</figcaption>\n{svg}\n</figure>\n",
+                escape(&title)
+            );
+        }
+        Ok(())
+    })();
+    if let Err(e) = drawn {
+        let _ = write!(html, "<p class=\"note\">charts could not be drawn: {}</p>", escape(&e.to_string()));
+    }
+    // The tables, from the Markdown rendering's data.
+    let md = super::markdown::render_markdown(report);
+    html.push_str(&markdown_tables_to_html(&md));
+    html.push_str("</body></html>\n");
+    html
+}
+
+/// Turns the Markdown report (headings, paragraphs, pipe tables, lists) into HTML.
+fn markdown_tables_to_html(md: &str) -> String {
+    let mut out = String::new();
+    let mut in_table = false;
+    for line in md.lines() {
+        let cells = |l: &str| -> Vec<String> {
+            l.trim().trim_matches('|').split('|').map(|c| escape(c.trim()).replace("**", "")).collect()
+        };
+        if line.starts_with('|') {
+            if line.contains("---") {
+                continue;
+            }
+            if !in_table {
+                out.push_str("<table><tr>");
+                for c in cells(line) {
+                    let _ = write!(out, "<th>{c}</th>");
+                }
+                out.push_str("</tr>\n");
+                in_table = true;
+            } else {
+                out.push_str("<tr>");
+                for c in cells(line) {
+                    let _ = write!(out, "<td>{c}</td>");
+                }
+                out.push_str("</tr>\n");
+            }
+            continue;
+        }
+        if in_table {
+            out.push_str("</table>\n");
+            in_table = false;
+        }
+        if let Some(h) = line.strip_prefix("## ") {
+            let _ = writeln!(out, "<h2>{}</h2>", escape(h));
+        } else if line.starts_with("# ") {
+            continue; // the page has its own h1
+        } else if let Some(item) = line.strip_prefix("- ") {
+            let _ = writeln!(out, "<p>&bull; {}</p>", escape(item));
+        } else if !line.trim().is_empty() {
+            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(line));
+        }
+    }
+    if in_table {
+        out.push_str("</table>\n");
+    }
+    out
+}

@@ -1,0 +1,164 @@
+//! report.md: the article-style tables, model and real side by side for each design, Postgres and
+//! SQLite side by side; the latency table; the run's parameters, versions and machine.
+
+use std::fmt::Write;
+
+use receivers::design::Design;
+use receivers::store::Backend;
+
+use super::{Report, Row};
+
+fn row<'a>(report: &'a Report, backend: Backend, design: Design) -> Option<&'a Row> {
+    report.rows.iter().find(|r| r.backend == backend && r.design == design)
+}
+
+/// The designs that have a row, in DESIGN.md's order.
+pub(super) fn designs(report: &Report) -> Vec<Design> {
+    Design::ALL.into_iter().filter(|d| report.rows.iter().any(|r| r.design == *d)).collect()
+}
+
+/// The backends that have a row, Postgres first.
+pub(super) fn backends(report: &Report) -> Vec<Backend> {
+    Backend::ALL.into_iter().filter(|b| report.rows.iter().any(|r| r.backend == *b)).collect()
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.1}", us as f64 / 1000.0)
+}
+
+/// Renders report.md.
+pub fn render_markdown(report: &Report) -> String {
+    let mut md = String::new();
+    let p = &report.parameters;
+    let _ = writeln!(md, "# hookbench run {}\n", report.run_id);
+    let rate = p.rate.map_or_else(|| "unlimited".to_string(), |r| format!("{r} events/s"));
+    let _ = writeln!(
+        md,
+        "{} events (seed {}), {} worker processes per cell, rate {rate}, {} in flight at most, work delay {}. \
+         Real figures are counted by the checker from the database; model figures are the article's \
+         simulation of the same workload (the inbox is compared with the version guard).\n",
+        p.events, p.seed, p.workers, p.concurrency, p.work_delay
+    );
+    let backends = backends(report);
+    let designs = designs(report);
+
+    let _ = writeln!(md, "## Correctness: real (per backend) and model\n");
+    let mut header = "| design | figure | model |".to_string();
+    let mut rule = "|---|---|---:|".to_string();
+    for b in &backends {
+        let _ = write!(header, " {b} |");
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(md, "{header}\n{rule}");
+    type Pick = fn(&crate::checker::Figures) -> String;
+    let figures: [(&str, Pick); 7] = [
+        ("dup events", |f| f.dup_events.to_string()),
+        ("extra applies", |f| f.extra_applies.to_string()),
+        ("lost", |f| f.lost.to_string()),
+        ("stale writes", |f| f.stale_writes.to_string()),
+        ("stale accounts", |f| f.stale_accounts.to_string()),
+        ("ledger", |f| f.ledger.to_string()),
+        ("expected", |f| f.expected.to_string()),
+    ];
+    for d in &designs {
+        for (i, (name, pick)) in figures.iter().enumerate() {
+            let first = backends.iter().find_map(|b| row(report, *b, *d));
+            let model =
+                first.and_then(|r| r.model.as_ref()).map_or_else(|| "-".to_string(), |m| pick(&m.figures));
+            let label = if i == 0 { format!("**{d}**") } else { String::new() };
+            let mut line = format!("| {label} | {name} | {model} |");
+            for b in &backends {
+                let v = row(report, *b, *d).map_or_else(|| "-".to_string(), |r| pick(&r.figures));
+                let _ = write!(line, " {v} |");
+            }
+            let _ = writeln!(md, "{line}");
+        }
+    }
+
+    let _ = writeln!(md, "\n## Deliveries and latency\n");
+    let _ = writeln!(
+        md,
+        "Latency is from each attempt's planned send time to its response (corrected for coordinated \
+         omission), in milliseconds.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | retries | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for b in &backends {
+        for d in &designs {
+            if let Some(r) = row(report, *b, *d) {
+                let l = &r.latency_us;
+                let _ = writeln!(
+                    md,
+                    "| {b} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
+                    r.deliveries,
+                    r.status_2xx,
+                    r.status_4xx,
+                    r.status_5xx,
+                    r.timeouts,
+                    r.retries,
+                    ms(l.p50),
+                    ms(l.p90),
+                    ms(l.p99),
+                    ms(l.p999),
+                    ms(l.max),
+                    r.throughput_per_s,
+                    r.wall_s
+                );
+            }
+        }
+    }
+    for (title, notes) in [("Skipped", &report.skipped), ("Broken", &report.broken)] {
+        if !notes.is_empty() {
+            let _ = writeln!(md, "\n## {title}\n");
+            for n in notes.iter() {
+                let _ = writeln!(md, "- {} {}: {}", n.backend, n.design, n.reason);
+            }
+        }
+    }
+
+    let _ = writeln!(md, "\n## Run\n");
+    let v = &report.versions;
+    let m = &report.machine;
+    let mem = m.memory_bytes.map_or_else(String::new, |b| format!(", {:.0} GB", b as f64 / 1e9));
+    let lines = [
+        ("started", report.started_at.clone()),
+        ("commit", report.git_sha.clone().unwrap_or_else(|| "-".into())),
+        ("hookbench", v.hookbench.clone()),
+        ("Postgres", v.postgres.clone().unwrap_or_else(|| "-".into())),
+        ("Postgres from", v.postgres_origin.clone().unwrap_or_else(|| "-".into())),
+        ("SQLite", v.sqlite.clone().unwrap_or_else(|| "-".into())),
+        ("machine", format!("{} ({} cores{mem}), {} {}", m.cpu, m.cores, m.os, m.arch)),
+        ("seed", p.seed.to_string()),
+        ("events", p.events.to_string()),
+        ("workers", p.workers.to_string()),
+        ("concurrency", p.concurrency.to_string()),
+        ("rate", rate),
+        ("work delay", p.work_delay.clone()),
+        ("timeout", p.timeout.clone()),
+        (
+            "retries",
+            format!(
+                "base {}, cap {}, {} attempts",
+                humantime::format_duration(p.retry.base),
+                humantime::format_duration(p.retry.cap),
+                p.retry.max_attempts
+            ),
+        ),
+        ("isolation", p.isolation.clone()),
+        (
+            "fault chances",
+            format!(
+                "duplicate {}, ack lost {}, concurrent {}, shuffle {}",
+                p.p_duplicate, p.p_ack_lost, p.p_concurrent, p.p_shuffle
+            ),
+        ),
+    ];
+    let _ = writeln!(md, "| | |\n|---|---|");
+    for (k, v) in lines {
+        let _ = writeln!(md, "| {k} | {v} |");
+    }
+    md
+}

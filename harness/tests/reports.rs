@@ -1,0 +1,152 @@
+//! Reports: a real run's three files, its JSON validated against the committed schema, the HTML's
+//! charts, the history index, and `report compare` as a CI gate.
+
+use clap::Parser;
+use hookbench::cli::{Cli, run};
+use hookbench::report::{Report, chart_titles, compare};
+
+fn hookbench(args: &[&str]) -> anyhow::Result<String> {
+    let cli = Cli::try_parse_from(std::iter::once("hookbench").chain(args.iter().copied()))?;
+    let mut out = Vec::new();
+    run(cli, &mut out)?;
+    Ok(String::from_utf8(out)?)
+}
+
+const SCHEMA: &str = include_str!("../../reports/report.schema.json");
+
+#[test]
+fn the_committed_schema_is_the_one_the_types_generate() {
+    let committed: serde_json::Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
+    assert_eq!(
+        committed,
+        Report::json_schema(),
+        "run `hookbench report schema > reports/report.schema.json`"
+    );
+}
+
+#[test]
+fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
+    let reports = tempfile::tempdir().expect("tempdir");
+    let exe = env!("CARGO_BIN_EXE_hookbench");
+    let mut runs = Vec::new();
+    for name in ["run-a", "run-b"] {
+        let dir = reports.path().join(name);
+        let dir_s = dir.to_str().expect("utf-8").to_string();
+        hookbench(&[
+            "bench",
+            "--out",
+            &dir_s,
+            "--no-progress",
+            "--worker-exe",
+            exe,
+            "--events",
+            "300",
+            "--designs",
+            "naive,atomic,version-guard",
+        ])
+        .expect("bench runs");
+        runs.push(dir);
+    }
+    let dir = &runs[0];
+
+    // report.json is valid against the committed schema.
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json")).expect("JSON");
+    let schema: serde_json::Value = serde_json::from_str(SCHEMA).expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator.iter_errors(&json).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    // ... and the schema is not vacuous: a report missing a field fails it.
+    let mut broken = json.clone();
+    broken["rows"][0].as_object_mut().expect("row").remove("dup_events");
+    assert!(!validator.is_valid(&broken));
+
+    // report.md has the tables.
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    for needle in [
+        "## Correctness: real (per backend) and model",
+        "| **atomic** | dup events |",
+        "## Deliveries and latency",
+        "| seed | 20261023 |",
+    ] {
+        assert!(md.contains(needle), "report.md lacks {needle:?}");
+    }
+
+    // report.html is self-contained and has one chart per promised figure, with its title.
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    let report = Report::read_json(&dir.join("report.json")).expect("report");
+    let titles = chart_titles(&report);
+    assert_eq!(titles.len(), 4, "latency per backend (2), duplicates, stale accounts");
+    for (id, title) in &titles {
+        let start = html.find(&format!("<figure id=\"{id}\">")).unwrap_or_else(|| panic!("no figure {id}"));
+        let figure = &html[start..start + html[start..].find("</figure>").expect("closed")];
+        assert!(figure.contains(&format!("<figcaption>{title}</figcaption>")), "{id}: caption");
+        assert!(figure.contains("<svg") && figure.contains(title.as_str()), "{id}: an SVG titled {title}");
+        assert!(figure.contains("<path") || figure.contains("<rect"), "{id}: something drawn");
+    }
+    assert_eq!(html.matches("<svg").count(), titles.len());
+    // Nothing fetched: no scripts, stylesheets, images or links to elsewhere (an SVG's xmlns is a name).
+    for fetch in ["<script", "<link", "<img", "src=\"http", "href=\"http", "url(http"] {
+        assert!(!html.contains(fetch), "report.html fetches something: {fetch}");
+    }
+    assert!(
+        html.contains("latency from planned send (ms, log scale)") && html.contains("extra applies (count)")
+    );
+
+    // The index has both runs and its three trend charts.
+    let out = hookbench(&["report", "index", reports.path().to_str().expect("utf-8")]).expect("index");
+    assert!(out.contains("indexed 2 runs"), "{out}");
+    let index = std::fs::read_to_string(reports.path().join("index.html")).expect("index.html");
+    for id in ["trend-duplicates", "trend-stale", "trend-p99"] {
+        assert!(index.contains(&format!("<figure id=\"{id}\">")), "index lacks {id}");
+    }
+    assert!(index.contains("run-a/report.html") && index.contains("run-b/report.html"));
+    let index_md = std::fs::read_to_string(reports.path().join("index.md")).expect("index.md");
+    assert!(index_md.contains("[run-a](run-a/report.md)"));
+}
+
+fn sample_report() -> Report {
+    let json = r#"{"run_id":"x","started_at":"2026-11-29T00:00:00Z","git_sha":null,
+      "parameters":{"seed":1,"events":10,"workers":1,"concurrency":2,"rate":null,"work_delay":"0s","timeout":"10s",
+        "retry":{"base":"10ms","cap":"1s","max_attempts":10},"isolation":"read-committed","inbox_workers":2,
+        "p_duplicate":0.03,"p_ack_lost":0.02,"p_concurrent":0.01,"p_shuffle":0.1},
+      "versions":{"hookbench":"0","postgres":null,"sqlite":"3","postgres_origin":null},
+      "machine":{"cpu":"c","cores":2,"memory_bytes":null,"os":"linux","arch":"x86_64"},
+      "rows":[{"backend":"sqlite","design":"atomic","deliveries":10,"status_2xx":10,"status_4xx":0,"status_5xx":0,
+        "timeouts":0,"retries":0,"dup_events":0,"extra_applies":0,"lost":0,"stale_writes":0,"stale_accounts":0,
+        "ledger":600,"expected":600,"latency_us":{"p50":1000,"p90":2000,"p99":3000,"p999":4000,"max":5000,"count":10},
+        "latency_actual_us":{"p50":1000,"p90":2000,"p99":3000,"p999":4000,"max":5000,"count":10},
+        "throughput_per_s":100.0,"wall_s":1.0,"connect_errors":0,"gave_up":0,"ledger_rows":600,"dead_letters":0,"model":null}],
+      "skipped":[],"broken":[]}"#;
+    serde_json::from_str(json).expect("sample report")
+}
+
+#[test]
+fn compare_passes_identical_runs_and_flags_one_more_duplicate_apply() {
+    let a = sample_report();
+    assert!(compare(&a, &a.clone(), 0.5).regressions.is_empty());
+    let mut b = a.clone();
+    b.rows[0].figures.dup_events += 1;
+    b.rows[0].figures.extra_applies += 1;
+    b.rows[0].figures.ledger += 100;
+    let c = compare(&a, &b, 0.5);
+    assert!(
+        c.regressions.iter().any(|r| r.contains("sqlite atomic: dup_events 0 -> 1")),
+        "{:?}",
+        c.regressions
+    );
+    // Through the command line: exit status non-zero on the regression, zero on identical runs.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (pa, pb) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&pa, serde_json::to_vec(&a).expect("json")).expect("write");
+    std::fs::write(&pb, serde_json::to_vec(&b).expect("json")).expect("write");
+    let (sa, sb) = (pa.to_str().expect("utf-8"), pb.to_str().expect("utf-8"));
+    assert_eq!(hookbench(&["report", "compare", sa, sa]).expect("identical runs pass"), "no change\n");
+    let err = hookbench(&["report", "compare", sa, sb]).expect_err("a regression fails");
+    assert!(err.to_string().contains("1 regression") || err.to_string().contains("regression(s)"), "{err}");
+    // p99 latency past the threshold is a regression too; within it, only a change.
+    let mut slow = a.clone();
+    slow.rows[0].latency_us.p99 = 4000;
+    assert!(compare(&a, &slow, 0.5).regressions.is_empty());
+    assert_eq!(compare(&a, &slow, 0.2).regressions.len(), 1);
+}
