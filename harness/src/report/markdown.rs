@@ -8,7 +8,7 @@ use receivers::store::Backend;
 
 use super::{Report, Row};
 
-fn row<'a>(report: &'a Report, backend: Backend, design: Design) -> Option<&'a Row> {
+fn row(report: &Report, backend: Backend, design: Design) -> Option<&Row> {
     report.rows.iter().find(|r| r.backend == backend && r.design == design)
 }
 
