@@ -60,6 +60,19 @@ pub struct BenchConfig {
     pub quiet_timeout: Duration,
     /// Draw progress bars (on a terminal).
     pub progress: bool,
+    /// Deliver to receivers that are already running instead of starting a fleet.
+    pub targets: Option<Targets>,
+}
+
+/// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    /// Their webhook URLs.
+    pub urls: Vec<String>,
+    /// The database they share (the checker reads it; it is not dropped).
+    pub database_url: String,
+    /// The secret they verify with.
+    pub secret: Secret,
 }
 
 /// Why a cell broke.
@@ -122,6 +135,7 @@ pub async fn run(config: &BenchConfig) -> Report {
     let _ = std::fs::create_dir_all(config.out.join("logs"));
     for &backend in &config.backends {
         let pg = match backend {
+            _ if config.targets.is_some() => None,
             Backend::Postgres => match PostgresServer::start(&config.postgres).await {
                 Ok(server) => {
                     report.versions.postgres = server.version().await.ok();
@@ -168,32 +182,46 @@ async fn run_cell(
     report: &mut Report,
 ) -> Result<Row, CellError> {
     let started = Instant::now();
-    let db = match pg {
-        Some(server) => CellDb::Postgres(server.fresh_database().await?),
+    let (db, store, fleet, urls, secret) = match &config.targets {
+        // Receivers someone else started: deliver to them, check the database they share.
+        Some(t) => {
+            let store = Store::connect(
+                &t.database_url,
+                &StoreOptions { max_connections: 2, ..StoreOptions::default() },
+            )
+            .await?;
+            note_version(report, backend, &store).await;
+            (None, store, None, t.urls.clone(), t.secret.clone())
+        }
         None => {
-            CellDb::Sqlite(SqliteFile::create(config.keep.then(|| config.out.join("sqlite")).as_deref())?)
+            let db = match pg {
+                Some(server) => CellDb::Postgres(server.fresh_database().await?),
+                None => CellDb::Sqlite(SqliteFile::create(
+                    config.keep.then(|| config.out.join("sqlite")).as_deref(),
+                )?),
+            };
+            let url = db.url();
+            // Migrate once here, so the workers start on a ready schema; the checker reads through it.
+            let store =
+                Store::connect(&url, &StoreOptions { max_connections: 2, ..StoreOptions::default() }).await?;
+            note_version(report, backend, &store).await;
+            let secret = run_secret(config.workload.seed);
+            let spec = WorkerSpec {
+                exe: config.exe.clone(),
+                design,
+                database_url: url,
+                secrets: vec![secret.to_whsec()],
+                work_delay: config.work_delay,
+                isolation: config.isolation,
+                inbox_workers: config.inbox_workers,
+                max_connections: config.max_connections,
+                log: Some(config.out.join("logs").join(format!("{backend}-{design}.log"))),
+            };
+            let fleet = Fleet::start(spec, config.workers).await?;
+            let urls = fleet.workers().iter().map(|w| w.webhook_url(&config.sender.source)).collect();
+            (Some(db), store, Some(fleet), urls, secret)
         }
     };
-    let url = db.url();
-    // Migrate once here, so the workers start on a ready schema; the checker reads through it.
-    let store = Store::connect(&url, &StoreOptions { max_connections: 2, ..StoreOptions::default() }).await?;
-    if backend == Backend::Sqlite && report.versions.sqlite.is_none() {
-        report.versions.sqlite = store.version().await.ok();
-    }
-    let secret = run_secret(config.workload.seed);
-    let spec = WorkerSpec {
-        exe: config.exe.clone(),
-        design,
-        database_url: url,
-        secrets: vec![secret.to_whsec()],
-        work_delay: config.work_delay,
-        isolation: config.isolation,
-        inbox_workers: config.inbox_workers,
-        max_connections: config.max_connections,
-        log: Some(config.out.join("logs").join(format!("{backend}-{design}.log"))),
-    };
-    let fleet = Fleet::start(spec, config.workers).await?;
-    let urls = fleet.workers().iter().map(|w| w.webhook_url(&config.sender.source)).collect();
 
     let bar = multi.add(ProgressBar::new(workload.groups.len() as u64));
     bar.set_style(
@@ -223,14 +251,18 @@ async fn run_cell(
         Ok(s) => s,
         Err(e) => {
             bar.abandon_with_message("sender failed");
-            fleet.stop().await.ok();
+            if let Some(f) = fleet {
+                f.stop().await.ok();
+            }
             return Err(e.into());
         }
     };
     bar.set_position(workload.groups.len() as u64);
     bar.set_message("waiting for the receivers to go quiet");
     let quiet = wait_quiet(&store, design, config.quiet_timeout).await;
-    fleet.stop().await?;
+    if let Some(f) = fleet {
+        f.stop().await?;
+    }
     if let Err(pending) = quiet {
         bar.abandon_with_message("not quiet");
         return Err(CellError::NotQuiet(pending));
@@ -238,7 +270,7 @@ async fn run_cell(
     let verdict = checker::check(&store, workload).await?;
     store.close().await;
     if !config.keep
-        && let CellDb::Postgres(db) = &db
+        && let Some(CellDb::Postgres(db)) = &db
     {
         db.drop_database().await?;
     }
@@ -275,6 +307,17 @@ async fn run_cell(
         );
     }
     Ok(row)
+}
+
+/// Records the database's version in the report, once per backend.
+async fn note_version(report: &mut Report, backend: Backend, store: &Store) {
+    let slot = match backend {
+        Backend::Postgres => &mut report.versions.postgres,
+        Backend::Sqlite => &mut report.versions.sqlite,
+    };
+    if slot.is_none() {
+        *slot = store.version().await.ok();
+    }
 }
 
 /// Waits until nothing is left to apply (the inbox drained); other designs are quiet once the

@@ -16,7 +16,7 @@ use std::time::Duration;
 use receivers::design::Design;
 use receivers::store::{Backend, Isolation, Store, StoreOptions};
 
-use crate::bench::{self, BenchConfig};
+use crate::bench::{self, BenchConfig, Targets};
 use crate::machine::Machine;
 use crate::model::ModelReport;
 use crate::perf::{self, PerfConfig};
@@ -179,6 +179,14 @@ pub struct BenchArgs {
     /// The executable the workers run (`serve`) [default: this one].
     #[arg(long, hide = true)]
     pub worker_exe: Option<PathBuf>,
+    /// Deliver to receivers that are already running (comma-separated webhook URLs, one design)
+    /// instead of starting workers; needs --database-url (the database they share, which the
+    /// checker reads), --secret and exactly one --designs.
+    #[arg(long, value_delimiter = ',', requires = "secret")]
+    pub targets: Vec<String>,
+    /// The secret the --targets verify with.
+    #[arg(long, env = "HOOKBENCH_SECRET", hide_env_values = true)]
+    pub secret: Option<Secret>,
 }
 
 /// Arguments of `hookbench perf`.
@@ -421,8 +429,20 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         None => std::env::current_exe().context("finding hookbench's own executable")?,
     };
     let designs = if args.designs.is_empty() { Design::ALL.to_vec() } else { args.designs.clone() };
+    let (backends, targets) = if args.targets.is_empty() {
+        (args.backends.clone(), None)
+    } else {
+        let database_url = args.postgres.database_url.clone().context("--targets needs --database-url")?;
+        let backend = Backend::of_url(&database_url).context("--database-url names no supported database")?;
+        if designs.len() != 1 {
+            bail!("--targets needs exactly one --designs: the design the running receivers implement");
+        }
+        let secret = args.secret.clone().context("--targets needs --secret")?;
+        (vec![backend], Some(Targets { urls: args.targets.clone(), database_url, secret }))
+    };
     let config = BenchConfig {
-        backends: args.backends.clone(),
+        targets,
+        backends,
         designs,
         workload,
         workers: args.workers,

@@ -131,3 +131,48 @@ fn a_bench_with_no_backend_available_fails_and_says_why() {
     assert_eq!(report.skipped.len(), 7);
     assert!(String::from_utf8_lossy(&table).contains("skipped postgres naive"));
 }
+
+#[test]
+fn a_bench_against_receivers_it_did_not_start() {
+    const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let data = tempfile::tempdir().expect("tempdir");
+    let db_url = format!("sqlite://{}/shared.db", data.path().display());
+    // Two receivers started by hand, as `docker compose` would start replicas.
+    let spec = hookbench::fleet::WorkerSpec {
+        exe: env!("CARGO_BIN_EXE_hookbench").into(),
+        design: receivers::design::Design::Atomic,
+        database_url: db_url.clone(),
+        secrets: vec![SECRET.to_string()],
+        work_delay: std::time::Duration::ZERO,
+        isolation: receivers::store::Isolation::ReadCommitted,
+        inbox_workers: 0,
+        max_connections: 4,
+        log: None,
+    };
+    let fleet = rt.block_on(hookbench::fleet::Fleet::start(spec, 2)).expect("receivers start");
+    let targets: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let targets = targets.join(",");
+    let (report, table) = bench(
+        dir.path(),
+        &[
+            "--targets",
+            &targets,
+            "--database-url",
+            &db_url,
+            "--secret",
+            SECRET,
+            "--designs",
+            "atomic",
+            "--events",
+            "300",
+        ],
+    );
+    rt.block_on(fleet.stop()).expect("stop");
+    assert_eq!(report.rows.len(), 1, "{table}");
+    let r = row(&report, "sqlite", "atomic");
+    assert_eq!((r.figures.dup_events, r.figures.lost), (0, 0), "{table}");
+    assert_eq!(r.figures.ledger, r.figures.expected, "{table}");
+    assert!(data.path().join("shared.db").exists(), "a database hookbench did not create is left alone");
+}
