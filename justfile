@@ -47,3 +47,7 @@ bench *ARGS:
 # hookbench against the machine's limits: the atomic design vs pgbench, the sender vs wrk.
 perf *ARGS:
     ./scripts/perf.sh {{ARGS}}
+
+# The nightly job, minus the upload: bench, rebuild reports/index.{md,html}, compare with the last run.
+nightly *ARGS:
+    ./scripts/nightly.sh {{ARGS}}

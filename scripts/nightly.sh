@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The nightly job's steps (.github/workflows/nightly.yml runs exactly this; `just nightly` runs it
+# here, without the upload): build, run the bench with defaults through testcontainers, rebuild
+# the history index with the earlier runs under reports/, and compare with the previous run.
+#
+# NIGHTLY_P99_THRESHOLD: p99 growth that fails the job (default 1.0, i.e. doubled).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reports=${REPORTS_DIR:-reports}
+mkdir -p "$reports"
+previous=$(ls -1d "$reports"/*/ 2>/dev/null | while read -r d; do [ -f "$d/report.json" ] && echo "${d%/}"; done | sort | tail -n 1)
+run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(git rev-parse --short HEAD 2>/dev/null || echo nogit)"
+./scripts/bench.sh --no-progress --out "$reports/$run_id" "$@"
+./target/release/hookbench report index "$reports"
+if [ -n "$previous" ]; then
+  echo "== compared with $previous"
+  ./target/release/hookbench report compare "$previous" "$reports/$run_id" \
+    --p99-threshold "${NIGHTLY_P99_THRESHOLD:-1.0}"
+fi
