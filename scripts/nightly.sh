@@ -3,7 +3,11 @@
 # here, without the upload): build, run the bench with defaults through testcontainers, rebuild
 # the history index with the earlier runs under reports/, and compare with the previous run.
 #
-# NIGHTLY_P99_THRESHOLD: p99 growth that fails the job (default 1.0, i.e. doubled).
+# The comparison is printed; with NIGHTLY_GATE=1 a regression fails the job. (Designs that are
+# expected to misbehave, naive or check-then-insert, vary from run to run under real concurrency,
+# so gating on every figure of every design would flag noise.)
+# NIGHTLY_P99_THRESHOLD: p99 growth counted as a regression (default 1.0, i.e. doubled);
+# NIGHTLY_TOLERANCE: growth of a non-zero correctness figure forgiven as noise (default 0.5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reports=${REPORTS_DIR:-reports}
@@ -14,6 +18,9 @@ run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(git rev-parse --short HEAD 2>/dev/null || e
 ./target/release/hookbench report index "$reports"
 if [ -n "$previous" ]; then
   echo "== compared with $previous"
-  ./target/release/hookbench report compare "$previous" "$reports/$run_id" \
-    --p99-threshold "${NIGHTLY_P99_THRESHOLD:-1.0}"
+  if ! ./target/release/hookbench report compare "$previous" "$reports/$run_id" \
+    --p99-threshold "${NIGHTLY_P99_THRESHOLD:-1.0}" --tolerance "${NIGHTLY_TOLERANCE:-0.5}"; then
+    [ "${NIGHTLY_GATE:-0}" = 1 ] && exit 1
+    echo "(regressions reported above; set NIGHTLY_GATE=1 to fail on them)"
+  fi
 fi

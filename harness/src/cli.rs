@@ -240,6 +240,10 @@ pub enum ReportCommand {
         /// p99 growth that counts as a regression, as a fraction (0.5 = +50 %).
         #[arg(long, default_value_t = 0.5)]
         p99_threshold: f64,
+        /// Growth of a non-zero correctness figure tolerated as run-to-run noise, as a fraction
+        /// (0: every increase is a regression; growth from zero always is).
+        #[arg(long, default_value_t = 0.0)]
+        tolerance: f64,
     },
 }
 
@@ -579,8 +583,8 @@ fn report_command(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()>
             let n = rebuild_index(&dir).with_context(|| format!("indexing {}", dir.display()))?;
             writeln!(out, "indexed {n} runs into {0}/index.md and {0}/index.html", dir.display())?;
         }
-        ReportCommand::Compare { a, b, p99_threshold } => {
-            let c = compare(&read_run(&a)?, &read_run(&b)?, p99_threshold);
+        ReportCommand::Compare { a, b, p99_threshold, tolerance } => {
+            let c = compare(&read_run(&a)?, &read_run(&b)?, p99_threshold, tolerance);
             if c.changes.is_empty() && c.regressions.is_empty() {
                 writeln!(out, "no change")?;
             }

@@ -124,12 +124,12 @@ fn sample_report() -> Report {
 #[test]
 fn compare_passes_identical_runs_and_flags_one_more_duplicate_apply() {
     let a = sample_report();
-    assert!(compare(&a, &a.clone(), 0.5).regressions.is_empty());
+    assert!(compare(&a, &a.clone(), 0.5, 0.0).regressions.is_empty());
     let mut b = a.clone();
     b.rows[0].figures.dup_events += 1;
     b.rows[0].figures.extra_applies += 1;
     b.rows[0].figures.ledger += 100;
-    let c = compare(&a, &b, 0.5);
+    let c = compare(&a, &b, 0.5, 0.0);
     assert!(
         c.regressions.iter().any(|r| r.contains("sqlite atomic: dup_events 0 -> 1")),
         "{:?}",
@@ -147,6 +147,18 @@ fn compare_passes_identical_runs_and_flags_one_more_duplicate_apply() {
     // p99 latency past the threshold is a regression too; within it, only a change.
     let mut slow = a.clone();
     slow.rows[0].latency_us.p99 = 4000;
-    assert!(compare(&a, &slow, 0.5).regressions.is_empty());
-    assert_eq!(compare(&a, &slow, 0.2).regressions.len(), 1);
+    assert!(compare(&a, &slow, 0.5, 0.0).regressions.is_empty());
+    assert_eq!(compare(&a, &slow, 0.2, 0.0).regressions.len(), 1);
+    // A tolerance forgives noise in figures that are not zero, never a figure leaving zero.
+    let mut noisy = a.clone();
+    noisy.rows[0].figures.stale_writes = 10;
+    let mut noisier = noisy.clone();
+    noisier.rows[0].figures.stale_writes = 12;
+    assert!(compare(&noisy, &noisier, 0.5, 0.25).regressions.is_empty());
+    assert_eq!(compare(&noisy, &noisier, 0.5, 0.0).regressions.len(), 1);
+    assert_eq!(
+        compare(&a, &b, 0.5, 10.0).regressions.len(),
+        4,
+        "0 -> 1 dup is a regression at any tolerance"
+    );
 }

@@ -191,9 +191,10 @@ pub struct Comparison {
     pub regressions: Vec<String>,
 }
 
-/// Compares run `b` with run `a`; p99 growing by more than `p99_threshold` (0.5 = +50 %) counts as
-/// a regression.
-pub fn compare(a: &Report, b: &Report, p99_threshold: f64) -> Comparison {
+/// Compares run `b` with run `a`. A correctness figure that grew is a regression (any growth from
+/// zero; from a non-zero value, growth beyond `tolerance` as a fraction: 0 counts every increase);
+/// p99 growing by more than `p99_threshold` (0.5 = +50 %) is one too.
+pub fn compare(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Comparison {
     let mut c = Comparison::default();
     for old in &a.rows {
         let cell = format!("{} {}", old.backend, old.design);
@@ -213,7 +214,8 @@ pub fn compare(a: &Report, b: &Report, p99_threshold: f64) -> Comparison {
         for (name, before, after) in figures {
             if after != before {
                 let line = format!("{cell}: {name} {before} -> {after}");
-                if after > before {
+                let growth = (after - before) as f64 / before.max(1) as f64;
+                if after > before && (before == 0 || growth > tolerance) {
                     c.regressions.push(line.clone());
                 }
                 c.changes.push(line);
