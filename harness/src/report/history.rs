@@ -70,7 +70,6 @@ fn trend_svg(
             .margin(12)
             .x_label_area_size(44)
             .y_label_area_size(64)
-            .right_y_label_area_size(10)
             .build_cartesian_2d(-0.3f64..(runs.len().max(2) as f64 - 0.7), 0f64..top)?;
         chart
             .configure_mesh()
