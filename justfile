@@ -39,8 +39,7 @@ postgres-image:
     ./scripts/docker-engine.sh
     ./docker/postgres-local/build.sh
 
-# The main job: every design on Postgres and SQLite, checked from the database; report in reports/.
-# scripts/bench.sh readies Docker and the Postgres image first, unless DATABASE_URL is set.
+# The main job (scripts/bench.sh: readies Postgres, runs every design on both backends, writes reports/<run>/).
 bench *ARGS:
     ./scripts/bench.sh {{ARGS}}
 
