@@ -65,11 +65,7 @@ fn trend_svg(
     {
         let root = SVGBackend::with_string(&mut svg, (900, 460)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
+        let mut chart = super::html::frame(&root, title)
             .build_cartesian_2d(-0.3f64..(runs.len().max(2) as f64 - 0.7), 0f64..top)?;
         chart
             .configure_mesh()

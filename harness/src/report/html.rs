@@ -33,6 +33,16 @@ const COLORS: [RGBColor; 7] = [
 
 type Drawn = Result<(), Box<dyn std::error::Error>>;
 
+/// A chart frame with hookbench's look: the title, margins and room for axis labels.
+pub(super) fn frame<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, plotters::coord::Shift>,
+    title: &'b str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder.caption(title, ("sans-serif", 20)).margin(12).x_label_area_size(44).y_label_area_size(64);
+    builder
+}
+
 fn latency_chart(
     report: &Report,
     backend: Backend,
@@ -47,12 +57,7 @@ fn latency_chart(
     {
         let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(-0.2f64..4.2f64, (bottom..top).log_scale())?;
+        let mut chart = frame(&root, title).build_cartesian_2d(-0.2f64..4.2f64, (bottom..top).log_scale())?;
         let names = ["p50", "p90", "p99", "p99.9", "max"];
         chart
             .configure_mesh()
@@ -122,12 +127,8 @@ fn bars_chart(
     {
         let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(44)
-            .y_label_area_size(64)
-            .build_cartesian_2d(-0.5f64..(designs.len() as f64 - 0.5), 0f64..top)?;
+        let mut chart =
+            frame(&root, title).build_cartesian_2d(-0.5f64..(designs.len() as f64 - 0.5), 0f64..top)?;
         let labels: Vec<String> = designs.iter().map(|d| d.to_string()).collect();
         chart
             .configure_mesh()
