@@ -45,7 +45,8 @@ pub enum Command {
     /// worker processes on Postgres and SQLite, then checked from the database.
     ///
     /// Prints the article-style table (with latency, and the model's figures beside the real
-    /// ones) and writes report.json into --out. Fails only when nothing could run or a cell broke.
+    /// ones) and writes report.json, report.md and report.html into --out. Fails only when nothing
+    /// could run or a cell broke.
     Bench(Box<BenchArgs>),
     /// Measure how close hookbench gets to this machine's limits: the atomic design against
     /// pgbench running the same transaction, and the sender against wrk on a trivial endpoint,
