@@ -138,9 +138,6 @@ pub struct BenchArgs {
     /// fast as --concurrency allows.
     #[arg(long, default_value_t = 2500.0)]
     pub rate: f64,
-    /// Simulated work per delivery, such as 5ms.
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
-    pub work_delay: Duration,
     /// An attempt taking longer counts as a timeout and is retried.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
@@ -153,15 +150,9 @@ pub struct BenchArgs {
     /// Attempts per delivery, the first included, before it is given up.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_attempts: u32,
-    /// Postgres isolation for the receivers.
-    #[arg(long, default_value = "read-committed")]
-    pub isolation: Isolation,
-    /// Inbox claim loops per worker.
-    #[arg(long, default_value_t = 2)]
-    pub inbox_workers: usize,
-    /// Database connections per worker.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub max_connections: u32,
+    /// How each receiver worker works.
+    #[command(flatten)]
+    pub receiver: ReceiverArgs,
     /// Where Postgres comes from.
     #[command(flatten)]
     pub postgres: PostgresArgs,
@@ -364,6 +355,14 @@ pub struct ServeArgs {
     /// Signing secret, `whsec_<base64>`; repeat it for several (any one may verify).
     #[arg(long, required = true, env = "HOOKBENCH_SECRET", hide_env_values = true, value_delimiter = ' ')]
     pub secret: Vec<Secret>,
+    /// How the receiver works.
+    #[command(flatten)]
+    pub receiver: ReceiverArgs,
+}
+
+/// How each receiver worker works (shared by `serve` and `bench`).
+#[derive(Debug, Clone, Args)]
+pub struct ReceiverArgs {
     /// Simulated work per delivery, such as 5ms (after the check in check-then-insert, before
     /// the transaction elsewhere, never inside one).
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
@@ -371,10 +370,10 @@ pub struct ServeArgs {
     /// Postgres transaction isolation: read-committed, repeatable-read or serializable.
     #[arg(long, default_value = "read-committed")]
     pub isolation: Isolation,
-    /// Inbox claim loops in this process (inbox design only).
+    /// Inbox claim loops per worker process (inbox design only).
     #[arg(long, default_value_t = 2)]
     pub inbox_workers: usize,
-    /// Database connections in this process's pool.
+    /// Database connections in each worker process's pool.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_connections: u32,
 }
@@ -462,10 +461,10 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             },
             source: "bench".to_string(),
         },
-        work_delay: args.work_delay,
-        isolation: args.isolation,
-        inbox_workers: args.inbox_workers,
-        max_connections: args.max_connections,
+        work_delay: args.receiver.work_delay,
+        isolation: args.receiver.isolation,
+        inbox_workers: args.receiver.inbox_workers,
+        max_connections: args.receiver.max_connections,
         postgres: args.postgres.settings(),
         keep: args.keep,
         exe,
@@ -654,10 +653,10 @@ fn serve(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         database_url: args.database_url,
         listen: args.listen,
         secrets: args.secret,
-        work_delay: args.work_delay,
-        isolation: args.isolation,
-        inbox_workers: args.inbox_workers,
-        max_connections: args.max_connections,
+        work_delay: args.receiver.work_delay,
+        isolation: args.receiver.isolation,
+        inbox_workers: args.receiver.inbox_workers,
+        max_connections: args.receiver.max_connections,
     };
     let design = config.design;
     runtime()?.block_on(async {

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use crate::checker::Figures;
 use crate::workload::{EventKind, Group, GroupKind, Workload};
 
 /// The ordering guard of a transactional handler.
@@ -179,41 +180,16 @@ pub struct HandlerResult {
     pub deliveries: u64,
     /// Attempts answered 5xx.
     pub errors: u64,
-    /// Credit events applied more than once.
-    pub dup_events: u64,
-    /// Applies beyond the first, over credit events.
-    pub extra_applies: u64,
-    /// Credit events never applied.
-    pub lost: u64,
-    /// Times an older plan overwrote a newer one.
-    pub stale_writes: u64,
-    /// Accounts whose final plan version is not their latest.
-    pub stale_accounts: u64,
-    /// Sum of all credits.
-    pub ledger: i64,
-    /// What the ledger should be.
-    pub expected: i64,
+    /// The correctness figures (dup events, extra applies, lost, stale writes, stale accounts,
+    /// ledger, expected).
+    #[serde(flatten)]
+    pub figures: Figures,
     /// The traced event's attempts, as the script logs them.
     pub trace_log: Vec<String>,
     /// How many times the traced event was applied.
     pub traced_applied: u32,
     /// The tie example's account plan version right after its older update's first attempt.
     pub tie_after: Option<u32>,
-}
-
-impl HandlerResult {
-    /// The correctness figures, as the checker reports them for a real run.
-    pub fn figures(&self) -> crate::checker::Figures {
-        crate::checker::Figures {
-            dup_events: self.dup_events,
-            extra_applies: self.extra_applies,
-            lost: self.lost,
-            stale_writes: self.stale_writes,
-            stale_accounts: self.stale_accounts,
-            ledger: self.ledger,
-            expected: self.expected,
-        }
-    }
 }
 
 /// Replays the plan through one handler (the script's `runHandler`).
@@ -296,13 +272,15 @@ pub fn run_handler(
         label: handler.label(),
         deliveries,
         errors,
-        dup_events,
-        extra_applies,
-        lost,
-        stale_writes: db.stale_writes,
-        stale_accounts,
-        ledger: db.credits.iter().sum(),
-        expected: w.expected_ledger(),
+        figures: Figures {
+            dup_events,
+            extra_applies,
+            lost,
+            stale_writes: db.stale_writes,
+            stale_accounts,
+            ledger: db.credits.iter().sum(),
+            expected: w.expected_ledger(),
+        },
         trace_log,
         traced_applied: trace.map_or(0, |t| db.applied[t]),
         tie_after,

@@ -236,13 +236,13 @@ impl ModelReport {
                 r.label,
                 r.deliveries,
                 r.errors,
-                r.dup_events,
-                r.extra_applies,
-                r.lost,
-                r.stale_writes,
-                r.stale_accounts,
-                r.ledger,
-                r.expected
+                r.figures.dup_events,
+                r.figures.extra_applies,
+                r.figures.lost,
+                r.figures.stale_writes,
+                r.figures.stale_accounts,
+                r.figures.ledger,
+                r.figures.expected
             )?;
         }
 
@@ -359,7 +359,10 @@ mod tests {
         let deliveries: Vec<u64> = r.handlers.iter().map(|h| h.deliveries).collect();
         assert_eq!(deliveries, [10_633, 10_747, 10_633, 10_633, 10_633, 10_633]);
         assert_eq!(r.for_design("check-then-insert").map(|h| h.errors), Some(106));
-        assert_eq!(r.for_design("version-guard").map(|h| (h.stale_writes, h.stale_accounts)), Some((0, 0)));
+        assert_eq!(
+            r.for_design("version-guard").map(|h| (h.figures.stale_writes, h.figures.stale_accounts)),
+            Some((0, 0))
+        );
     }
 
     #[test]
@@ -378,11 +381,11 @@ mod tests {
         let r = report(config);
         let credits = r.credit_events as u64;
         let cti = r.for_design("check-then-insert").expect("row");
-        assert_eq!((cti.dup_events, cti.errors), (credits, 300));
+        assert_eq!((cti.figures.dup_events, cti.errors), (credits, 300));
         assert_eq!(cti.deliveries, 300 * 3);
         let atomic = r.for_design("atomic").expect("row");
-        assert_eq!((atomic.dup_events, atomic.errors, atomic.deliveries), (0, 0, 600));
-        assert_eq!(r.for_design("naive").map(|h| h.extra_applies), Some(credits));
+        assert_eq!((atomic.figures.dup_events, atomic.errors, atomic.deliveries), (0, 0, 600));
+        assert_eq!(r.for_design("naive").map(|h| h.figures.extra_applies), Some(credits));
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl From<&HandlerResult> for ModelFigures {
             handler: h.label.to_string(),
             deliveries: h.deliveries,
             status_5xx: h.errors,
-            figures: h.figures(),
+            figures: h.figures,
         }
     }
 }
