@@ -50,3 +50,7 @@ perf *ARGS:
 # The nightly job, minus the upload: bench, rebuild reports/index.{md,html}, compare with the last run.
 nightly *ARGS:
     ./scripts/nightly.sh {{ARGS}}
+
+# The article's sender experiment against a real receiver (retries without and with jitter).
+jitter *ARGS:
+    cargo run --release --locked -p hookbench -- jitter {{ARGS}}

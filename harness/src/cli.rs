@@ -17,6 +17,7 @@ use receivers::design::Design;
 use receivers::store::{Backend, Isolation, Store, StoreOptions};
 
 use crate::bench::{self, BenchConfig, Targets};
+use crate::experiments;
 use crate::machine::Machine;
 use crate::model::ModelReport;
 use crate::perf::{self, PerfConfig};
@@ -59,6 +60,10 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: SocketAddr,
     },
+    /// The article's sender experiment for real: deliveries failing together against a receiver
+    /// that answers 503 until it recovers, retrying with exponential backoff without and with full
+    /// jitter; measured at the receiver, beside the model's figures.
+    Jitter(JitterArgs),
     /// Reports: render a run's Markdown and HTML, rebuild the history index, compare two runs,
     /// print report.json's JSON Schema.
     #[command(subcommand)]
@@ -239,6 +244,26 @@ pub enum ReportCommand {
     },
 }
 
+/// Arguments of `hookbench jitter`.
+#[derive(Debug, Clone, Args)]
+pub struct JitterArgs {
+    /// Seed of the jitter draws (the model's).
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Deliveries that fail at the same moment.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub deliveries: u32,
+    /// When the receiver comes back, in (unscaled) seconds.
+    #[arg(long, default_value_t = 300.0)]
+    pub recover_s: f64,
+    /// How much faster than the article's clock the run goes (100: its 300 s take 3 s).
+    #[arg(long, default_value_t = 100.0)]
+    pub time_scale: f64,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Arguments of `hookbench db`.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
@@ -397,6 +422,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Model(args) => model(&args, out),
         Command::Bench(args) => bench(&args, out),
         Command::Report(cmd) => report_command(cmd, out),
+        Command::Jitter(args) => jitter_command(&args, out),
         Command::Perf(args) => perf_command(&args, out),
         Command::ServeOk { listen } => serve_ok(listen, out),
         Command::Sign(args) => sign(&args, out),
@@ -562,6 +588,58 @@ fn serve_ok(listen: SocketAddr, out: &mut dyn Write) -> anyhow::Result<()> {
         axum::serve(listener, perf::ok_router()).with_graceful_shutdown(shutdown).await?;
         Ok(())
     })
+}
+
+fn jitter_command(args: &JitterArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    use crate::model::jitter::{self, JitterMode};
+    if !(args.time_scale > 0.0 && args.recover_s > 0.0) {
+        bail!("--time-scale and --recover-s must be positive");
+    }
+    let modes = [JitterMode::NoJitter, JitterMode::FullJitter];
+    let measured = runtime()?.block_on(async {
+        let mut measured = Vec::new();
+        for mode in modes {
+            measured.push(
+                experiments::jitter(args.seed, mode, args.deliveries, args.recover_s, args.time_scale)
+                    .await?,
+            );
+        }
+        Ok::<_, io::Error>(measured)
+    })?;
+    let model: Vec<_> =
+        modes.iter().map(|&m| jitter::run_with(args.seed, m, args.deliveries, args.recover_s)).collect();
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "real": measured, "model": model }))?
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "hookbench jitter: {} deliveries failing together, receiver back at t={} s, time scaled 1/{} (measured at a real HTTP receiver)",
+        args.deliveries, args.recover_s, args.time_scale
+    )?;
+    writeln!(
+        out,
+        "{:<26}{:>9}{:>22}{:>18} | {:>15}{:>7}{:>7}",
+        "mode", "attempts", "peak/s after recovery", "last delivered", "model attempts", "peak", "last"
+    )?;
+    for (r, m) in measured.iter().zip(&model) {
+        writeln!(
+            out,
+            "{:<26}{:>9}{:>22}{:>16.1} s | {:>15}{:>7}{:>7}",
+            r.mode.label(),
+            r.attempts,
+            r.peak_after,
+            r.last_ok_s,
+            m.attempts,
+            m.peak_after,
+            m.last_ok_s
+        )?;
+    }
+    Ok(())
 }
 
 fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {

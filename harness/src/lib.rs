@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod checker;
 pub mod cli;
+pub mod experiments;
 pub mod fleet;
 pub mod machine;
 pub mod model;

@@ -73,11 +73,16 @@ pub fn rng_for(seed: u32, mode: JitterMode) -> Mulberry32 {
 
 /// The script's `jitter()` for one mode.
 pub fn run(seed: u32, mode: JitterMode) -> JitterResult {
+    run_with(seed, mode, DELIVERIES, RECOVER_S)
+}
+
+/// `jitter()` with another number of deliveries or recovery time.
+pub fn run_with(seed: u32, mode: JitterMode, deliveries: u32, recover_s: f64) -> JitterResult {
     let mut rnd = rng_for(seed, mode);
     let mut buckets: HashMap<i64, u64> = HashMap::new();
     let (mut attempts, mut last_ok) = (0u64, 0.0f64);
-    for _ in 0..DELIVERIES {
-        let times = attempt_times(mode, &mut rnd, RECOVER_S);
+    for _ in 0..deliveries {
+        let times = attempt_times(mode, &mut rnd, recover_s);
         attempts += times.len() as u64;
         for &t in &times {
             *buckets.entry(t.floor() as i64).or_default() += 1;
