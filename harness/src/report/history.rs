@@ -82,11 +82,7 @@ fn trend_svg(
             .draw()?;
         for (k, (name, points)) in cells.into_iter().enumerate() {
             let color = Palette99::pick(k).to_rgba();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+            super::html::line_with_dots(&mut chart, points, color, &name)?;
         }
         chart
             .configure_series_labels()

@@ -74,11 +74,7 @@ fn latency_chart(
                 .enumerate()
                 .map(|(x, &v)| (x as f64, ms(v)))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-                .label(r.design.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+            line_with_dots(&mut chart, points, color.to_rgba(), r.design.as_str())?;
         }
         chart
             .configure_series_labels()
@@ -89,6 +85,26 @@ fn latency_chart(
         root.present()?;
     }
     Ok(svg)
+}
+
+/// One labelled series: a line through `points` with a dot on each, and its legend entry.
+pub(super) fn line_with_dots<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    points: Vec<(f64, f64)>,
+    color: RGBAColor,
+    label: &str,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    chart
+        .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+    chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+    Ok(())
 }
 
 /// Grouped bars: for each design, the model's figure and each backend's.
