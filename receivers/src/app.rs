@@ -23,6 +23,7 @@ use tokio::sync::{Notify, watch};
 
 use crate::design::{self, Delivery, Design, HandleError};
 use crate::event::{Event, EventError};
+use crate::fault::Faults;
 use crate::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, SignedHeaders, Verifier, VerifyError};
 use crate::store::Store;
 
@@ -42,12 +43,27 @@ pub struct AppState {
     pub work_delay: Duration,
     /// Wakes this process's inbox workers when a row is stored.
     pub inbox_wake: Arc<Notify>,
+    /// Whether `hookbench-fault` is honoured (off unless asked for).
+    pub faults: Arc<Faults>,
 }
 
 impl AppState {
-    /// State for `design` over `store`, verifying with `verifier`.
+    /// State for `design` over `store`, verifying with `verifier`; faults are ignored.
     pub fn new(design: Design, store: Store, verifier: Verifier, work_delay: Duration) -> Self {
-        Self { design, store, verifier, work_delay, inbox_wake: Arc::new(Notify::new()) }
+        Self {
+            design,
+            store,
+            verifier,
+            work_delay,
+            inbox_wake: Arc::new(Notify::new()),
+            faults: Arc::new(Faults::default()),
+        }
+    }
+
+    /// The same state, honouring `hookbench-fault` (test receivers only).
+    pub fn with_faults(mut self) -> Self {
+        self.faults = Arc::new(Faults::enabled());
+        self
     }
 }
 
@@ -111,8 +127,10 @@ async fn receive(
             EventError::IdMismatch { body: event.id().to_string(), header: webhook_id.to_string() }.into()
         );
     }
-    let delivery = Delivery { source: &source, event: &event, body: text };
-    let outcome = design::handle(state.design, &state.store, state.work_delay, &delivery).await?;
+    let fault = state.faults.requested(&headers);
+    let delivery = Delivery { source: &source, event: &event, body: text, fault };
+    let outcome =
+        design::handle(state.design, &state.store, state.work_delay, &delivery, &state.faults).await?;
     if outcome == design::Outcome::Stored {
         state.inbox_wake.notify_one();
     }
@@ -148,6 +166,7 @@ pub async fn serve(
                 tokio::spawn(design::inbox::run_worker(
                     state.store.clone(),
                     state.inbox_wake.clone(),
+                    state.faults.clone(),
                     stop_rx.clone(),
                 ))
             })

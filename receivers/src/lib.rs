@@ -3,11 +3,13 @@
 //! - [`signature`]: Standard Webhooks signing and verification (the harness signs with it).
 //! - [`event`]: the JSON bodies on the wire.
 //! - [`store`]: Postgres and SQLite; every dialect difference lives there.
-//! - [`design`]: the seven receiver designs, one module per kind.
+//! - [`design`]: the receiver designs, one module per kind.
+//! - [`fault`]: crashes injected at the article's point, for the failure experiments.
 //! - [`app`]: the axum router (`POST /webhooks/{source}`, `GET /healthz`) and [`app::serve`].
 
 pub mod app;
 pub mod design;
 pub mod event;
+pub mod fault;
 pub mod signature;
 pub mod store;

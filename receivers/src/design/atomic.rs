@@ -4,17 +4,17 @@
 
 use std::time::Duration;
 
-use super::{HandleError, Outcome, work};
-use crate::event::Event;
+use super::{Delivery, HandleError, Outcome, work};
 use crate::store::{Guard, Store};
 
-/// Works (outside the transaction), then claims and applies in one transaction.
+/// Works (outside the transaction), then claims and applies in one transaction. A crash after
+/// the key leaves nothing behind: the open transaction dies with the process.
 pub async fn handle(
     store: &Store,
     work_delay: Duration,
-    event: &Event,
+    delivery: &Delivery<'_>,
     guard: Guard,
 ) -> Result<Outcome, HandleError> {
     work(work_delay).await;
-    Ok(store.apply_once(event, guard).await?.into())
+    Ok(store.apply_once(delivery.event, guard, &|| delivery.after_key()).await?.into())
 }

@@ -9,15 +9,21 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 
 use super::{Delivery, HandleError, Outcome, work};
+use crate::fault::{Fault, Faults};
 use crate::store::{InboxStep, Store};
 
-/// Stores the delivery; a copy already stored is acknowledged the same way.
+/// Stores the delivery; a copy already stored is acknowledged the same way. A delivery asking to
+/// crash after its key has the claim of its row crash, in this process's workers.
 pub async fn handle(
     store: &Store,
     work_delay: Duration,
     delivery: &Delivery<'_>,
+    faults: &Faults,
 ) -> Result<Outcome, HandleError> {
     work(work_delay).await;
+    if delivery.fault == Some(Fault::CrashAfterKey) {
+        faults.crash_on_claim(delivery.event.id());
+    }
     let stored = store.inbox_store(delivery.source, delivery.event.id(), delivery.body).await?;
     Ok(if stored { Outcome::Stored } else { Outcome::Duplicate })
 }
@@ -29,9 +35,14 @@ const ERROR_BACKOFF: Duration = Duration::from_millis(200);
 
 /// One claim loop: applies pending rows until `stop` turns true. `wake` is notified when this
 /// process stores a row, so a local delivery is picked up at once.
-pub async fn run_worker(store: Store, wake: Arc<Notify>, mut stop: watch::Receiver<bool>) {
+pub async fn run_worker(
+    store: Store,
+    wake: Arc<Notify>,
+    faults: Arc<Faults>,
+    mut stop: watch::Receiver<bool>,
+) {
     while !*stop.borrow() {
-        match store.inbox_step().await {
+        match store.inbox_step(&|webhook_id| faults.claimed(webhook_id)).await {
             Ok(Some(InboxStep::Processed { .. })) => continue,
             Ok(Some(InboxStep::Failed { row, attempts, error })) => {
                 tracing::warn!(row, attempts, %error, "inbox row failed");

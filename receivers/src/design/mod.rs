@@ -9,6 +9,10 @@
 //! | `created-gt` | [`atomic`] | atomic + only if created > stored created |
 //! | `version-guard` | [`atomic`] | atomic + `UPDATE ... WHERE plan_version < $new` |
 //! | `inbox` | [`inbox`] | store in an inbox and ack; workers apply with the version guard |
+//! | `split` | [`split`] | INSERT the id and commit; then apply in a second transaction (the crash test's foil) |
+//!
+//! `split` is not in the bench's default matrix: without crashes it behaves like `atomic`. It is
+//! the design the article's crash test shows losing events.
 //!
 //! The simulated work (`--work-delay`) stands where the article's `await io()` stands: after the
 //! check in `check-then-insert`, before the transaction in the others, never inside one.
@@ -17,12 +21,14 @@ pub mod atomic;
 pub mod check_then_insert;
 pub mod inbox;
 pub mod naive;
+pub mod split;
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 use crate::event::Event;
+use crate::fault::{self, Fault, Faults};
 use crate::store::{Applied, Guard, Store, StoreError};
 
 /// A receiver design (the `--design` flag's values).
@@ -45,10 +51,12 @@ pub enum Design {
     VersionGuard,
     /// Inbox table, workers apply with the version guard.
     Inbox,
+    /// Insert the key and commit, then apply in a second transaction.
+    Split,
 }
 
 impl Design {
-    /// Every design, in DESIGN.md's order.
+    /// The bench's designs, in DESIGN.md's order.
     pub const ALL: [Design; 7] = [
         Design::Naive,
         Design::CheckThenInsert,
@@ -57,6 +65,18 @@ impl Design {
         Design::CreatedGt,
         Design::VersionGuard,
         Design::Inbox,
+    ];
+
+    /// Every design the receivers know: the bench's and `split`.
+    pub const KNOWN: [Design; 8] = [
+        Design::Naive,
+        Design::CheckThenInsert,
+        Design::Atomic,
+        Design::CreatedGte,
+        Design::CreatedGt,
+        Design::VersionGuard,
+        Design::Inbox,
+        Design::Split,
     ];
 
     /// The flag value.
@@ -69,13 +89,14 @@ impl Design {
             Design::CreatedGt => "created-gt",
             Design::VersionGuard => "version-guard",
             Design::Inbox => "inbox",
+            Design::Split => "split",
         }
     }
 
     /// The ordering guard the design applies plan updates with.
     pub fn guard(self) -> Guard {
         match self {
-            Design::Naive | Design::CheckThenInsert | Design::Atomic => Guard::None,
+            Design::Naive | Design::CheckThenInsert | Design::Atomic | Design::Split => Guard::None,
             Design::CreatedGte => Guard::CreatedGte,
             Design::CreatedGt => Guard::CreatedGt,
             Design::VersionGuard | Design::Inbox => Guard::Version,
@@ -92,7 +113,7 @@ impl fmt::Display for Design {
 /// A `--design` value that names no design.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown design `{0}` (expected one of: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox)"
+    "unknown design `{0}` (expected one of: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox, split)"
 )]
 pub struct UnknownDesign(pub String);
 
@@ -100,7 +121,7 @@ impl FromStr for Design {
     type Err = UnknownDesign;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Design::ALL.into_iter().find(|d| d.as_str() == s).ok_or_else(|| UnknownDesign(s.to_string()))
+        Design::KNOWN.into_iter().find(|d| d.as_str() == s).ok_or_else(|| UnknownDesign(s.to_string()))
     }
 }
 
@@ -148,22 +169,36 @@ pub struct Delivery<'a> {
     pub event: &'a Event,
     /// The raw body, as signed.
     pub body: &'a str,
+    /// A fault the request asked for (only ever set on a receiver that honours faults).
+    pub fault: Option<Fault>,
 }
 
-/// Handles one verified delivery with `design`.
+impl Delivery<'_> {
+    /// The injected point: aborts here if this delivery asked to crash after its key.
+    pub(crate) fn after_key(&self) {
+        if self.fault == Some(Fault::CrashAfterKey) {
+            fault::crash("after the dedupe key, before the side effect");
+        }
+    }
+}
+
+/// Handles one verified delivery with `design`. `faults` holds the inbox rows whose claim must
+/// crash.
 pub async fn handle(
     design: Design,
     store: &Store,
     work_delay: Duration,
     delivery: &Delivery<'_>,
+    faults: &Faults,
 ) -> Result<Outcome, HandleError> {
     match design {
         Design::Naive => naive::handle(store, work_delay, delivery.event).await,
         Design::CheckThenInsert => check_then_insert::handle(store, work_delay, delivery.event).await,
         Design::Atomic | Design::CreatedGte | Design::CreatedGt | Design::VersionGuard => {
-            atomic::handle(store, work_delay, delivery.event, design.guard()).await
+            atomic::handle(store, work_delay, delivery, design.guard()).await
         }
-        Design::Inbox => inbox::handle(store, work_delay, delivery).await,
+        Design::Inbox => inbox::handle(store, work_delay, delivery, faults).await,
+        Design::Split => split::handle(store, work_delay, delivery).await,
     }
 }
 
@@ -180,7 +215,7 @@ mod tests {
 
     #[test]
     fn design_names_round_trip() {
-        for d in Design::ALL {
+        for d in Design::KNOWN {
             assert_eq!(d.as_str().parse::<Design>(), Ok(d));
         }
         let err = "optimistic".parse::<Design>().expect_err("unknown");

@@ -132,7 +132,13 @@ pub struct StoreOptions {
     pub acquire_timeout: Duration,
     /// How long SQLite waits for another process's write lock before giving up.
     pub busy_timeout: Duration,
+    /// The Postgres `application_name` ([`RECEIVER_APPLICATION`] for receivers, so chaos can find
+    /// their connections and spare the harness's own).
+    pub application_name: String,
 }
+
+/// The `application_name` receivers connect to Postgres with.
+pub const RECEIVER_APPLICATION: &str = "hookbench-receiver";
 
 impl Default for StoreOptions {
     fn default() -> Self {
@@ -141,6 +147,7 @@ impl Default for StoreOptions {
             max_connections: 8,
             acquire_timeout: Duration::from_secs(10),
             busy_timeout: Duration::from_secs(30),
+            application_name: RECEIVER_APPLICATION.to_string(),
         }
     }
 }
@@ -157,6 +164,15 @@ pub enum StoreError {
     /// The schema migrations failed.
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The side effect refuses the event, and will every time (a poison event).
+    #[error("side effect refused: {0}")]
+    Refused(String),
+    /// The operation exists for one backend only.
+    #[error("{operation} needs Postgres")]
+    PostgresOnly {
+        /// What was asked.
+        operation: &'static str,
+    },
 }
 
 impl StoreError {
@@ -293,11 +309,43 @@ impl Store {
     }
 
     /// One transaction: insert the key (doing nothing on conflict) and apply only if it was
-    /// inserted (the atomic designs).
-    pub async fn apply_once(&self, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    /// inserted (the atomic designs). `after_key` runs once the key is inserted and before the
+    /// side effect, inside the open transaction (where an injected crash strikes).
+    pub async fn apply_once(
+        &self,
+        event: &Event,
+        guard: Guard,
+        after_key: &(dyn Fn() + Sync),
+    ) -> Result<Applied, StoreError> {
         match self {
-            Store::Postgres(pool) => postgres::apply_once(pool, event, guard).await,
-            Store::Sqlite(pool) => sqlite::apply_once(pool, event, guard).await,
+            Store::Postgres(pool) => postgres::apply_once(pool, event, guard, after_key).await,
+            Store::Sqlite(pool) => sqlite::apply_once(pool, event, guard, after_key).await,
+        }
+    }
+
+    /// [`Store::apply_once`] against keys that expire: the key is kept until `now + ttl` on the
+    /// caller's clock (seconds), and a key whose time has come counts as absent whether or not
+    /// [`Store::purge_expired`] has deleted it yet.
+    pub async fn apply_once_until(&self, event: &Event, now: f64, ttl: f64) -> Result<Applied, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::apply_once_until(pool, event, now, ttl).await,
+            Store::Sqlite(pool) => sqlite::apply_once_until(pool, event, now, ttl).await,
+        }
+    }
+
+    /// Deletes the expiring keys whose time is `now` or earlier; returns how many.
+    pub async fn purge_expired(&self, now: f64) -> Result<u64, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::purge_expired(pool, now).await,
+            Store::Sqlite(pool) => sqlite::purge_expired(pool, now).await,
+        }
+    }
+
+    /// Ends every receiver connection to this database (`pg_terminate_backend`); returns how many.
+    pub async fn terminate_receivers(&self) -> Result<u64, StoreError> {
+        match self {
+            Store::Postgres(pool) => postgres::terminate_receivers(pool).await,
+            Store::Sqlite(_) => Err(StoreError::PostgresOnly { operation: "ending receiver connections" }),
         }
     }
 
@@ -316,11 +364,15 @@ impl Store {
 
     /// Claims the oldest pending inbox row, applies it with the version guard and marks it
     /// processed in one transaction; on failure counts the attempt and records the error.
-    /// `None` when no row is pending.
-    pub async fn inbox_step(&self) -> Result<Option<InboxStep>, StoreError> {
+    /// `None` when no row is pending. `at_claim` gets the claimed row's webhook id before the side
+    /// effect, inside the open transaction (where an injected crash strikes).
+    pub async fn inbox_step(
+        &self,
+        at_claim: &(dyn Fn(&str) + Sync),
+    ) -> Result<Option<InboxStep>, StoreError> {
         match self {
-            Store::Postgres(pool) => postgres::inbox_step(pool).await,
-            Store::Sqlite(pool) => sqlite::inbox_step(pool).await,
+            Store::Postgres(pool) => postgres::inbox_step(pool, at_claim).await,
+            Store::Sqlite(pool) => sqlite::inbox_step(pool, at_claim).await,
         }
     }
 
@@ -397,6 +449,48 @@ impl Store {
     /// Inbox rows left as dead letters.
     pub async fn inbox_dead_letters(&self) -> Result<i64, StoreError> {
         self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5").await
+    }
+
+    /// Calls `f(webhook_id, attempts, last_error)` for each dead letter.
+    pub async fn inbox_dead_letter_rows(
+        &self,
+        mut f: impl FnMut(&str, i64, Option<&str>),
+    ) -> Result<(), StoreError> {
+        use futures_util::TryStreamExt;
+        let sql = "SELECT webhook_id, attempts, last_error FROM webhook_inbox \
+                   WHERE processed_at IS NULL AND attempts >= 5 ORDER BY id";
+        on_pool!(self, |pool| {
+            let mut rows = sqlx::query_as::<_, (String, i64, Option<String>)>(sql).fetch(pool);
+            while let Some((id, attempts, error)) = rows.try_next().await? {
+                f(&id, attempts, error.as_deref());
+            }
+        });
+        Ok(())
+    }
+
+    /// Expiring dedupe keys held (purged or not yet).
+    pub async fn expiring_keys(&self) -> Result<i64, StoreError> {
+        self.number("SELECT count(*) FROM dedupe_keys").await
+    }
+
+    /// Dedupe keys held: `processed_events` rows plus inbox rows.
+    pub async fn dedupe_keys(&self) -> Result<i64, StoreError> {
+        self.number(
+            "SELECT (SELECT count(*) FROM processed_events) + (SELECT count(*) FROM webhook_inbox) \
+             + (SELECT count(*) FROM dedupe_keys)",
+        )
+        .await
+    }
+}
+
+/// The side effect's own rule: a credit adds a positive amount. An event breaking it passes the
+/// signature and the wire format and then fails every time it is applied (a poison event).
+fn check_side_effect(event: &Event) -> Result<(), StoreError> {
+    match event {
+        Event::Credit { id, amount, .. } if *amount <= 0 => {
+            Err(StoreError::Refused(format!("credit {id} has amount {amount}; a credit must be positive")))
+        }
+        _ => Ok(()),
     }
 }
 

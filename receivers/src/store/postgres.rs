@@ -6,7 +6,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
 use sqlx::{Connection, PgPool};
 
 use super::{
-    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, StoreError, StoreOptions, parse_inbox_payload,
+    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, RECEIVER_APPLICATION, StoreError, StoreOptions,
+    check_side_effect, parse_inbox_payload,
 };
 use crate::event::Event;
 
@@ -19,7 +20,7 @@ pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<PgPool,
         Isolation::Serializable => "serializable",
     };
     let connect = PgConnectOptions::from_str(url)?
-        .application_name("hookbench-receiver")
+        .application_name(&options.application_name)
         .options([("default_transaction_isolation", isolation)]);
     Ok(PgPoolOptions::new()
         .max_connections(options.max_connections)
@@ -64,6 +65,7 @@ fn plan_sql(guard: Guard) -> &'static str {
 
 /// The side effect, inside the caller's transaction.
 async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    check_side_effect(event)?;
     match event {
         Event::Credit { id, account, amount, .. } => {
             sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
@@ -110,7 +112,12 @@ pub(super) async fn mark_processed(pool: &PgPool, event_id: &str) -> Result<bool
     }
 }
 
-pub(super) async fn apply_once(pool: &PgPool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+pub(super) async fn apply_once(
+    pool: &PgPool,
+    event: &Event,
+    guard: Guard,
+    after_key: &(dyn Fn() + Sync),
+) -> Result<Applied, StoreError> {
     let mut tx = pool.begin().await?;
     let claimed = sqlx::query("INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING")
         .bind(event.id())
@@ -120,6 +127,7 @@ pub(super) async fn apply_once(pool: &PgPool, event: &Event, guard: Guard) -> Re
         tx.commit().await?;
         return Ok(Applied::Duplicate);
     }
+    after_key();
     let applied = apply_in(&mut tx, event, guard).await?;
     tx.commit().await?;
     Ok(applied)
@@ -143,20 +151,24 @@ pub(super) async fn inbox_store(
     Ok(done.rows_affected() == 1)
 }
 
-pub(super) async fn inbox_step(pool: &PgPool) -> Result<Option<InboxStep>, StoreError> {
+pub(super) async fn inbox_step(
+    pool: &PgPool,
+    at_claim: &(dyn Fn(&str) + Sync),
+) -> Result<Option<InboxStep>, StoreError> {
     let mut conn = pool.acquire().await?;
     let mut tx = conn.begin().await?;
-    let row: Option<(i64, String)> = sqlx::query_as(
-        "SELECT id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1 \
+    let row: Option<(i64, String, String)> = sqlx::query_as(
+        "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1 \
          ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1",
     )
     .bind(INBOX_MAX_ATTEMPTS)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((row, payload)) = row else {
+    let Some((row, webhook_id, payload)) = row else {
         tx.commit().await?;
         return Ok(None);
     };
+    at_claim(&webhook_id);
     let attempt = async {
         let event = parse_inbox_payload(&payload)?;
         let applied = apply_in(&mut tx, &event, Guard::Version).await.map_err(|e| e.to_string())?;
@@ -182,4 +194,46 @@ pub(super) async fn inbox_step(pool: &PgPool) -> Result<Option<InboxStep>, Store
             Ok(Some(InboxStep::Failed { row, attempts, error }))
         }
     }
+}
+
+pub(super) async fn apply_once_until(
+    pool: &PgPool,
+    event: &Event,
+    now: f64,
+    ttl: f64,
+) -> Result<Applied, StoreError> {
+    let mut tx = pool.begin().await?;
+    // A key whose time has passed counts as absent, purged or not.
+    let claimed = sqlx::query(
+        "INSERT INTO dedupe_keys (event_id, expires_at) VALUES ($1, $2) ON CONFLICT (event_id) \
+         DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE dedupe_keys.expires_at <= $3",
+    )
+    .bind(event.id())
+    .bind(now + ttl)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    if claimed.rows_affected() == 0 {
+        tx.commit().await?;
+        return Ok(Applied::Duplicate);
+    }
+    let applied = apply_in(&mut tx, event, Guard::None).await?;
+    tx.commit().await?;
+    Ok(applied)
+}
+
+pub(super) async fn purge_expired(pool: &PgPool, now: f64) -> Result<u64, StoreError> {
+    let done = sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= $1").bind(now).execute(pool).await?;
+    Ok(done.rows_affected())
+}
+
+pub(super) async fn terminate_receivers(pool: &PgPool) -> Result<u64, StoreError> {
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()",
+    )
+    .bind(RECEIVER_APPLICATION)
+    .fetch_all(pool)
+    .await?;
+    Ok(ended.into_iter().filter(|&e| e).count() as u64)
 }

@@ -12,7 +12,10 @@ use sqlx::sqlite::{
 };
 use sqlx::{Connection, SqlitePool};
 
-use super::{Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, StoreError, StoreOptions, parse_inbox_payload};
+use super::{
+    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, StoreError, StoreOptions, check_side_effect,
+    parse_inbox_payload,
+};
 use crate::event::Event;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -79,6 +82,7 @@ fn plan_sql(guard: Guard) -> &'static str {
 
 /// The side effect, inside the caller's transaction.
 async fn apply_in(conn: &mut SqliteConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    check_side_effect(event)?;
     match event {
         Event::Credit { id, account, amount, .. } => {
             sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
@@ -129,6 +133,7 @@ pub(super) async fn apply_once(
     pool: &SqlitePool,
     event: &Event,
     guard: Guard,
+    after_key: &(dyn Fn() + Sync),
 ) -> Result<Applied, StoreError> {
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let claimed = sqlx::query("INSERT INTO processed_events (event_id) VALUES (?1) ON CONFLICT DO NOTHING")
@@ -139,6 +144,7 @@ pub(super) async fn apply_once(
         tx.commit().await?;
         return Ok(Applied::Duplicate);
     }
+    after_key();
     let applied = apply_in(&mut tx, event, guard).await?;
     tx.commit().await?;
     Ok(applied)
@@ -162,20 +168,24 @@ pub(super) async fn inbox_store(
     Ok(done.rows_affected() == 1)
 }
 
-pub(super) async fn inbox_step(pool: &SqlitePool) -> Result<Option<InboxStep>, StoreError> {
+pub(super) async fn inbox_step(
+    pool: &SqlitePool,
+    at_claim: &(dyn Fn(&str) + Sync),
+) -> Result<Option<InboxStep>, StoreError> {
     let mut conn = pool.acquire().await?;
     // The write lock is the claim: no other process can take a row until this commits.
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-    let row: Option<(i64, String)> = sqlx::query_as(
-        "SELECT id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < ?1 ORDER BY id LIMIT 1",
+    let row: Option<(i64, String, String)> = sqlx::query_as(
+        "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < ?1 ORDER BY id LIMIT 1",
     )
     .bind(INBOX_MAX_ATTEMPTS)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((row, payload)) = row else {
+    let Some((row, webhook_id, payload)) = row else {
         tx.commit().await?;
         return Ok(None);
     };
+    at_claim(&webhook_id);
     let attempt = async {
         let event = parse_inbox_payload(&payload)?;
         let applied = apply_in(&mut tx, &event, Guard::Version).await.map_err(|e| e.to_string())?;
@@ -202,4 +212,35 @@ pub(super) async fn inbox_step(pool: &SqlitePool) -> Result<Option<InboxStep>, S
             Ok(Some(InboxStep::Failed { row, attempts, error }))
         }
     }
+}
+
+pub(super) async fn apply_once_until(
+    pool: &SqlitePool,
+    event: &Event,
+    now: f64,
+    ttl: f64,
+) -> Result<Applied, StoreError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    // A key whose time has passed counts as absent, purged or not.
+    let claimed = sqlx::query(
+        "INSERT INTO dedupe_keys (event_id, expires_at) VALUES (?1, ?2) ON CONFLICT (event_id) \
+         DO UPDATE SET expires_at = excluded.expires_at WHERE dedupe_keys.expires_at <= ?3",
+    )
+    .bind(event.id())
+    .bind(now + ttl)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    if claimed.rows_affected() == 0 {
+        tx.commit().await?;
+        return Ok(Applied::Duplicate);
+    }
+    let applied = apply_in(&mut tx, event, Guard::None).await?;
+    tx.commit().await?;
+    Ok(applied)
+}
+
+pub(super) async fn purge_expired(pool: &SqlitePool, now: f64) -> Result<u64, StoreError> {
+    let done = sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= ?1").bind(now).execute(pool).await?;
+    Ok(done.rows_affected())
 }
