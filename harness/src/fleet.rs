@@ -1,9 +1,14 @@
 //! The receiver fleet: worker processes of `hookbench serve`, started from hookbench's own
-//! executable, health-checked, killed (SIGKILL, a real process death) and restarted.
+//! executable, health-checked, killed (SIGKILL, a real process death), watched for deaths of
+//! their own (an injected abort) and restarted on the same address, so a sender keeps its URLs.
+//!
+//! Workers listen on ports below the kernel's ephemeral range, which outgoing connections never
+//! take, so a restarted worker finds its port free.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
@@ -36,6 +41,8 @@ pub struct WorkerSpec {
     pub max_connections: u32,
     /// Where workers' logs go (appended); `None` inherits this process's stderr.
     pub log: Option<PathBuf>,
+    /// Start workers with `--inject-faults` (they honour `hookbench-fault`).
+    pub inject_faults: bool,
 }
 
 /// Why a worker could not be started or stopped.
@@ -131,7 +138,7 @@ impl Fleet {
         let mut starting = tokio::task::JoinSet::new();
         for i in 0..n {
             let spec = fleet.spec.clone();
-            starting.spawn(async move { spawn_worker(&spec, i).await });
+            starting.spawn(async move { spawn_worker(&spec, i, None).await });
         }
         let mut first_error = None;
         while let Some(started) = starting.join_next().await {
@@ -186,11 +193,33 @@ impl Fleet {
         Ok(())
     }
 
-    /// Starts a new process in worker `i`'s place (after a kill or a crash).
+    /// Waits up to `timeout` for worker `i` to exit on its own; its exit status, or `None` if it
+    /// is still running.
+    pub async fn wait_exit(&mut self, i: usize, timeout: Duration) -> Result<Option<ExitStatus>, FleetError> {
+        let w = &mut self.workers[i];
+        match tokio::time::timeout(timeout, w.child.wait()).await {
+            Ok(status) => Ok(Some(status.map_err(|source| FleetError::Wait { index: i, source })?)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Starts a new process in worker `i`'s place (after a kill or a crash), on the same address.
     pub async fn restart(&mut self, i: usize) -> Result<(), FleetError> {
         let _ = self.workers[i].child.start_kill();
         let _ = self.workers[i].child.wait().await;
-        self.workers[i] = spawn_worker(&self.spec, i).await?;
+        let addr = self.workers[i].addr;
+        let mut tries = 0;
+        self.workers[i] = loop {
+            match spawn_worker(&self.spec, i, Some(addr)).await {
+                Ok(w) => break w,
+                // The port may still be held for a moment by the dead process's sockets.
+                Err(FleetError::Start { .. }) if tries < 20 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        };
         self.health(i).await
     }
 
@@ -221,16 +250,52 @@ fn signal(w: &Worker, sig: Signal) -> Result<(), FleetError> {
     kill(Pid::from_raw(pid), sig).map_err(|source| FleetError::Signal { index: w.index, source })
 }
 
-async fn spawn_worker(spec: &WorkerSpec, index: usize) -> Result<Worker, FleetError> {
+/// The first port of the kernel's ephemeral range (what outgoing connections are given).
+fn ephemeral_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
+}
+
+/// A free port on 127.0.0.1 below the ephemeral range, or 0 (any) if none is found.
+fn listen_port() -> u16 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let top = u32::from(ephemeral_start());
+    let bottom = 10_000u32.min(top.saturating_sub(1));
+    let span = top - bottom;
+    if span < 100 {
+        return 0;
+    }
+    // Start somewhere different in each process, then walk.
+    let offset = std::process::id().wrapping_mul(7919);
+    for _ in 0..200 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = bottom + (offset.wrapping_add(n.wrapping_mul(7))) % span;
+        let Ok(port) = u16::try_from(port) else { continue };
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    0
+}
+
+async fn spawn_worker(
+    spec: &WorkerSpec,
+    index: usize,
+    addr: Option<SocketAddr>,
+) -> Result<Worker, FleetError> {
+    let listen = addr.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], listen_port())));
     let mut cmd = Command::new(&spec.exe);
     cmd.arg("serve")
         .args(["--design", spec.design.as_str()])
         .args(["--database-url", &spec.database_url])
-        .args(["--listen", "127.0.0.1:0"])
+        .args(["--listen", &listen.to_string()])
         .args(["--work-delay", &humantime::format_duration(spec.work_delay).to_string()])
         .args(["--isolation", spec.isolation.as_str()])
         .args(["--inbox-workers", &spec.inbox_workers.to_string()])
         .args(["--max-connections", &spec.max_connections.to_string()])
+        .args(spec.inject_faults.then_some("--inject-faults"))
         .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

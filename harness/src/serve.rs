@@ -35,6 +35,8 @@ pub struct ServeConfig {
     pub inbox_workers: usize,
     /// Pool size.
     pub max_connections: u32,
+    /// Honour `hookbench-fault` request headers (the failure experiments; never in production).
+    pub inject_faults: bool,
 }
 
 /// The line a worker prints once it listens, for whoever started it.
@@ -106,8 +108,13 @@ pub async fn run(
         design: config.design,
         backend: store.backend(),
     };
-    let state =
-        Arc::new(AppState::new(config.design, store, Verifier::new(config.secrets), config.work_delay));
+    let mut state = AppState::new(config.design, store, Verifier::new(config.secrets), config.work_delay);
+    if config.inject_faults {
+        // An injected abort should not leave a core file behind.
+        let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
+        state = state.with_faults();
+    }
+    let state = Arc::new(state);
     on_listening(&listening);
     app::serve(listener, shutdown, state, config.inbox_workers).await?;
     Ok(())

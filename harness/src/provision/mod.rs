@@ -47,6 +47,44 @@ pub enum ProvisionError {
     Io(#[from] std::io::Error),
 }
 
+/// A fresh database of either backend, for one cell or one experiment.
+#[derive(Debug)]
+pub enum FreshDb {
+    /// A database created on a Postgres server.
+    Postgres(FreshDatabase),
+    /// A new SQLite file.
+    Sqlite(SqliteFile),
+}
+
+impl FreshDb {
+    /// A fresh database on `pg` when given, else a new SQLite file (kept in `keep_dir` if given).
+    pub async fn create(
+        pg: Option<&PostgresServer>,
+        keep_dir: Option<&std::path::Path>,
+    ) -> Result<Self, ProvisionError> {
+        Ok(match pg {
+            Some(server) => FreshDb::Postgres(server.fresh_database().await?),
+            None => FreshDb::Sqlite(SqliteFile::create(keep_dir)?),
+        })
+    }
+
+    /// The URL receivers and the checker connect with.
+    pub fn url(&self) -> String {
+        match self {
+            FreshDb::Postgres(db) => db.url.clone(),
+            FreshDb::Sqlite(f) => f.url(),
+        }
+    }
+
+    /// Drops a Postgres database (a temporary SQLite file goes when this is dropped).
+    pub async fn discard(self) -> Result<(), ProvisionError> {
+        match self {
+            FreshDb::Postgres(db) => db.drop_database().await,
+            FreshDb::Sqlite(_) => Ok(()),
+        }
+    }
+}
+
 /// A name no other run on this machine has: `hookbench_<unix ms>_<pid>_<n>`.
 pub(crate) fn unique_name() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
