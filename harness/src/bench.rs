@@ -16,11 +16,12 @@ use receivers::design::Design;
 use receivers::signature::Secret;
 use receivers::store::{Backend, Isolation, Store, StoreOptions};
 
+use crate::chaos::{Chaos, ChaosCounts};
 use crate::checker;
 use crate::fleet::{Fleet, WorkerSpec};
 use crate::machine::Machine;
 use crate::model::{self, HandlerResult};
-use crate::provision::{PostgresServer, PostgresSettings, SqliteFile};
+use crate::provision::{FreshDb, PostgresServer, PostgresSettings};
 use crate::report::{CellNote, ModelFigures, Parameters, Report, Row, Versions};
 use crate::sender::{self, Progress, SenderConfig};
 use crate::workload::{Workload, WorkloadConfig};
@@ -62,6 +63,11 @@ pub struct BenchConfig {
     pub progress: bool,
     /// Deliver to receivers that are already running instead of starting a fleet.
     pub targets: Option<Targets>,
+    /// Chaos during each cell (workers killed, Postgres connections ended).
+    pub chaos: Vec<Chaos>,
+    /// Chance a credit event is poison: sent with a negative amount, which passes the signature
+    /// and the wire format and which the side effect refuses every time.
+    pub poison: f64,
 }
 
 /// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
@@ -88,19 +94,19 @@ enum CellError {
     Sender(#[from] sender::SendError),
     #[error("the inbox still had {0} pending rows after the quiet timeout")]
     NotQuiet(i64),
+    #[error("chaos: {0}")]
+    Chaos(#[from] crate::chaos::ChaosError),
 }
 
-enum CellDb {
-    Postgres(crate::provision::FreshDatabase),
-    Sqlite(SqliteFile),
-}
+/// How the harness's own connections (the checker's) introduce themselves to Postgres, so chaos
+/// ending receivers' connections spares them.
+const CHECKER_APPLICATION: &str = "hookbench-checker";
 
-impl CellDb {
-    fn url(&self) -> String {
-        match self {
-            CellDb::Postgres(db) => db.url.clone(),
-            CellDb::Sqlite(f) => f.url(),
-        }
+fn checker_options() -> StoreOptions {
+    StoreOptions {
+        max_connections: 2,
+        application_name: CHECKER_APPLICATION.into(),
+        ..StoreOptions::default()
     }
 }
 
@@ -114,7 +120,9 @@ fn run_secret(seed: u32) -> Secret {
 /// Runs the matrix and returns the report (not yet written).
 pub async fn run(config: &BenchConfig) -> Report {
     let started_at = jiff::Timestamp::now();
-    let workload = Arc::new(Workload::generate(&config.workload).expect("workload validated by the caller"));
+    let mut workload = Workload::generate(&config.workload).expect("workload validated by the caller");
+    workload.poison(config.poison);
+    let workload = Arc::new(workload);
     let model_rows = model::handler_table(&workload);
     let multi = MultiProgress::with_draw_target(if config.progress {
         ProgressDrawTarget::stderr()
@@ -131,6 +139,7 @@ pub async fn run(config: &BenchConfig) -> Report {
         rows: Vec::new(),
         skipped: Vec::new(),
         broken: Vec::new(),
+        experiments: Default::default(),
     };
     let _ = std::fs::create_dir_all(config.out.join("logs"));
     for &backend in &config.backends {
@@ -185,25 +194,15 @@ async fn run_cell(
     let (db, store, fleet, urls, secret) = match &config.targets {
         // Receivers someone else started: deliver to them, check the database they share.
         Some(t) => {
-            let store = Store::connect(
-                &t.database_url,
-                &StoreOptions { max_connections: 2, ..StoreOptions::default() },
-            )
-            .await?;
+            let store = Store::connect(&t.database_url, &checker_options()).await?;
             note_version(report, backend, &store).await;
             (None, store, None, t.urls.clone(), t.secret.clone())
         }
         None => {
-            let db = match pg {
-                Some(server) => CellDb::Postgres(server.fresh_database().await?),
-                None => CellDb::Sqlite(SqliteFile::create(
-                    config.keep.then(|| config.out.join("sqlite")).as_deref(),
-                )?),
-            };
+            let db = FreshDb::create(pg, config.keep.then(|| config.out.join("sqlite")).as_deref()).await?;
             let url = db.url();
             // Migrate once here, so the workers start on a ready schema; the checker reads through it.
-            let store =
-                Store::connect(&url, &StoreOptions { max_connections: 2, ..StoreOptions::default() }).await?;
+            let store = Store::connect(&url, &checker_options()).await?;
             note_version(report, backend, &store).await;
             let secret = run_secret(config.workload.seed);
             let spec = WorkerSpec {
@@ -216,10 +215,11 @@ async fn run_cell(
                 inbox_workers: config.inbox_workers,
                 max_connections: config.max_connections,
                 log: Some(config.out.join("logs").join(format!("{backend}-{design}.log"))),
+                inject_faults: false,
             };
             let fleet = Fleet::start(spec, config.workers).await?;
             let urls = fleet.workers().iter().map(|w| w.webhook_url(&config.sender.source)).collect();
-            (Some(db), store, Some(fleet), urls, secret)
+            (Some(db), store, Some(Arc::new(tokio::sync::Mutex::new(fleet))), urls, secret)
         }
     };
 
@@ -245,16 +245,37 @@ async fn run_cell(
             }
         })
     };
+    let (stop_chaos, chaos_stopped) = tokio::sync::watch::channel(false);
+    let chaos = match &fleet {
+        Some(f) if !config.chaos.is_empty() => Some(tokio::spawn(crate::chaos::run(
+            config.chaos.clone(),
+            config.workload.seed,
+            backend,
+            f.clone(),
+            store.clone(),
+            chaos_stopped,
+        ))),
+        _ => None,
+    };
     let sent = sender::run(workload.clone(), urls, secret, config.sender.clone(), progress).await;
+    let _ = stop_chaos.send(true);
+    let chaos = match chaos {
+        Some(task) => task.await.unwrap_or_else(|e| {
+            Err(crate::fleet::FleetError::Start { index: 0, reason: format!("chaos task: {e}") }.into())
+        }),
+        None => Ok(ChaosCounts::default()),
+    };
     ticker.abort();
-    let sent = match sent {
-        Ok(s) => s,
+    let fleet = fleet.and_then(|f| Arc::try_unwrap(f).ok()).map(tokio::sync::Mutex::into_inner);
+    let outcome = sent.map_err(CellError::from).and_then(|s| Ok((s, chaos?)));
+    let (sent, chaos) = match outcome {
+        Ok(done) => done,
         Err(e) => {
-            bar.abandon_with_message("sender failed");
+            bar.abandon_with_message("sender or chaos failed");
             if let Some(f) = fleet {
                 f.stop().await.ok();
             }
-            return Err(e.into());
+            return Err(e);
         }
     };
     bar.set_position(workload.groups.len() as u64);
@@ -270,9 +291,9 @@ async fn run_cell(
     let verdict = checker::check(&store, workload).await?;
     store.close().await;
     if !config.keep
-        && let Some(CellDb::Postgres(db)) = &db
+        && let Some(db) = db
     {
-        db.drop_database().await?;
+        db.discard().await?;
     }
     let c = sent.counters;
     let secs = sent.elapsed.as_secs_f64().max(1e-9);
@@ -294,6 +315,11 @@ async fn run_cell(
         gave_up: c.gave_up,
         ledger_rows: verdict.ledger_rows,
         dead_letters: verdict.dead_letters,
+        chaos,
+        poisoned: verdict.poisoned,
+        poison_applied: verdict.poison_applied,
+        poison_attempts: c.poison_attempts,
+        poison_non_2xx: c.poison_non_2xx,
         model: model.map(ModelFigures::from),
     };
     bar.finish_with_message(format!(
@@ -322,7 +348,7 @@ async fn note_version(report: &mut Report, backend: Backend, store: &Store) {
 
 /// Waits until nothing is left to apply (the inbox drained); other designs are quiet once the
 /// sender has its last response.
-async fn wait_quiet(store: &Store, design: Design, timeout: Duration) -> Result<(), i64> {
+pub(crate) async fn wait_quiet(store: &Store, design: Design, timeout: Duration) -> Result<(), i64> {
     if design != Design::Inbox {
         return Ok(());
     }
@@ -356,6 +382,8 @@ fn parameters(config: &BenchConfig) -> Parameters {
         p_ack_lost: w.p_ack_lost,
         p_concurrent: w.p_concurrent,
         p_shuffle: w.p_shuffle,
+        chaos: config.chaos.clone(),
+        poison: config.poison,
     }
 }
 

@@ -43,6 +43,12 @@ pub struct Verdict {
     pub unknown_events: u64,
     /// Inbox rows left as dead letters.
     pub dead_letters: u64,
+    /// Poison events in the workload (not counted in `lost` or `expected`).
+    #[serde(default)]
+    pub poisoned: u64,
+    /// Poison events with a ledger row (a refused credit must never be applied).
+    #[serde(default)]
+    pub poison_applied: u64,
 }
 
 impl Verdict {
@@ -71,7 +77,16 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
         })
         .await?;
     let mut f = Figures { expected: workload.expected_ledger(), ..Figures::default() };
+    let (mut poisoned, mut poison_applied) = (0u64, 0u64);
     for e in workload.events.iter().filter(|e| e.is_credit()) {
+        if workload.is_poisoned(e.idx as usize) {
+            poisoned += 1;
+            poison_applied += u64::from(applies[e.idx as usize] > 0);
+            if let crate::workload::EventKind::Credit { amount } = e.kind {
+                f.expected -= amount;
+            }
+            continue;
+        }
         match applies[e.idx as usize] {
             0 => f.lost += 1,
             1 => {}
@@ -103,6 +118,8 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
         ledger_rows: store.ledger_total().await?,
         unknown_events,
         dead_letters: store.inbox_dead_letters().await?.max(0) as u64,
+        poisoned,
+        poison_applied,
     })
 }
 

@@ -17,7 +17,9 @@ use receivers::design::Design;
 use receivers::store::{Backend, Isolation, Store, StoreOptions};
 
 use crate::bench::{self, BenchConfig, Targets};
+use crate::chaos::Chaos;
 use crate::experiments;
+use crate::experiments::Experiments;
 use crate::machine::Machine;
 use crate::model::ModelReport;
 use crate::perf::{self, PerfConfig};
@@ -25,7 +27,7 @@ use crate::provision::{
     DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresServer, PostgresSettings,
     SqliteFile,
 };
-use crate::report::{Report, compare, rebuild_index, render_table};
+use crate::report::{Report, compare, experiment_sections, rebuild_index, render_table, sections_text};
 use crate::sender::{RetryPolicy, SenderConfig};
 use crate::serve::{self, ServeConfig};
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
@@ -64,6 +66,15 @@ pub enum Command {
     /// that answers 503 until it recovers, retrying with exponential backoff without and with full
     /// jitter; measured at the receiver, beside the model's figures.
     Jitter(JitterArgs),
+    /// The article's crash test with real process deaths: a worker aborts after writing the
+    /// dedupe key and before the side effect (chance 0.01 per delivery, keyed as in the article),
+    /// is restarted, and the delivery retried. `split` (key committed on its own) loses those
+    /// events; `atomic` and `inbox` do not. Crashes are counted from the workers' exit statuses.
+    Crash(CrashArgs),
+    /// The article's retention test against a real dedupe store whose keys expire (expires_at)
+    /// and are purged, on a virtual clock: duplicate applies for each retry schedule and key
+    /// lifetime, read from the ledger, beside the model's table.
+    Retention(RetentionArgs),
     /// Reports: render a run's Markdown and HTML, rebuild the history index, compare two runs,
     /// print report.json's JSON Schema.
     #[command(subcommand)]
@@ -184,6 +195,16 @@ pub struct BenchArgs {
     /// The secret the --targets verify with.
     #[arg(long, env = "HOOKBENCH_SECRET", hide_env_values = true)]
     pub secret: Option<Secret>,
+    /// Chaos during each cell, KIND=RATE (strikes per second), repeatable or comma-separated:
+    /// kill-worker=RATE SIGKILLs a random worker and restarts it; pg-terminate=RATE ends every
+    /// receiver connection to the cell's Postgres database (pg_terminate_backend).
+    #[arg(long, value_delimiter = ',', value_name = "KIND=RATE")]
+    pub chaos: Vec<Chaos>,
+    /// Chance a credit event is poison: sent with a negative amount, which passes the signature
+    /// and the wire format and which the side effect refuses every time. The inbox acknowledges
+    /// it and leaves it as a dead letter after 5 attempts; the other designs answer 500.
+    #[arg(long, default_value_t = 0.0, value_name = "CHANCE")]
+    pub poison: f64,
 }
 
 /// Arguments of `hookbench perf`.
@@ -260,6 +281,55 @@ pub struct JitterArgs {
     #[arg(long, default_value_t = 100.0)]
     pub time_scale: f64,
     /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `hookbench crash`.
+#[derive(Debug, Clone, Args)]
+pub struct CrashArgs {
+    /// Seed of the crash draws (the article's).
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Credit events (the article's 2,000; fewer take the first ids, so the draws stay its own).
+    #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub events: usize,
+    /// Backends, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
+    pub backends: Vec<Backend>,
+    /// Designs, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "split,atomic,inbox")]
+    pub designs: Vec<Design>,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Print the rows as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The executable the worker runs (`serve`) [default: this one].
+    #[arg(long, hide = true)]
+    pub worker_exe: Option<PathBuf>,
+}
+
+/// Arguments of `hookbench retention`.
+#[derive(Debug, Clone, Args)]
+pub struct RetentionArgs {
+    /// Seed of the draws (the article's).
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Events per schedule (the article's 10,000).
+    #[arg(long, default_value_t = ARTICLE_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    pub events: usize,
+    /// Backends, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
+    pub backends: Vec<Backend>,
+    /// Attempts in flight at once (those due at the same virtual second).
+    #[arg(long, default_value_t = 8, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub concurrency: usize,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Print the runs as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -365,7 +435,8 @@ pub struct SignArgs {
 /// Arguments of `hookbench serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// The design: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox.
+    /// The design: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox,
+    /// split.
     #[arg(long)]
     pub design: Design,
     /// The backend the database URL must name: postgres or sqlite [default: the URL's].
@@ -383,6 +454,11 @@ pub struct ServeArgs {
     /// How the receiver works.
     #[command(flatten)]
     pub receiver: ReceiverArgs,
+    /// Honour the `hookbench-fault` request header (`crash-after-key` aborts the process after
+    /// the dedupe key is written, before the side effect). For the failure experiments only:
+    /// never on a receiver that matters.
+    #[arg(long)]
+    pub inject_faults: bool,
 }
 
 /// How each receiver worker works (shared by `serve` and `bench`).
@@ -423,6 +499,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Bench(args) => bench(&args, out),
         Command::Report(cmd) => report_command(cmd, out),
         Command::Jitter(args) => jitter_command(&args, out),
+        Command::Crash(args) => crash_command(&args, out),
+        Command::Retention(args) => retention_command(&args, out),
         Command::Perf(args) => perf_command(&args, out),
         Command::ServeOk { listen } => serve_ok(listen, out),
         Command::Sign(args) => sign(&args, out),
@@ -498,7 +576,15 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         run_id,
         quiet_timeout: args.quiet_timeout,
         progress: !args.no_progress && io::stderr().is_terminal(),
+        chaos: args.chaos.clone(),
+        poison: args.poison,
     };
+    if !(0.0..=1.0).contains(&args.poison) {
+        bail!("--poison must be a chance between 0 and 1, not {}", args.poison);
+    }
+    if !args.chaos.is_empty() && config.targets.is_some() {
+        bail!("--chaos needs workers hookbench starts itself; it cannot kill --targets");
+    }
     let report = runtime()?.block_on(bench::run(&config));
     let path = report.write_all(&out_dir).with_context(|| format!("writing {}", out_dir.display()))?;
     write!(out, "{}", render_table(&report))?;
@@ -591,55 +677,68 @@ fn serve_ok(listen: SocketAddr, out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 fn jitter_command(args: &JitterArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    use crate::model::jitter::{self, JitterMode};
     if !(args.time_scale > 0.0 && args.recover_s > 0.0) {
         bail!("--time-scale and --recover-s must be positive");
     }
-    let modes = [JitterMode::NoJitter, JitterMode::FullJitter];
-    let measured = runtime()?.block_on(async {
-        let mut measured = Vec::new();
-        for mode in modes {
-            measured.push(
-                experiments::jitter(args.seed, mode, args.deliveries, args.recover_s, args.time_scale)
-                    .await?,
-            );
-        }
-        Ok::<_, io::Error>(measured)
-    })?;
-    let model: Vec<_> =
-        modes.iter().map(|&m| jitter::run_with(args.seed, m, args.deliveries, args.recover_s)).collect();
+    let section = runtime()?.block_on(experiments::run_jitter(
+        args.seed,
+        args.deliveries,
+        args.recover_s,
+        args.time_scale,
+    ))?;
     if args.json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "real": measured, "model": model }))?
-        )?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&section)?)?;
         return Ok(());
     }
-    writeln!(
-        out,
-        "hookbench jitter: {} deliveries failing together, receiver back at t={} s, time scaled 1/{} (measured at a real HTTP receiver)",
-        args.deliveries, args.recover_s, args.time_scale
-    )?;
-    writeln!(
-        out,
-        "{:<26}{:>9}{:>22}{:>18} | {:>15}{:>7}{:>7}",
-        "mode", "attempts", "peak/s after recovery", "last delivered", "model attempts", "peak", "last"
-    )?;
-    for (r, m) in measured.iter().zip(&model) {
-        writeln!(
-            out,
-            "{:<26}{:>9}{:>22}{:>16.1} s | {:>15}{:>7}{:>7}",
-            r.mode.label(),
-            r.attempts,
-            r.peak_after,
-            r.last_ok_s,
-            m.attempts,
-            m.peak_after,
-            m.last_ok_s
-        )?;
+    let e = Experiments { jitter: Some(section), ..Experiments::default() };
+    write!(out, "{}", sections_text(&experiment_sections(&e)))?;
+    Ok(())
+}
+
+/// Prints an experiment's rows (as JSON or as its table) and fails if any part could not run.
+fn print_experiment<T: serde::Serialize>(
+    out: &mut dyn Write,
+    json: bool,
+    rows: &[T],
+    section: Experiments,
+    errors: &[String],
+) -> anyhow::Result<()> {
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(rows)?)?;
+    } else {
+        write!(out, "{}", sections_text(&experiment_sections(&section)))?;
+    }
+    for e in errors {
+        eprintln!("hookbench: {e}");
+    }
+    if !errors.is_empty() {
+        bail!("{} part(s) of the experiment could not run", errors.len());
     }
     Ok(())
+}
+
+fn crash_command(args: &CrashArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let exe = match &args.worker_exe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("finding hookbench's own executable")?,
+    };
+    let setup = experiments::Setup { backends: args.backends.clone(), postgres: args.postgres.settings() };
+    // The workers' logs (each injected abort says where it struck) go to a file, not the terminal.
+    let log = std::env::temp_dir().join(format!("hookbench-crash-{}.log", std::process::id()));
+    eprintln!("hookbench: worker logs in {}", log.display());
+    let config =
+        experiments::crash::CrashConfig { seed: args.seed, events: args.events, exe, log: Some(log) };
+    let (rows, errors) = runtime()?.block_on(experiments::run_crash(&setup, &config, &args.designs));
+    let section = Experiments { crash: rows.clone(), ..Experiments::default() };
+    print_experiment(out, args.json, &rows, section, &errors)
+}
+
+fn retention_command(args: &RetentionArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let setup = experiments::Setup { backends: args.backends.clone(), postgres: args.postgres.settings() };
+    let (runs, errors) =
+        runtime()?.block_on(experiments::run_retention(&setup, args.seed, args.events, args.concurrency));
+    let section = Experiments { retention: runs.clone(), ..Experiments::default() };
+    print_experiment(out, args.json, &runs, section, &errors)
 }
 
 fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {
@@ -735,6 +834,7 @@ fn serve(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         isolation: args.receiver.isolation,
         inbox_workers: args.receiver.inbox_workers,
         max_connections: args.receiver.max_connections,
+        inject_faults: args.inject_faults,
     };
     let design = config.design;
     runtime()?.block_on(async {

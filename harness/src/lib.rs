@@ -6,6 +6,7 @@
 //! [`cli`] is the command line; `main.rs` only calls it.
 
 pub mod bench;
+pub mod chaos;
 pub mod checker;
 pub mod cli;
 pub mod experiments;

@@ -90,6 +90,10 @@ pub struct Counters {
     pub gave_up: AtomicU64,
     /// Groups (first deliveries and duplicates) finished.
     pub groups_done: AtomicU64,
+    /// Attempts of poison events.
+    pub poison_attempts: AtomicU64,
+    /// Attempts of poison events answered with anything but a 2xx.
+    pub poison_non_2xx: AtomicU64,
 }
 
 impl Counters {
@@ -110,6 +114,8 @@ impl Counters {
             connect_errors: get(&self.connect_errors),
             retries: get(&self.retries),
             gave_up: get(&self.gave_up),
+            poison_attempts: get(&self.poison_attempts),
+            poison_non_2xx: get(&self.poison_non_2xx),
         }
     }
 }
@@ -131,6 +137,12 @@ pub struct CounterSnapshot {
     pub connect_errors: u64,
     /// Were retries.
     pub retries: u64,
+    /// Attempts of poison events.
+    #[serde(default)]
+    pub poison_attempts: u64,
+    /// Of those, answered with anything but a 2xx.
+    #[serde(default)]
+    pub poison_non_2xx: u64,
     /// Deliveries given up.
     pub gave_up: u64,
 }

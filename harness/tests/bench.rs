@@ -149,6 +149,7 @@ fn a_bench_against_receivers_it_did_not_start() {
         inbox_workers: 0,
         max_connections: 4,
         log: None,
+        inject_faults: false,
     };
     let fleet = rt.block_on(hookbench::fleet::Fleet::start(spec, 2)).expect("receivers start");
     let targets: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
@@ -175,4 +176,74 @@ fn a_bench_against_receivers_it_did_not_start() {
     assert_eq!((r.figures.dup_events, r.figures.lost), (0, 0), "{table}");
     assert_eq!(r.figures.ledger, r.figures.expected, "{table}");
     assert!(data.path().join("shared.db").exists(), "a database hookbench did not create is left alone");
+}
+
+fn assert_exactly_once(report: &Report, table: &str) {
+    assert!(report.skipped.is_empty() && report.broken.is_empty(), "{table}");
+    for r in &report.rows {
+        let what = format!("{} {}\n{table}", r.backend, r.design);
+        assert_eq!((r.figures.dup_events, r.figures.lost, r.gave_up), (0, 0, 0), "{what}");
+        assert_eq!(r.figures.ledger, r.figures.expected, "{what}");
+        assert_eq!(r.ledger_rows, r.figures.ledger, "half-written credits: {what}");
+    }
+}
+
+#[test]
+fn atomic_and_inbox_lose_and_double_nothing_while_workers_are_killed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (report, table) = bench(
+        dir.path(),
+        &["--events", "2000", "--rate", "800", "--designs", "atomic,inbox", "--chaos", "kill-worker=2"],
+    );
+    assert_eq!(report.rows.len(), 4, "{table}");
+    assert_exactly_once(&report, &table);
+    for r in &report.rows {
+        assert!(r.chaos.worker_kills >= 2, "{} {}: chaos never struck\n{table}", r.backend, r.design);
+    }
+    assert!(table.contains("== chaos"), "{table}");
+    let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
+    assert!(md.contains("## Chaos") && md.contains("kill-worker=2"), "{md}");
+}
+
+#[test]
+fn atomic_and_inbox_lose_and_double_nothing_while_postgres_ends_their_connections() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (report, table) = bench(
+        dir.path(),
+        &[
+            "--events",
+            "2000",
+            "--rate",
+            "800",
+            "--backends",
+            "postgres",
+            "--designs",
+            "atomic,inbox",
+            "--chaos",
+            "pg-terminate=4",
+        ],
+    );
+    assert_eq!(report.rows.len(), 2, "{table}");
+    assert_exactly_once(&report, &table);
+    for r in &report.rows {
+        assert!(r.chaos.pg_terminations >= 2, "{}: no connection was ended\n{table}", r.design);
+    }
+}
+
+#[test]
+fn poison_events_become_dead_letters_while_the_sender_sees_only_2xx() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (report, table) =
+        bench(dir.path(), &["--events", "1000", "--rate", "2000", "--designs", "inbox", "--poison", "0.02"]);
+    assert_eq!(report.rows.len(), 2, "{table}");
+    assert_exactly_once(&report, &table);
+    for r in &report.rows {
+        assert!(r.poisoned > 0, "{table}");
+        assert_eq!(r.dead_letters, r.poisoned, "every poison event is a dead letter\n{table}");
+        assert_eq!(r.poison_applied, 0, "{table}");
+        assert!(r.poison_attempts >= r.poisoned, "{table}");
+        assert_eq!(r.poison_non_2xx, 0, "the sender saw only 2xx for poison events\n{table}");
+    }
+    let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
+    assert!(md.contains("## Poison events"), "{md}");
 }

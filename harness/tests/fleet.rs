@@ -24,6 +24,7 @@ fn spec(design: Design, db: &Db, work_delay: Duration) -> WorkerSpec {
         inbox_workers: 2,
         max_connections: 4,
         log: None,
+        inject_faults: false,
     }
 }
 

@@ -1,6 +1,4 @@
-//! The article's failure experiments run for real. So far: `jitter`, the sender experiment.
-//!
-//! `jitter`: many deliveries fail at the same moment against a real HTTP receiver that answers 503
+//! `hookbench jitter`: the article's sender experiment for real. Many deliveries fail at the same moment against a real HTTP receiver that answers 503
 //! until a recovery time and 200 after; each retries with exponential backoff, without and with
 //! full jitter. Each delivery's attempt times are drawn exactly as the model draws them
 //! ([`crate::model::jitter::attempt_times`]), then sent for real with time divided by
@@ -14,12 +12,14 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
+
+use crate::model::jitter::JitterResult;
 use tokio::time::Instant;
 
 use crate::model::jitter::{JitterMode, attempt_times, rng_for};
 
 /// What the receiver saw in one mode.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct JitterMeasured {
     /// Without or with full jitter.
     pub mode: JitterMode,
@@ -102,4 +102,19 @@ pub async fn jitter(
         peak_after: buckets.values().copied().max().unwrap_or(0),
         last_ok_s: arrivals.iter().filter(|(_, ok)| *ok).map(|(t, _)| *t).fold(0.0, f64::max),
     })
+}
+
+/// The jitter experiment as a report section: both modes, measured and modelled.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct JitterSection {
+    /// Deliveries failing together.
+    pub deliveries: u32,
+    /// When the receiver came back, in (unscaled) seconds.
+    pub recover_s: f64,
+    /// How much faster than the article's clock it ran.
+    pub time_scale: f64,
+    /// Measured at the receiver, one per mode.
+    pub real: Vec<JitterMeasured>,
+    /// The model's figures, one per mode.
+    pub model: Vec<JitterResult>,
 }

@@ -12,7 +12,7 @@ pub const CRASH_EVENTS: usize = 2000;
 pub const P_CRASH: f64 = 0.01;
 
 /// Where the dedupe key is committed relative to the side effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CrashDesign {
     /// The key commits on its own, then the side effect runs.
@@ -42,7 +42,7 @@ pub fn crashes(seed: u32, i: usize, attempt: u32) -> bool {
 }
 
 /// One row of the crash table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CrashResult {
     /// Which design.
     pub design: CrashDesign,
@@ -64,9 +64,15 @@ pub struct CrashResult {
 
 /// The script's `crashTest(design)`.
 pub fn run(seed: u32, design: CrashDesign) -> CrashResult {
-    let mut queue: VecDeque<(usize, u32)> = (0..CRASH_EVENTS).map(|i| (i, 1)).collect();
-    let mut key = vec![false; CRASH_EVENTS];
-    let mut applied = vec![false; CRASH_EVENTS];
+    run_events(seed, design, CRASH_EVENTS)
+}
+
+/// The crash test with `events` events instead of the article's 2,000 (the first `events` of
+/// its ids, so the draws are the script's).
+pub fn run_events(seed: u32, design: CrashDesign, events: usize) -> CrashResult {
+    let mut queue: VecDeque<(usize, u32)> = (0..events).map(|i| (i, 1)).collect();
+    let mut key = vec![false; events];
+    let mut applied = vec![false; events];
     let mut crash_count = 0;
     while let Some((i, n)) = queue.pop_front() {
         let crash = crashes(seed, i, n);
@@ -86,12 +92,12 @@ pub fn run(seed: u32, design: CrashDesign) -> CrashResult {
     let applied = applied.iter().filter(|&&a| a).count() as u64;
     CrashResult {
         design,
-        events: CRASH_EVENTS as u64,
+        events: events as u64,
         crashes: crash_count,
         keys: key.iter().filter(|&&k| k).count() as u64,
         applied,
-        lost: CRASH_EVENTS as u64 - applied,
+        lost: events as u64 - applied,
         ledger: applied as i64 * 100,
-        expected: CRASH_EVENTS as i64 * 100,
+        expected: events as i64 * 100,
     }
 }

@@ -16,7 +16,7 @@ pub const BASE_S: f64 = 1.0;
 pub const CAP_S: f64 = 3600.0;
 
 /// Backoff with or without jitter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum JitterMode {
     /// Wait exactly `min(cap, base * 2^k)`.
@@ -36,7 +36,7 @@ impl JitterMode {
 }
 
 /// What the sender experiment measures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct JitterResult {
     /// Which mode.
     pub mode: JitterMode,

@@ -119,6 +119,8 @@ pub fn render_markdown(report: &Report) -> String {
         }
     }
 
+    md.push_str(&super::sections::markdown(&super::sections::sections(report)));
+
     let _ = writeln!(md, "\n## Run\n");
     let v = &report.versions;
     let m = &report.machine;
@@ -148,6 +150,15 @@ pub fn render_markdown(report: &Report) -> String {
             ),
         ),
         ("isolation", p.isolation.clone()),
+        (
+            "chaos",
+            if p.chaos.is_empty() {
+                "none".into()
+            } else {
+                p.chaos.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            },
+        ),
+        ("poison", p.poison.to_string()),
         (
             "fault chances",
             format!(

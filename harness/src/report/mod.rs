@@ -4,6 +4,7 @@
 mod history;
 mod html;
 mod markdown;
+mod sections;
 mod table;
 
 use std::path::Path;
@@ -15,9 +16,13 @@ use serde::{Deserialize, Serialize};
 pub use history::{Comparison, compare, rebuild_index};
 pub use html::{chart_titles, render_html};
 pub use markdown::render_markdown;
+pub use sections::{Section, experiment_sections, sections};
+pub use sections::{markdown as sections_markdown, text as sections_text};
 pub use table::render_table;
 
+use crate::chaos::{Chaos, ChaosCounts};
 use crate::checker::Figures;
+use crate::experiments::Experiments;
 use crate::machine::Machine;
 use crate::model::HandlerResult;
 use crate::sender::RetryPolicy;
@@ -54,6 +59,12 @@ pub struct Parameters {
     pub p_concurrent: f64,
     /// Chance of a shuffle.
     pub p_shuffle: f64,
+    /// Chaos during each cell (`--chaos`).
+    #[serde(default)]
+    pub chaos: Vec<Chaos>,
+    /// Chance a credit event is poison (`--poison`).
+    #[serde(default)]
+    pub poison: f64,
 }
 
 /// Versions of what ran.
@@ -136,6 +147,21 @@ pub struct Row {
     pub ledger_rows: i64,
     /// Inbox dead letters.
     pub dead_letters: u64,
+    /// What chaos did during the cell.
+    #[serde(default)]
+    pub chaos: ChaosCounts,
+    /// Poison events in the workload (not in `lost` or `expected`).
+    #[serde(default)]
+    pub poisoned: u64,
+    /// Poison events applied anyway (must be 0).
+    #[serde(default)]
+    pub poison_applied: u64,
+    /// Attempts of poison events.
+    #[serde(default)]
+    pub poison_attempts: u64,
+    /// Of those, answered with anything but a 2xx.
+    #[serde(default)]
+    pub poison_non_2xx: u64,
     /// The model's figures for the same seed.
     pub model: Option<ModelFigures>,
 }
@@ -172,6 +198,9 @@ pub struct Report {
     pub skipped: Vec<CellNote>,
     /// Cells that started and broke, with the error.
     pub broken: Vec<CellNote>,
+    /// The failure experiments that ran with this report (crash, jitter, retention).
+    #[serde(default, skip_serializing_if = "Experiments::is_empty")]
+    pub experiments: Experiments,
 }
 
 impl Report {

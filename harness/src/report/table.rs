@@ -84,6 +84,7 @@ pub fn render_table(report: &Report) -> String {
             );
         }
     }
+    out.push_str(&super::sections::text(&super::sections::sections(report)));
     for note in &report.skipped {
         let _ = writeln!(out, "skipped {} {}: {}", note.backend, note.design, note.reason);
     }

@@ -163,6 +163,12 @@ impl Ctx {
             }
             let outcome = self.send(worker, &id_text, body).await;
             let done = Instant::now();
+            if w.is_poisoned(event) {
+                Counters::bump(&c.poison_attempts);
+                if !matches!(outcome, Attempt::Status(s) if (200..300).contains(&s)) {
+                    Counters::bump(&c.poison_non_2xx);
+                }
+            }
             self.intended.record(done - planned);
             self.actual.record(done - sent);
             let again = match outcome {
@@ -212,8 +218,13 @@ impl Ctx {
 
     async fn group(self: Arc<Self>, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
         let event = g.event as usize;
-        let body =
-            Bytes::from(serde_json::to_vec(&wire_event(&self.workload.events[event])).unwrap_or_default());
+        let mut wire = wire_event(&self.workload.events[event]);
+        if self.workload.is_poisoned(event)
+            && let WireEvent::Credit { amount, .. } = &mut wire
+        {
+            *amount = -*amount; // passes the signature and the wire format; the side effect refuses it
+        }
+        let body = Bytes::from(serde_json::to_vec(&wire).unwrap_or_default());
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();

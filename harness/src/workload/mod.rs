@@ -117,6 +117,9 @@ pub struct Workload {
     /// The delivery plan: first deliveries (some as concurrent pairs, some shuffled) and later
     /// duplicates, sorted as the script sorts them.
     pub groups: Vec<Group>,
+    /// Poison events (credits sent with a negative amount, which the side effect refuses every
+    /// time), marked by [`Workload::poison`]; empty when there are none.
+    pub poisoned: Vec<bool>,
 }
 
 impl Workload {
@@ -125,7 +128,24 @@ impl Workload {
         config.validate()?;
         let (events, latest_plan) = events::make_events(config);
         let groups = plan::make_groups(config, &events);
-        Ok(Self { config: config.clone(), events, latest_plan, groups })
+        Ok(Self { config: config.clone(), events, latest_plan, groups, poisoned: Vec::new() })
+    }
+
+    /// Marks credit events as poison with chance `rate` each (the draw `keyed("poison", id)`), and
+    /// returns how many. The article's workload is untouched; only the amount sent changes.
+    pub fn poison(&mut self, rate: f64) -> usize {
+        let seed = self.config.seed;
+        self.poisoned = self
+            .events
+            .iter()
+            .map(|e| rate > 0.0 && e.is_credit() && keyed(seed, &[&"poison", &e.id()]) < rate)
+            .collect();
+        self.poisoned.iter().filter(|&&p| p).count()
+    }
+
+    /// Whether event `i` is poison.
+    pub fn is_poisoned(&self, i: usize) -> bool {
+        self.poisoned.get(i).copied().unwrap_or(false)
     }
 
     /// A keyed draw with this workload's seed.

@@ -1,0 +1,153 @@
+//! The article's failure experiments, run for real beside the model's figures:
+//!
+//! - [`crash`]: a worker process aborts after the dedupe key is written and before the side
+//!   effect, with the article's keyed chance; the fleet restarts it and the delivery is retried.
+//! - [`jitter`]: deliveries failing together against a receiver that answers 503 until it
+//!   recovers, retried with and without full jitter.
+//! - [`retention`]: dedupe keys that really expire and are purged, on a virtual clock, against
+//!   the article's retry schedules.
+//!
+//! Chaos during a bench (killed workers, ended Postgres connections) lives in
+//! [`crate::chaos`]; poison events are a bench option ([`crate::bench::BenchConfig::poison`]).
+
+pub mod crash;
+pub mod jitter;
+pub mod retention;
+
+pub use jitter::{JitterMeasured, JitterSection, jitter};
+
+use serde::{Deserialize, Serialize};
+
+/// The experiments' sections of a report; each is empty unless its experiment ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Experiments {
+    /// `hookbench crash`: one row per backend and design.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crash: Vec<crash::CrashRow>,
+    /// `hookbench jitter`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterSection>,
+    /// `hookbench retention`: one run per backend.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retention: Vec<retention::RetentionRun>,
+}
+
+impl Experiments {
+    /// Whether no experiment ran.
+    pub fn is_empty(&self) -> bool {
+        self.crash.is_empty() && self.jitter.is_none() && self.retention.is_empty()
+    }
+}
+
+/// Why an experiment could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    /// No database.
+    #[error("provisioning: {0}")]
+    Provision(#[from] crate::provision::ProvisionError),
+    /// The database failed.
+    #[error("database: {0}")]
+    Store(#[from] receivers::store::StoreError),
+    /// A worker could not be started, stopped or restarted.
+    #[error("workers: {0}")]
+    Fleet(#[from] crate::fleet::FleetError),
+    /// The run did not go as the experiment requires.
+    #[error("{0}")]
+    Run(String),
+}
+
+/// Where an experiment's databases come from, and which backends and designs it covers.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Backends to run on.
+    pub backends: Vec<receivers::store::Backend>,
+    /// Where Postgres comes from.
+    pub postgres: crate::provision::PostgresSettings,
+}
+
+impl Setup {
+    /// Runs `each(backend, url)` on a fresh database of every backend; a backend that cannot be
+    /// had, or a run that fails, is reported as an error line instead.
+    async fn each<T, F, Fut>(&self, mut each: F) -> (Vec<T>, Vec<String>)
+    where
+        F: FnMut(receivers::store::Backend, String) -> Fut,
+        Fut: Future<Output = Result<T, ExperimentError>>,
+    {
+        use receivers::store::Backend;
+        let (mut done, mut errors) = (Vec::new(), Vec::new());
+        for &backend in &self.backends {
+            let pg = match backend {
+                Backend::Postgres => match crate::provision::PostgresServer::start(&self.postgres).await {
+                    Ok(server) => Some(server),
+                    Err(e) => {
+                        errors.push(format!("{backend}: {e}"));
+                        continue;
+                    }
+                },
+                Backend::Sqlite => None,
+            };
+            let db = match crate::provision::FreshDb::create(pg.as_ref(), None).await {
+                Ok(db) => db,
+                Err(e) => {
+                    errors.push(format!("{backend}: {e}"));
+                    continue;
+                }
+            };
+            match each(backend, db.url()).await {
+                Ok(t) => done.push(t),
+                Err(e) => errors.push(format!("{backend}: {e}")),
+            }
+            if let Err(e) = db.discard().await {
+                errors.push(format!("{backend}: dropping the database: {e}"));
+            }
+        }
+        (done, errors)
+    }
+}
+
+/// The crash test for every design on every backend (a fresh database per cell).
+pub async fn run_crash(
+    setup: &Setup,
+    config: &crash::CrashConfig,
+    designs: &[receivers::design::Design],
+) -> (Vec<crash::CrashRow>, Vec<String>) {
+    let (mut rows, mut errors) = (Vec::new(), Vec::new());
+    for &design in designs {
+        let (r, e) =
+            setup.each(|backend, url| async move { crash::run(config, backend, design, &url).await }).await;
+        rows.extend(r);
+        errors.extend(e.into_iter().map(|e| format!("crash {design} on {e}")));
+    }
+    rows.sort_by_key(|r| (r.backend.as_str(), designs.iter().position(|&d| d == r.design)));
+    (rows, errors)
+}
+
+/// The retention test on every backend.
+pub async fn run_retention(
+    setup: &Setup,
+    seed: u32,
+    events: usize,
+    concurrency: usize,
+) -> (Vec<retention::RetentionRun>, Vec<String>) {
+    let (runs, errors) = setup
+        .each(|backend, url| async move { retention::run(seed, events, concurrency, backend, &url).await })
+        .await;
+    (runs, errors.into_iter().map(|e| format!("retention on {e}")).collect())
+}
+
+/// The jitter experiment in both modes, with the model's figures.
+pub async fn run_jitter(
+    seed: u32,
+    deliveries: u32,
+    recover_s: f64,
+    time_scale: f64,
+) -> std::io::Result<JitterSection> {
+    use crate::model::jitter::{self as model, JitterMode};
+    let modes = [JitterMode::NoJitter, JitterMode::FullJitter];
+    let mut real = Vec::new();
+    for mode in modes {
+        real.push(jitter(seed, mode, deliveries, recover_s, time_scale).await?);
+    }
+    let model = modes.iter().map(|&m| model::run_with(seed, m, deliveries, recover_s)).collect();
+    Ok(JitterSection { deliveries, recover_s, time_scale, real, model })
+}

@@ -1,0 +1,202 @@
+//! `hookbench retention`: the article's retention test against a real dedupe store whose keys
+//! expire.
+//!
+//! Each of the article's three retry schedules is replayed for every one of its four key
+//! lifetimes: every attempt that reaches the receiver (drawn exactly as the model draws it,
+//! [`crate::model::retention::visits`]) becomes a call of [`Store::apply_once_until`], which
+//! inserts the event's key with `expires_at = now + ttl` and applies the credit in the same
+//! transaction, or finds the key still alive and does nothing. Time is a virtual clock: the
+//! attempts are sorted by their time in the schedule and run in that order (those due at the same
+//! second concurrently), so 45 days pass in seconds. A purge job deletes expired keys
+//! (`DELETE ... WHERE expires_at <= now`) every virtual hour, as a nightly job would; a key past
+//! its time counts as gone even before the purge reaches it. Duplicate applies are then counted
+//! from the credit ledger, beside the model's.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use receivers::event::Event;
+use receivers::store::{Backend, Store, StoreOptions};
+use serde::{Deserialize, Serialize};
+
+use super::ExperimentError;
+use crate::model::retention::{self, TTLS, schedules, visits};
+
+/// How often the purge job runs, in virtual seconds.
+pub const PURGE_EVERY_S: f64 = 3600.0;
+
+/// One row: duplicate applies through a real store keeping keys for `ttl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RetentionRow {
+    /// The schedule's name.
+    pub schedule: String,
+    /// The key lifetime's label.
+    pub ttl: String,
+    /// Applies beyond one per event, counted from the ledger.
+    pub duplicate_applies: u64,
+    /// The model's figure.
+    pub model: u64,
+}
+
+/// A retention run on one backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RetentionRun {
+    /// The backend.
+    pub backend: Backend,
+    /// Events per schedule.
+    pub events: u64,
+    /// One row per schedule and key lifetime.
+    pub rows: Vec<RetentionRow>,
+    /// Attempts delivered to the store.
+    pub visits: u64,
+    /// Times the purge job ran.
+    pub purges: u64,
+    /// Keys it deleted.
+    pub keys_purged: u64,
+    /// The most keys held at once (read before each purge).
+    pub peak_keys: u64,
+    /// Keys left after a last purge 31 virtual days after the last attempt (0: every key expired
+    /// and was deleted).
+    pub keys_left: u64,
+    /// Wall time of the replay, in seconds.
+    pub wall_s: f64,
+}
+
+/// One attempt reaching the store: when, which schedule, which lifetime, which event.
+#[derive(Debug, Clone, Copy)]
+struct Visit {
+    t: f64,
+    schedule: usize,
+    ttl: usize,
+    event: usize,
+}
+
+fn key(v: &Visit) -> String {
+    format!("ret{}_{}_{:06}", v.schedule, v.ttl, v.event)
+}
+
+/// (schedule, ttl) of a key written by [`key`].
+fn parse_key(key: &str) -> Option<(usize, usize)> {
+    let mut parts = key.strip_prefix("ret")?.split('_');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// Replays the retention test for `events` events per schedule on the (fresh) database at `url`,
+/// with up to `concurrency` attempts in flight.
+pub async fn run(
+    seed: u32,
+    events: usize,
+    concurrency: usize,
+    backend: Backend,
+    url: &str,
+) -> Result<RetentionRun, ExperimentError> {
+    let options = StoreOptions {
+        max_connections: u32::try_from(concurrency.clamp(1, 64)).unwrap_or(8),
+        application_name: "hookbench-retention".into(),
+        ..StoreOptions::default()
+    };
+    let store = Store::connect(url, &options).await?;
+    let started = Instant::now();
+    let scheds = schedules();
+    let mut all = Vec::new();
+    for (s, schedule) in scheds.iter().enumerate() {
+        for event in 0..events {
+            for (t, _) in visits(seed, schedule, event) {
+                all.extend((0..TTLS.len()).map(|ttl| Visit { t, schedule: s, ttl, event }));
+            }
+        }
+    }
+    all.sort_by(|a, b| a.t.total_cmp(&b.t));
+    let (mut purges, mut keys_purged, mut peak_keys) = (0u64, 0u64, 0u64);
+    let mut next_purge = PURGE_EVERY_S;
+    let mut rest = &all[..];
+    while let Some(first) = rest.first() {
+        let now = first.t;
+        if now >= next_purge {
+            peak_keys = peak_keys.max(store.expiring_keys().await?.max(0) as u64);
+            keys_purged += store.purge_expired(now).await?;
+            purges += 1;
+            next_purge = ((now / PURGE_EVERY_S).floor() + 1.0) * PURGE_EVERY_S;
+        }
+        let due = rest.iter().take_while(|v| v.t == now).count();
+        let (batch, later) = rest.split_at(due);
+        rest = later;
+        run_batch(&store, batch, concurrency.max(1)).await?;
+    }
+    peak_keys = peak_keys.max(store.expiring_keys().await?.max(0) as u64);
+    let last = all.last().map_or(0.0, |v| v.t);
+    keys_purged += store.purge_expired(last + 31.0 * 86_400.0).await?;
+    purges += 1;
+    let keys_left = store.expiring_keys().await?.max(0) as u64;
+    let wall_s = started.elapsed().as_secs_f64();
+
+    let mut applies = vec![vec![0u64; TTLS.len()]; scheds.len()];
+    let mut unknown = 0u64;
+    store
+        .ledger_counts(|id, n| match parse_key(id) {
+            Some((s, t)) if s < scheds.len() && t < TTLS.len() => applies[s][t] += n.max(0) as u64,
+            _ => unknown += 1,
+        })
+        .await?;
+    store.close().await;
+    if unknown > 0 {
+        return Err(ExperimentError::Run(format!("{unknown} ledger rows name no retention key")));
+    }
+    let model = retention::run(seed, events);
+    let mut rows = Vec::new();
+    for (s, (schedule, model_rows)) in model.iter().enumerate() {
+        for (t, m) in model_rows.iter().enumerate() {
+            rows.push(RetentionRow {
+                schedule: schedule.name.to_string(),
+                ttl: m.ttl.to_string(),
+                duplicate_applies: applies[s][t].saturating_sub(events as u64),
+                model: m.duplicate_applies,
+            });
+        }
+    }
+    Ok(RetentionRun {
+        backend,
+        events: events as u64,
+        rows,
+        visits: all.len() as u64,
+        purges,
+        keys_purged,
+        peak_keys,
+        keys_left,
+        wall_s,
+    })
+}
+
+/// Delivers the attempts due at one instant, `concurrency` at a time (their keys differ).
+async fn run_batch(store: &Store, batch: &[Visit], concurrency: usize) -> Result<(), ExperimentError> {
+    let batch: Arc<[Visit]> = batch.into();
+    let mut tasks = tokio::task::JoinSet::new();
+    for lane in 0..concurrency.min(batch.len()) {
+        let (store, batch) = (store.clone(), batch.clone());
+        tasks.spawn(async move {
+            for v in batch.iter().skip(lane).step_by(concurrency) {
+                let event =
+                    Event::Credit { id: key(v), account: (v.event % 500) as i64, amount: 100, created: 0 };
+                store.apply_once_until(&event, v.t, TTLS[v.ttl].1).await?;
+            }
+            Ok::<_, receivers::store::StoreError>(())
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.map_err(|e| ExperimentError::Run(format!("a replay task failed: {e}")))??;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_name_their_schedule_and_lifetime() {
+        let v = Visit { t: 0.0, schedule: 2, ttl: 3, event: 41 };
+        assert_eq!(key(&v), "ret2_3_000041");
+        assert_eq!(parse_key(&key(&v)), Some((2, 3)));
+        assert_eq!(parse_key("evt_000001"), None);
+    }
+}
