@@ -54,3 +54,15 @@ nightly *ARGS:
 # The article's sender experiment against a real receiver (retries without and with jitter).
 jitter *ARGS:
     cargo run --release --locked -p hookbench -- jitter {{ARGS}}
+
+# The article's crash test with real process deaths (split loses events; atomic and inbox do not).
+crash *ARGS:
+    ./scripts/run.sh crash {{ARGS}}
+
+# The article's retention test against a real store whose keys expire, on a virtual clock.
+retention *ARGS:
+    ./scripts/run.sh retention {{ARGS}}
+
+# A bench with chaos, e.g. `just chaos kill-worker=1` or `just chaos pg-terminate=2 --backends postgres`.
+chaos KIND *ARGS:
+    ./scripts/bench.sh --chaos {{KIND}} {{ARGS}}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The nightly job's steps (.github/workflows/nightly.yml runs exactly this; `just nightly` runs it
-# here, without the upload): build, run the bench with defaults through testcontainers, rebuild
-# the history index with the earlier runs under reports/, and compare with the previous run.
+# here, without the upload): build, run the bench with defaults and the crash, jitter and
+# retention experiments through testcontainers, rebuild the history index with the earlier runs
+# under reports/, and compare with the previous run.
 #
 # The comparison is printed; with NIGHTLY_GATE=1 a regression fails the job. (Designs that are
 # expected to misbehave, naive or check-then-insert, vary from run to run under real concurrency,
@@ -14,7 +15,7 @@ reports=${REPORTS_DIR:-reports}
 mkdir -p "$reports"
 previous=$(ls -1d "$reports"/*/ 2>/dev/null | while read -r d; do [ -f "$d/report.json" ] && echo "${d%/}"; done | sort | tail -n 1)
 run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(git rev-parse --short HEAD 2>/dev/null || echo nogit)"
-./scripts/bench.sh --no-progress --out "$reports/$run_id" "$@"
+./scripts/bench.sh --no-progress --experiments crash,jitter,retention --out "$reports/$run_id" "$@"
 ./target/release/hookbench report index "$reports"
 if [ -n "$previous" ]; then
   echo "== compared with $previous"

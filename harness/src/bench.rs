@@ -68,6 +68,8 @@ pub struct BenchConfig {
     /// Chance a credit event is poison: sent with a negative amount, which passes the signature
     /// and the wire format and which the side effect refuses every time.
     pub poison: f64,
+    /// Failure experiments to run after the matrix, into the same report.
+    pub experiments: Vec<crate::experiments::Kind>,
 }
 
 /// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
@@ -175,6 +177,22 @@ pub async fn run(config: &BenchConfig) -> Report {
                 }
             }
         }
+    }
+    if !config.experiments.is_empty() {
+        multi.suspend(|| eprintln!("hookbench: running the experiments {:?}", config.experiments));
+        let setup = crate::experiments::Setup {
+            backends: config.backends.clone(),
+            postgres: config.postgres.clone(),
+        };
+        let log = Some(config.out.join("logs").join("crash.log"));
+        report.experiments = crate::experiments::Experiments::run(
+            &config.experiments,
+            &setup,
+            config.workload.seed,
+            config.exe.clone(),
+            log,
+        )
+        .await;
     }
     report
 }

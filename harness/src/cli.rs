@@ -205,6 +205,10 @@ pub struct BenchArgs {
     /// it and leaves it as a dead letter after 5 attempts; the other designs answer 500.
     #[arg(long, default_value_t = 0.0, value_name = "CHANCE")]
     pub poison: f64,
+    /// Failure experiments to run after the matrix, with their defaults, into the same report
+    /// (comma-separated): crash, jitter, retention. Each is also its own command.
+    #[arg(long, value_delimiter = ',')]
+    pub experiments: Vec<experiments::Kind>,
 }
 
 /// Arguments of `hookbench perf`.
@@ -578,6 +582,7 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         progress: !args.no_progress && io::stderr().is_terminal(),
         chaos: args.chaos.clone(),
         poison: args.poison,
+        experiments: args.experiments.clone(),
     };
     if !(0.0..=1.0).contains(&args.poison) {
         bail!("--poison must be a chance between 0 and 1, not {}", args.poison);
@@ -594,6 +599,12 @@ fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     if !report.broken.is_empty() {
         bail!("{} cell(s) broke; see above and {}", report.broken.len(), path.display());
+    }
+    if !report.experiments.errors.is_empty() {
+        for e in &report.experiments.errors {
+            eprintln!("hookbench: experiment {e}");
+        }
+        bail!("{} experiment part(s) could not run; see {}", report.experiments.errors.len(), path.display());
     }
     Ok(())
 }

@@ -163,3 +163,31 @@ fn compare_passes_identical_runs_and_flags_one_more_duplicate_apply() {
         "leaving zero is a regression at any tolerance"
     );
 }
+
+#[test]
+fn compare_flags_a_crash_that_loses_an_event_and_a_retention_figure_off_the_model() {
+    let mut a = sample_report();
+    let experiments = serde_json::json!({
+        "crash": [{"backend":"sqlite","design":"atomic","events":2000,"crashes":15,"other_exits":0,"keys":2000,
+                   "applied":2000,"lost":0,"ledger":200000,"expected":200000,"attempts":2015,"model":null}],
+        "retention": [{"backend":"sqlite","events":10,"visits":12,"purges":2,"keys_purged":12,"peak_keys":12,
+                       "keys_left":0,"wall_s":0.1,
+                       "rows":[{"schedule":"Svix published schedule","ttl":"5 min","duplicate_applies":3,"model":3}]}]
+    });
+    a.experiments = serde_json::from_value(experiments).expect("experiments");
+    assert!(compare(&a, &a.clone(), 0.5, 0.0).regressions.is_empty());
+    let mut lossy = a.clone();
+    lossy.experiments.crash[0].lost = 1;
+    let c = compare(&a, &lossy, 0.5, 10.0);
+    assert_eq!(c.regressions, ["crash sqlite atomic: lost 0 -> 1"], "{c:?}");
+    let mut off = a.clone();
+    off.experiments.retention[0].rows[0].duplicate_applies = 4;
+    let c = compare(&a, &off, 0.5, 0.0);
+    assert_eq!(c.regressions.len(), 1, "{c:?}");
+    assert!(c.regressions[0].contains("where the model has 3"), "{c:?}");
+    // The sections reach report.md (and through it report.html).
+    let md = hookbench::report::render_markdown(&a);
+    assert!(md.contains("## Crash after the dedupe key") && md.contains("## Key retention"), "{md}");
+    let html = hookbench::report::render_html(&a);
+    assert!(html.contains("Crash after the dedupe key") && html.contains("Key retention"), "{html}");
+}

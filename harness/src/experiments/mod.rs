@@ -30,12 +30,61 @@ pub struct Experiments {
     /// `hookbench retention`: one run per backend.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retention: Vec<retention::RetentionRun>,
+    /// Parts that could not run, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// An experiment `hookbench bench --experiments` can add to its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// `hookbench crash` with its defaults.
+    Crash,
+    /// `hookbench jitter` with its defaults.
+    Jitter,
+    /// `hookbench retention` with its defaults.
+    Retention,
 }
 
 impl Experiments {
     /// Whether no experiment ran.
     pub fn is_empty(&self) -> bool {
-        self.crash.is_empty() && self.jitter.is_none() && self.retention.is_empty()
+        self.crash.is_empty() && self.jitter.is_none() && self.retention.is_empty() && self.errors.is_empty()
+    }
+
+    /// Runs `kinds` with their defaults on `setup`'s backends; the crash test's workers run
+    /// `exe` and log to `log`.
+    pub async fn run(
+        kinds: &[Kind],
+        setup: &Setup,
+        seed: u32,
+        exe: std::path::PathBuf,
+        log: Option<std::path::PathBuf>,
+    ) -> Self {
+        use crate::model::crash::CRASH_EVENTS;
+        use crate::model::jitter::{DELIVERIES, RECOVER_S};
+        let mut e = Experiments::default();
+        for kind in kinds {
+            match kind {
+                Kind::Crash => {
+                    let config =
+                        crash::CrashConfig { seed, events: CRASH_EVENTS, exe: exe.clone(), log: log.clone() };
+                    let (rows, errors) = run_crash(setup, &config, &crash::DESIGNS).await;
+                    e.crash = rows;
+                    e.errors.extend(errors);
+                }
+                Kind::Jitter => match run_jitter(seed, DELIVERIES, RECOVER_S, 100.0).await {
+                    Ok(j) => e.jitter = Some(j),
+                    Err(err) => e.errors.push(format!("jitter: {err}")),
+                },
+                Kind::Retention => {
+                    let (runs, errors) = run_retention(setup, seed, crate::workload::ARTICLE_EVENTS, 8).await;
+                    e.retention = runs;
+                    e.errors.extend(errors);
+                }
+            }
+        }
+        e
     }
 }
 

@@ -232,5 +232,28 @@ pub fn compare(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Co
             c.changes.push(format!("{} {}: new in the second run", new.backend, new.design));
         }
     }
+    // The experiments are deterministic: any event the crash test newly loses is a regression,
+    // and so is a retention figure that leaves the model's.
+    for new in &b.experiments.crash {
+        let old = a.experiments.crash.iter().find(|r| r.backend == new.backend && r.design == new.design);
+        if let Some(old) = old
+            && old.lost != new.lost
+        {
+            let line = format!("crash {} {}: lost {} -> {}", new.backend, new.design, old.lost, new.lost);
+            if new.lost > old.lost {
+                c.regressions.push(line.clone());
+            }
+            c.changes.push(line);
+        }
+    }
+    for run in &b.experiments.retention {
+        for r in run.rows.iter().filter(|r| r.duplicate_applies != r.model) {
+            c.regressions.push(format!(
+                "retention {} {} {}: {} duplicate applies where the model has {}",
+                run.backend, r.schedule, r.ttl, r.duplicate_applies, r.model
+            ));
+        }
+    }
+    c.regressions.extend(b.experiments.errors.iter().map(|e| format!("experiment could not run: {e}")));
     c
 }

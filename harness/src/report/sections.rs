@@ -36,12 +36,23 @@ pub fn sections(report: &Report) -> Vec<Section> {
         let chaos: Vec<String> = p.chaos.iter().map(ToString::to_string).collect();
         out.push(Section {
             title: "Chaos".into(),
-            intro: format!(
-                "During every cell: {}. Workers are SIGKILLed and restarted on the same address; \
-                 pg-terminate ends every receiver connection to the cell's Postgres database (SQLite \
-                 cells have none). The figures are the checker's, read from the database afterwards.",
-                chaos.join(", ")
-            ),
+            intro: {
+                let mut what = vec![format!("During every cell: {}.", chaos.join(", "))];
+                if p.chaos.iter().any(|c| c.kind == crate::chaos::ChaosKind::KillWorker) {
+                    what.push(
+                        "kill-worker SIGKILLs a random worker and restarts it on the same address.".into(),
+                    );
+                }
+                if p.chaos.iter().any(|c| c.kind == crate::chaos::ChaosKind::PgTerminate) {
+                    what.push(
+                        "pg-terminate ends every receiver connection to the cell's Postgres database \
+                         (SQLite cells have none)."
+                            .into(),
+                    );
+                }
+                what.push("The figures are the checker's, read from the database afterwards.".into());
+                what.join(" ")
+            },
             header: strings([
                 "backend",
                 "design",
@@ -240,6 +251,14 @@ pub fn experiment_sections(e: &Experiments) -> Vec<Section> {
             rows,
         });
     }
+    if !e.errors.is_empty() {
+        out.push(Section {
+            title: "Experiments that could not run".into(),
+            intro: "Each line is one part and why.".into(),
+            header: strings(["part and reason"]),
+            rows: e.errors.iter().map(|x| vec![x.clone()]).collect(),
+        });
+    }
     out
 }
 
@@ -276,7 +295,7 @@ pub fn text(sections: &[Section]) -> String {
                 .collect::<Vec<_>>()
                 .join("  ")
         };
-        let _ = writeln!(out, "\n== {}", s.title.to_lowercase());
+        let _ = writeln!(out, "\n== {}\n{}", s.title.to_lowercase(), s.intro);
         let _ = writeln!(out, "{}", line(&s.header));
         for r in &s.rows {
             let _ = writeln!(out, "{}", line(r));
