@@ -29,6 +29,9 @@ pub struct JitterMeasured {
     pub peak_after: u64,
     /// When the last 200 was answered, in scaled seconds.
     pub last_ok_s: f64,
+    /// Arrivals in each scaled second from the start (index = whole second).
+    #[serde(default)]
+    pub arrivals_per_s: Vec<u64>,
 }
 
 struct Receiver {
@@ -96,11 +99,20 @@ pub async fn jitter(
     for &(t, _) in arrivals.iter().filter(|(t, _)| *t >= recover_s) {
         *buckets.entry(t.floor() as i64).or_default() += 1;
     }
+    let mut arrivals_per_s = Vec::new();
+    for &(t, _) in &arrivals {
+        let second = t.max(0.0).floor() as usize;
+        if arrivals_per_s.len() <= second {
+            arrivals_per_s.resize(second + 1, 0);
+        }
+        arrivals_per_s[second] += 1;
+    }
     Ok(JitterMeasured {
         mode,
         attempts: arrivals.len() as u64,
         peak_after: buckets.values().copied().max().unwrap_or(0),
         last_ok_s: arrivals.iter().filter(|(_, ok)| *ok).map(|(t, _)| *t).fold(0.0, f64::max),
+        arrivals_per_s,
     })
 }
 

@@ -18,6 +18,14 @@ pub fn chart_titles(report: &Report) -> Vec<(String, String)> {
         .collect();
     titles.push(("duplicates".into(), "Duplicate applies per design: model and real".into()));
     titles.push(("stale".into(), "Stale accounts per design: model and real".into()));
+    if report.experiments.jitter.as_ref().is_some_and(|j| j.real.iter().any(|r| !r.arrivals_per_s.is_empty()))
+    {
+        titles.push((
+            "jitter".into(),
+            "Retries arriving at a recovering receiver, per second: backoff without and with full jitter"
+                .into(),
+        ));
+    }
     titles
 }
 
@@ -138,7 +146,7 @@ fn bars_chart(
             .collect();
         series.push((b.to_string(), values));
     }
-    let top = series.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0).max(1) as f64 * 1.2;
+    let top = series.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0).max(5) as f64 * 1.2;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
@@ -185,6 +193,51 @@ fn bars_chart(
     Ok(svg)
 }
 
+/// Arrivals per (scaled) second at the jitter experiment's receiver, one impulse per second with
+/// arrivals, per mode, on a log scale; a dashed line marks the recovery.
+fn jitter_chart(report: &Report, title: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let Some(j) = &report.experiments.jitter else { return Ok(String::new()) };
+    let end = j.real.iter().map(|r| r.arrivals_per_s.len()).max().unwrap_or(1) as f64;
+    let top = j.real.iter().flat_map(|r| r.arrivals_per_s.iter().copied()).max().unwrap_or(1) as f64 * 2.0;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = frame(&root, title).build_cartesian_2d(0f64..end, (0.8f64..top).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc(format!("seconds since the failure (time scaled 1/{})", j.time_scale))
+            .y_desc("arrivals in that second (log scale)")
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .draw()?;
+        // Jitter first, so the synchronized spikes are drawn over it.
+        for (k, r) in j.real.iter().enumerate().rev() {
+            let color = COLORS[k % COLORS.len()];
+            chart
+                .draw_series(r.arrivals_per_s.iter().enumerate().filter(|&(_, &n)| n > 0).map(|(s, &n)| {
+                    PathElement::new(vec![(s as f64, 0.8), (s as f64, n as f64)], color.stroke_width(2))
+                }))?
+                .label(r.mode.label())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+        }
+        let recover = j.recover_s;
+        chart.draw_series(DashedLineSeries::new(
+            vec![(recover, 0.8), (recover, top)],
+            6,
+            4,
+            BLACK.stroke_width(1),
+        ))?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
@@ -208,6 +261,7 @@ pub fn render_html(report: &Report) -> String {
                     let backend = b.parse::<Backend>().map_err(std::io::Error::other)?;
                     latency_chart(report, backend, &title)?
                 }
+                None if id == "jitter" => jitter_chart(report, &title)?,
                 None if id == "duplicates" => {
                     bars_chart(report, &title, "extra applies (count)", |f| f.extra_applies)?
                 }
