@@ -84,13 +84,7 @@ fn trend_svg(
             let color = Palette99::pick(k).to_rgba();
             super::html::line_with_dots(&mut chart, points, color, &name)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 11))
-            .draw()?;
+        super::html::legend(&mut chart, SeriesLabelPosition::UpperLeft, 11)?;
         root.present()?;
     }
     Ok(svg)

@@ -84,15 +84,31 @@ fn latency_chart(
                 .collect();
             line_with_dots(&mut chart, points, color.to_rgba(), r.design.as_str())?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
         root.present()?;
     }
     Ok(svg)
+}
+
+/// The legend of a chart with hookbench's look, at `position`, in `font_size` points.
+pub(super) fn legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    font_size: u32,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", font_size))
+        .draw()?;
+    Ok(())
 }
 
 /// One labelled series: a line through `points` with a dot on each, and its legend entry.
@@ -182,12 +198,7 @@ fn bars_chart(
                 .label(name.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
         root.present()?;
     }
     Ok(svg)
@@ -227,12 +238,7 @@ fn jitter_chart(report: &Report, title: &str) -> Result<String, Box<dyn std::err
             4,
             BLACK.stroke_width(1),
         ))?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
         root.present()?;
     }
     Ok(svg)
