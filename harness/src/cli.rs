@@ -321,8 +321,8 @@ pub struct RetentionArgs {
     /// Seed of the draws (the article's).
     #[arg(long, default_value_t = ARTICLE_SEED)]
     pub seed: u32,
-    /// Events per schedule (the article's 10,000).
-    #[arg(long, default_value_t = ARTICLE_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
+    /// Events per schedule (the article's 10,000; each is replayed for 4 key lifetimes).
+    #[arg(long, default_value_t = ARTICLE_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=200_000))]
     pub events: usize,
     /// Backends, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
@@ -486,6 +486,7 @@ pub struct ReceiverArgs {
 /// Parses the process's arguments, runs, and turns an error into a message and exit status 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    raise_open_file_limit();
     let stdout = io::stdout();
     match run(cli, &mut stdout.lock()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -510,6 +511,17 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Sign(args) => sign(&args, out),
         Command::Serve(args) => serve(args, out),
         Command::Db(args) => db(&args, out),
+    }
+}
+
+/// Raises this process's soft limit on open files to its hard limit: the jitter experiment holds
+/// two sockets per delivery (1,000 deliveries by default), and a 1,024 soft limit is common.
+fn raise_open_file_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
     }
 }
 

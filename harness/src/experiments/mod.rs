@@ -179,7 +179,12 @@ pub async fn run_retention(
     concurrency: usize,
 ) -> (Vec<retention::RetentionRun>, Vec<String>) {
     let (runs, errors) = setup
-        .each(|backend, url| async move { retention::run(seed, events, concurrency, backend, &url).await })
+        .each(|backend, url| async move {
+            eprintln!("hookbench: retention on {backend}: replaying {events} events per schedule");
+            let run = retention::run(seed, events, concurrency, backend, &url).await?;
+            eprintln!("hookbench: retention on {backend}: {} attempts in {:.1} s", run.visits, run.wall_s);
+            Ok(run)
+        })
         .await;
     (runs, errors.into_iter().map(|e| format!("retention on {e}")).collect())
 }
@@ -195,6 +200,10 @@ pub async fn run_jitter(
     let modes = [JitterMode::NoJitter, JitterMode::FullJitter];
     let mut real = Vec::new();
     for mode in modes {
+        eprintln!(
+            "hookbench: jitter, {}: {deliveries} deliveries, receiver back at {recover_s} s, time scaled 1/{time_scale}",
+            mode.label()
+        );
         real.push(jitter(seed, mode, deliveries, recover_s, time_scale).await?);
     }
     let model = modes.iter().map(|&m| model::run_with(seed, m, deliveries, recover_s)).collect();
