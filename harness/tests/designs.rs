@@ -210,3 +210,30 @@ async fn a_poison_credit_is_refused_every_time_and_never_applied() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failing_inbox_row_is_attempted_exactly_five_times_however_many_workers_compete() {
+    for backend in Backend::ALL {
+        let db = Db::fresh(backend).await;
+        for i in 0..40 {
+            let id = format!("evt_p{i:02}");
+            let poison = serde_json::to_string(&credit(&id, -100)).expect("json");
+            assert!(db.store.inbox_store("acme", &id, &poison).await.expect("stored"), "{backend}");
+        }
+        // Three receivers of two claim loops each, all after the same failing rows.
+        let mut servers = Vec::new();
+        for _ in 0..3 {
+            servers.push(Server::start(Design::Inbox, &db, Duration::ZERO).await);
+        }
+        db.drain_inbox().await;
+        let attempts = db.pairs("SELECT webhook_id, attempts FROM webhook_inbox ORDER BY id").await;
+        assert_eq!(attempts.len(), 40, "{backend}");
+        for (id, n) in &attempts {
+            assert_eq!(*n, 5, "{backend}: {id} was attempted {n} times");
+        }
+        for s in servers {
+            s.stop().await;
+        }
+        db.cleanup().await;
+    }
+}

@@ -1,7 +1,9 @@
 //! `inbox`: verify, store the delivery in `webhook_inbox` (UNIQUE on source and webhook id) and
 //! acknowledge; workers in each receiver process claim rows (`FOR UPDATE SKIP LOCKED` on
 //! Postgres, the write lock of `BEGIN IMMEDIATE` on SQLite), apply them with the version guard and
-//! mark them processed in the same transaction. A row that fails 5 times stays as a dead letter.
+//! mark them processed in the same transaction. A failed side effect is rolled back to a savepoint
+//! and its attempt counted while the row is still claimed; a row that fails 5 times stays as a
+//! dead letter.
 
 use std::sync::Arc;
 use std::time::Duration;

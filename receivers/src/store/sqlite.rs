@@ -172,9 +172,8 @@ pub(super) async fn inbox_step(
     pool: &SqlitePool,
     at_claim: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<InboxStep>, StoreError> {
-    let mut conn = pool.acquire().await?;
     // The write lock is the claim: no other process can take a row until this commits.
-    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let row: Option<(i64, String, String)> = sqlx::query_as(
         "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < ?1 ORDER BY id LIMIT 1",
     )
@@ -186,32 +185,38 @@ pub(super) async fn inbox_step(
         return Ok(None);
     };
     at_claim(&webhook_id);
-    let attempt = async {
-        let event = parse_inbox_payload(&payload)?;
-        let applied = apply_in(&mut tx, &event, Guard::Version).await.map_err(|e| e.to_string())?;
-        sqlx::query(
-            "UPDATE webhook_inbox SET processed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
-        )
-        .bind(row)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| e.to_string())?;
-        tx.commit().await.map_err(|e| e.to_string())?;
-        Ok::<_, String>(applied)
+    // The side effect runs in a savepoint, so a failure is undone while the lock is still held,
+    // and its attempt is counted in the same transaction: no other worker can take the row between.
+    let mut effect = tx.begin().await?;
+    let applied = match parse_inbox_payload(&payload) {
+        Ok(event) => apply_in(&mut effect, &event, Guard::Version).await.map_err(|e| e.to_string()),
+        Err(e) => Err(e),
     };
-    match attempt.await {
-        Ok(applied) => Ok(Some(InboxStep::Processed { row, applied })),
+    let step = match applied {
+        Ok(applied) => {
+            effect.commit().await?;
+            sqlx::query(
+                "UPDATE webhook_inbox SET processed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
+            )
+            .bind(row)
+            .execute(&mut *tx)
+            .await?;
+            InboxStep::Processed { row, applied }
+        }
         Err(error) => {
+            effect.rollback().await?;
             let attempts: i64 = sqlx::query_scalar(
                 "UPDATE webhook_inbox SET attempts = attempts + 1, last_error = ?2 WHERE id = ?1 RETURNING attempts",
             )
             .bind(row)
             .bind(&error)
-            .fetch_one(&mut *conn)
+            .fetch_one(&mut *tx)
             .await?;
-            Ok(Some(InboxStep::Failed { row, attempts, error }))
+            InboxStep::Failed { row, attempts, error }
         }
-    }
+    };
+    tx.commit().await?;
+    Ok(Some(step))
 }
 
 pub(super) async fn apply_once_until(
