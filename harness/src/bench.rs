@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use receivers::design::Design;
 use receivers::signature::Secret;
-use receivers::store::{Backend, Isolation, Store, StoreOptions};
+use receivers::store::{Backend, Isolation, Store};
 
 use crate::chaos::{Chaos, ChaosCounts};
 use crate::checker;
@@ -98,18 +98,6 @@ enum CellError {
     NotQuiet(i64),
     #[error("chaos: {0}")]
     Chaos(#[from] crate::chaos::ChaosError),
-}
-
-/// How the harness's own connections (the checker's) introduce themselves to Postgres, so chaos
-/// ending receivers' connections spares them.
-const CHECKER_APPLICATION: &str = "hookbench-checker";
-
-fn checker_options() -> StoreOptions {
-    StoreOptions {
-        max_connections: 2,
-        application_name: CHECKER_APPLICATION.into(),
-        ..StoreOptions::default()
-    }
 }
 
 /// A secret for one run (any key works; none leaves the machine).
@@ -212,7 +200,7 @@ async fn run_cell(
     let (db, store, fleet, urls, secret) = match &config.targets {
         // Receivers someone else started: deliver to them, check the database they share.
         Some(t) => {
-            let store = Store::connect(&t.database_url, &checker_options()).await?;
+            let store = Store::connect(&t.database_url, &checker::store_options()).await?;
             note_version(report, backend, &store).await;
             (None, store, None, t.urls.clone(), t.secret.clone())
         }
@@ -220,7 +208,7 @@ async fn run_cell(
             let db = FreshDb::create(pg, config.keep.then(|| config.out.join("sqlite")).as_deref()).await?;
             let url = db.url();
             // Migrate once here, so the workers start on a ready schema; the checker reads through it.
-            let store = Store::connect(&url, &checker_options()).await?;
+            let store = Store::connect(&url, &checker::store_options()).await?;
             note_version(report, backend, &store).await;
             let secret = run_secret(config.workload.seed);
             let spec = WorkerSpec {
@@ -278,9 +266,7 @@ async fn run_cell(
     let sent = sender::run(workload.clone(), urls, secret, config.sender.clone(), progress).await;
     let _ = stop_chaos.send(true);
     let chaos = match chaos {
-        Some(task) => task.await.unwrap_or_else(|e| {
-            Err(crate::fleet::FleetError::Start { index: 0, reason: format!("chaos task: {e}") }.into())
-        }),
+        Some(task) => task.await.unwrap_or_else(|e| Err(e.into())),
         None => Ok(ChaosCounts::default()),
     };
     ticker.abort();

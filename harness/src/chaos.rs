@@ -87,6 +87,9 @@ pub enum ChaosError {
     /// The termination query failed.
     #[error("pg_terminate_backend: {0}")]
     Store(#[from] receivers::store::StoreError),
+    /// A chaos task panicked or was cancelled.
+    #[error("chaos task: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }
 
 /// Strikes until `stop` turns true; returns what it did.
@@ -136,7 +139,7 @@ pub async fn run(
         });
     }
     while let Some(lane) = lanes.join_next().await {
-        let c = lane.map_err(|e| FleetError::Start { index: 0, reason: format!("chaos task: {e}") })??;
+        let c = lane??;
         counts.worker_kills += c.worker_kills;
         counts.pg_terminations += c.pg_terminations;
         counts.pg_terminate_rounds += c.pg_terminate_rounds;

@@ -5,10 +5,20 @@
 //! every plan version change), `accounts` and the inbox, and compares them with what the workload
 //! says should be there.
 
-use receivers::store::{Store, StoreError};
+use receivers::store::{Store, StoreError, StoreOptions};
 use serde::{Deserialize, Serialize};
 
 use crate::workload::Workload;
+
+/// How the checker connects: a small pool, introduced to Postgres as `hookbench-checker`, so
+/// chaos ending the receivers' connections spares it.
+pub fn store_options() -> StoreOptions {
+    StoreOptions {
+        max_connections: 2,
+        application_name: "hookbench-checker".into(),
+        ..StoreOptions::default()
+    }
+}
 
 /// The correctness figures DESIGN.md names: what the checker reads from a database, and what the
 /// model counts for the same workload.

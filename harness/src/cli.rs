@@ -276,13 +276,13 @@ pub struct JitterArgs {
     #[arg(long, default_value_t = ARTICLE_SEED)]
     pub seed: u32,
     /// Deliveries that fail at the same moment.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = crate::model::jitter::DELIVERIES, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub deliveries: u32,
     /// When the receiver comes back, in (unscaled) seconds.
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(long, default_value_t = crate::model::jitter::RECOVER_S)]
     pub recover_s: f64,
     /// How much faster than the article's clock the run goes (100: its 300 s take 3 s).
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value_t = experiments::jitter::TIME_SCALE)]
     pub time_scale: f64,
     /// Print the figures as JSON.
     #[arg(long)]
@@ -296,7 +296,7 @@ pub struct CrashArgs {
     #[arg(long, default_value_t = ARTICLE_SEED)]
     pub seed: u32,
     /// Credit events (the article's 2,000; fewer take the first ids, so the draws stay its own).
-    #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    #[arg(long, default_value_t = crate::model::crash::CRASH_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub events: usize,
     /// Backends, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
@@ -328,7 +328,7 @@ pub struct RetentionArgs {
     #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
     pub backends: Vec<Backend>,
     /// Attempts in flight at once (those due at the same virtual second).
-    #[arg(long, default_value_t = 8, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    #[arg(long, default_value_t = experiments::retention::CONCURRENCY, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub concurrency: usize,
     /// Where Postgres comes from.
     #[command(flatten)]

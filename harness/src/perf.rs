@@ -210,7 +210,7 @@ pub async fn http_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     // wrk POSTs the same body with the same headers the sender sends.
     let secret = Secret::from_bytes(b"hookbench-perf".to_vec());
     let sample = plain_credits(1.0, 1);
-    let body = serde_json::to_string(&wire_event(&sample.events[0])).unwrap_or_default();
+    let body = serde_json::to_string(&wire_event(&sample, 0)).unwrap_or_default();
     let ts = jiff::Timestamp::now().as_second();
     let lua = format!(
         "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"content-type\"] = \"application/json\"\n\

@@ -91,6 +91,16 @@ impl Secret {
         let tag = self.mac(id, &timestamp.to_string(), body).finalize().into_bytes();
         format!("v1,{}", STANDARD.encode(tag))
     }
+
+    /// The three Standard Webhooks headers of one attempt: `webhook-id`, `webhook-timestamp` and
+    /// `webhook-signature`.
+    pub fn headers(&self, id: &str, timestamp: i64, body: &[u8]) -> [(&'static str, String); 3] {
+        [
+            (HEADER_ID, id.to_string()),
+            (HEADER_TIMESTAMP, timestamp.to_string()),
+            (HEADER_SIGNATURE, self.sign(id, timestamp, body)),
+        ]
+    }
 }
 
 /// Why a request's signature was refused. Each is a 400 at the receiver.

@@ -13,9 +13,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use receivers::design::Design;
+use receivers::event::Event;
 use receivers::fault::{Fault, HEADER_FAULT};
-use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
-use receivers::store::{Backend, Isolation, Store, StoreOptions};
+use receivers::signature::Secret;
+use receivers::store::{Backend, Isolation, Store};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
@@ -81,13 +82,15 @@ fn model_design(design: Design) -> Option<CrashDesign> {
     }
 }
 
+/// Crash event `i` as it goes on the wire: 100 credits to account `i % 500`.
 fn body(i: usize) -> String {
-    let created = 1_790_000_000 + i;
-    format!(
-        r#"{{"id":"{}","type":"credit.added","account":{},"amount":100,"created":{created}}}"#,
-        crash_event_id(i),
-        i % 500
-    )
+    let event = Event::Credit {
+        id: crash_event_id(i),
+        account: (i % 500) as i64,
+        amount: 100,
+        created: 1_790_000_000 + i as i64,
+    };
+    serde_json::to_string(&event).unwrap_or_default()
 }
 
 /// Runs the crash test for `design` on the (fresh) database at `url`.
@@ -97,12 +100,7 @@ pub async fn run(
     design: Design,
     url: &str,
 ) -> Result<CrashRow, ExperimentError> {
-    let checker_options = StoreOptions {
-        max_connections: 2,
-        application_name: "hookbench-checker".into(),
-        ..StoreOptions::default()
-    };
-    let store = Store::connect(url, &checker_options).await?;
+    let store = Store::connect(url, &crate::checker::store_options()).await?;
     let secret = Secret::from_bytes(format!("hookbench-crash-{}", std::process::id()).into_bytes());
     let spec = WorkerSpec {
         exe: config.exe.clone(),
@@ -167,13 +165,10 @@ async fn drive(
         loop {
             let crash = crashes(config.seed, i, n);
             let ts = jiff::Timestamp::now().as_second();
-            let mut request = client
-                .post(&url)
-                .header(HEADER_ID, &id)
-                .header(HEADER_TIMESTAMP, ts.to_string())
-                .header(HEADER_SIGNATURE, secret.sign(&id, ts, body.as_bytes()))
-                .header("content-type", "application/json")
-                .body(body.clone());
+            let mut request = client.post(&url).header("content-type", "application/json").body(body.clone());
+            for (name, value) in secret.headers(&id, ts, body.as_bytes()) {
+                request = request.header(name, value);
+            }
             if crash {
                 request = request.header(HEADER_FAULT, Fault::CrashAfterKey.as_str());
             }

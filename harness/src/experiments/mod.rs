@@ -73,12 +73,14 @@ impl Experiments {
                     e.crash = rows;
                     e.errors.extend(errors);
                 }
-                Kind::Jitter => match run_jitter(seed, DELIVERIES, RECOVER_S, 100.0).await {
+                Kind::Jitter => match run_jitter(seed, DELIVERIES, RECOVER_S, jitter::TIME_SCALE).await {
                     Ok(j) => e.jitter = Some(j),
                     Err(err) => e.errors.push(format!("jitter: {err}")),
                 },
                 Kind::Retention => {
-                    let (runs, errors) = run_retention(setup, seed, crate::workload::ARTICLE_EVENTS, 8).await;
+                    let (runs, errors) =
+                        run_retention(setup, seed, crate::workload::ARTICLE_EVENTS, retention::CONCURRENCY)
+                            .await;
                     e.retention = runs;
                     e.errors.extend(errors);
                 }
@@ -115,11 +117,18 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Runs `each(backend, url)` on a fresh database of every backend; a backend that cannot be
-    /// had, or a run that fails, is reported as an error line instead.
-    async fn each<T, F, Fut>(&self, mut each: F) -> (Vec<T>, Vec<String>)
+    /// Runs `each(backend, item, url)` for every item on every backend, each on a fresh database
+    /// (Postgres started once per backend). A backend that cannot be had, or a run that fails, is
+    /// reported as an error line `<label> on <backend>: <why>` instead.
+    async fn each<I, T, F, Fut>(
+        &self,
+        items: &[I],
+        label: impl Fn(I) -> String,
+        mut each: F,
+    ) -> (Vec<T>, Vec<String>)
     where
-        F: FnMut(receivers::store::Backend, String) -> Fut,
+        I: Copy,
+        F: FnMut(receivers::store::Backend, I, String) -> Fut,
         Fut: Future<Output = Result<T, ExperimentError>>,
     {
         use receivers::store::Backend;
@@ -129,25 +138,27 @@ impl Setup {
                 Backend::Postgres => match crate::provision::PostgresServer::start(&self.postgres).await {
                     Ok(server) => Some(server),
                     Err(e) => {
-                        errors.push(format!("{backend}: {e}"));
+                        errors.extend(items.iter().map(|&i| format!("{} on {backend}: {e}", label(i))));
                         continue;
                     }
                 },
                 Backend::Sqlite => None,
             };
-            let db = match crate::provision::FreshDb::create(pg.as_ref(), None).await {
-                Ok(db) => db,
-                Err(e) => {
-                    errors.push(format!("{backend}: {e}"));
-                    continue;
+            for &item in items {
+                let db = match crate::provision::FreshDb::create(pg.as_ref(), None).await {
+                    Ok(db) => db,
+                    Err(e) => {
+                        errors.push(format!("{} on {backend}: {e}", label(item)));
+                        continue;
+                    }
+                };
+                match each(backend, item, db.url()).await {
+                    Ok(t) => done.push(t),
+                    Err(e) => errors.push(format!("{} on {backend}: {e}", label(item))),
                 }
-            };
-            match each(backend, db.url()).await {
-                Ok(t) => done.push(t),
-                Err(e) => errors.push(format!("{backend}: {e}")),
-            }
-            if let Err(e) = db.discard().await {
-                errors.push(format!("{backend}: dropping the database: {e}"));
+                if let Err(e) = db.discard().await {
+                    errors.push(format!("{} on {backend}: dropping the database: {e}", label(item)));
+                }
             }
         }
         (done, errors)
@@ -160,13 +171,24 @@ pub async fn run_crash(
     config: &crash::CrashConfig,
     designs: &[receivers::design::Design],
 ) -> (Vec<crash::CrashRow>, Vec<String>) {
-    let (mut rows, mut errors) = (Vec::new(), Vec::new());
-    for &design in designs {
-        let (r, e) =
-            setup.each(|backend, url| async move { crash::run(config, backend, design, &url).await }).await;
-        rows.extend(r);
-        errors.extend(e.into_iter().map(|e| format!("crash {design} on {e}")));
-    }
+    let (mut rows, errors) = setup
+        .each(
+            designs,
+            |d| format!("crash {d}"),
+            |backend, design, url| async move {
+                let started = std::time::Instant::now();
+                eprintln!("hookbench: crash {design} on {backend}: sending {} events", config.events);
+                let row = crash::run(config, backend, design, &url).await?;
+                eprintln!(
+                    "hookbench: crash {design} on {backend}: {} crashes, {} lost ({:.1} s)",
+                    row.crashes,
+                    row.lost,
+                    started.elapsed().as_secs_f64()
+                );
+                Ok(row)
+            },
+        )
+        .await;
     rows.sort_by_key(|r| (r.backend.as_str(), designs.iter().position(|&d| d == r.design)));
     (rows, errors)
 }
@@ -178,15 +200,21 @@ pub async fn run_retention(
     events: usize,
     concurrency: usize,
 ) -> (Vec<retention::RetentionRun>, Vec<String>) {
-    let (runs, errors) = setup
-        .each(|backend, url| async move {
-            eprintln!("hookbench: retention on {backend}: replaying {events} events per schedule");
-            let run = retention::run(seed, events, concurrency, backend, &url).await?;
-            eprintln!("hookbench: retention on {backend}: {} attempts in {:.1} s", run.visits, run.wall_s);
-            Ok(run)
-        })
-        .await;
-    (runs, errors.into_iter().map(|e| format!("retention on {e}")).collect())
+    setup
+        .each(
+            &[()],
+            |()| "retention".to_string(),
+            |backend, (), url| async move {
+                eprintln!("hookbench: retention on {backend}: replaying {events} events per schedule");
+                let run = retention::run(seed, events, concurrency, backend, &url).await?;
+                eprintln!(
+                    "hookbench: retention on {backend}: {} attempts in {:.1} s",
+                    run.visits, run.wall_s
+                );
+                Ok(run)
+            },
+        )
+        .await
 }
 
 /// The jitter experiment in both modes, with the model's figures.

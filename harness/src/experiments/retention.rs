@@ -22,6 +22,9 @@ use serde::{Deserialize, Serialize};
 use super::ExperimentError;
 use crate::model::retention::{self, TTLS, schedules, visits};
 
+/// Attempts in flight at once by default (those due at the same virtual second).
+pub const CONCURRENCY: usize = 8;
+
 /// How often the purge job runs, in virtual seconds.
 pub const PURGE_EVERY_S: f64 = 3600.0;
 

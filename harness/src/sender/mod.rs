@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use receivers::event::Event as WireEvent;
-use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
+use receivers::signature::Secret;
 use tokio::sync::{Barrier, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -27,7 +27,7 @@ use tokio::time::Instant;
 pub use retry::RetryPolicy;
 
 use crate::stats::{CounterSnapshot, Counters, Latency, Percentiles};
-use crate::workload::{Event, EventKind, Group, Workload};
+use crate::workload::{EventKind, Group, Workload};
 
 /// How the sender sends.
 #[derive(Debug, Clone)]
@@ -73,13 +73,18 @@ pub struct Progress {
     pub counters: Counters,
 }
 
-/// The wire body of an event.
-pub fn wire_event(e: &Event) -> WireEvent {
+/// The wire body of `workload`'s event `i`. A poison credit goes out with its amount negated: it
+/// passes the signature and the wire format, and the side effect refuses it.
+pub fn wire_event(workload: &Workload, i: usize) -> WireEvent {
+    let e = &workload.events[i];
     let id = e.id().to_string();
     let account = i64::from(e.account);
     let created = i64::try_from(e.created).unwrap_or(i64::MAX);
     match e.kind {
-        EventKind::Credit { amount } => WireEvent::Credit { id, account, amount, created },
+        EventKind::Credit { amount } => {
+            let amount = if workload.is_poisoned(i) { -amount } else { amount };
+            WireEvent::Credit { id, account, amount, created }
+        }
         EventKind::Plan { version, .. } => WireEvent::Plan {
             id,
             account,
@@ -131,12 +136,8 @@ impl Ctx {
 
     async fn send(&self, worker: usize, id: &str, body: &Bytes) -> Attempt {
         let ts = jiff::Timestamp::now().as_second();
-        let headers = [
-            (HEADER_ID, id.to_string()),
-            (HEADER_TIMESTAMP, ts.to_string()),
-            (HEADER_SIGNATURE, self.secret.sign(id, ts, body)),
-            ("content-type", "application/json".to_string()),
-        ];
+        let [id, timestamp, signature] = self.secret.headers(id, ts, body);
+        let headers = [id, timestamp, signature, ("content-type", "application/json".to_string())];
         match tokio::time::timeout(self.config.timeout, self.pool.post(worker, &headers, body.clone())).await
         {
             Ok(Ok(status)) => Attempt::Status(status.as_u16()),
@@ -218,13 +219,7 @@ impl Ctx {
 
     async fn group(self: Arc<Self>, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
         let event = g.event as usize;
-        let mut wire = wire_event(&self.workload.events[event]);
-        if self.workload.is_poisoned(event)
-            && let WireEvent::Credit { amount, .. } = &mut wire
-        {
-            *amount = -*amount; // passes the signature and the wire format; the side effect refuses it
-        }
-        let body = Bytes::from(serde_json::to_vec(&wire).unwrap_or_default());
+        let body = Bytes::from(serde_json::to_vec(&wire_event(&self.workload, event)).unwrap_or_default());
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();

@@ -135,11 +135,12 @@ impl Workload {
     /// returns how many. The article's workload is untouched; only the amount sent changes.
     pub fn poison(&mut self, rate: f64) -> usize {
         let seed = self.config.seed;
-        self.poisoned = self
-            .events
-            .iter()
-            .map(|e| rate > 0.0 && e.is_credit() && keyed(seed, &[&"poison", &e.id()]) < rate)
-            .collect();
+        if rate <= 0.0 {
+            self.poisoned.clear();
+            return 0;
+        }
+        self.poisoned =
+            self.events.iter().map(|e| e.is_credit() && keyed(seed, &[&"poison", &e.id()]) < rate).collect();
         self.poisoned.iter().filter(|&&p| p).count()
     }
 

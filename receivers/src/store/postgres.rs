@@ -123,7 +123,19 @@ pub(super) async fn apply_once(
         .bind(event.id())
         .execute(&mut *tx)
         .await?;
-    if claimed.rows_affected() == 0 {
+    apply_if_claimed(tx, claimed.rows_affected() != 0, event, guard, after_key).await
+}
+
+/// Ends a claim transaction: commits and reports a duplicate when the key was already there;
+/// otherwise calls `after_key`, applies the side effect and commits both together.
+async fn apply_if_claimed(
+    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    claimed: bool,
+    event: &Event,
+    guard: Guard,
+    after_key: &(dyn Fn() + Sync),
+) -> Result<Applied, StoreError> {
+    if !claimed {
         tx.commit().await?;
         return Ok(Applied::Duplicate);
     }
@@ -217,13 +229,7 @@ pub(super) async fn apply_once_until(
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    if claimed.rows_affected() == 0 {
-        tx.commit().await?;
-        return Ok(Applied::Duplicate);
-    }
-    let applied = apply_in(&mut tx, event, Guard::None).await?;
-    tx.commit().await?;
-    Ok(applied)
+    apply_if_claimed(tx, claimed.rows_affected() != 0, event, Guard::None, &|| {}).await
 }
 
 pub(super) async fn purge_expired(pool: &PgPool, now: f64) -> Result<u64, StoreError> {
