@@ -132,6 +132,8 @@ pub async fn run(config: &BenchConfig) -> Report {
         experiments: Default::default(),
     };
     let _ = std::fs::create_dir_all(config.out.join("logs"));
+    // The matrix's Postgres server, kept for the experiments when there are any.
+    let mut kept_server = None;
     for &backend in &config.backends {
         let pg = match backend {
             _ if config.targets.is_some() => None,
@@ -165,13 +167,16 @@ pub async fn run(config: &BenchConfig) -> Report {
                 }
             }
         }
+        if !config.experiments.is_empty() && pg.is_some() {
+            kept_server = pg;
+        }
     }
     if !config.experiments.is_empty() {
         multi.suspend(|| eprintln!("hookbench: running the experiments {:?}", config.experiments));
-        let setup = crate::experiments::Setup {
-            backends: config.backends.clone(),
-            postgres: config.postgres.clone(),
-        };
+        let mut setup = crate::experiments::Setup::new(config.backends.clone(), config.postgres.clone());
+        if let Some(server) = kept_server {
+            setup = setup.with_server(server);
+        }
         let log = Some(config.out.join("logs").join("crash.log"));
         report.experiments = crate::experiments::Experiments::run(
             &config.experiments,

@@ -745,21 +745,25 @@ fn crash_command(args: &CrashArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("finding hookbench's own executable")?,
     };
-    let setup = experiments::Setup { backends: args.backends.clone(), postgres: args.postgres.settings() };
     // The workers' logs (each injected abort says where it struck) go to a file, not the terminal.
     let log = std::env::temp_dir().join(format!("hookbench-crash-{}.log", std::process::id()));
     eprintln!("hookbench: worker logs in {}", log.display());
     let config =
         experiments::crash::CrashConfig { seed: args.seed, events: args.events, exe, log: Some(log) };
-    let (rows, errors) = runtime()?.block_on(experiments::run_crash(&setup, &config, &args.designs));
+    let (rows, errors) = runtime()?.block_on(async {
+        // Made and dropped inside the runtime: dropping it stops its Postgres container.
+        let setup = experiments::Setup::new(args.backends.clone(), args.postgres.settings());
+        experiments::run_crash(&setup, &config, &args.designs).await
+    });
     let section = Experiments { crash: rows.clone(), ..Experiments::default() };
     print_experiment(out, args.json, &rows, section, &errors)
 }
 
 fn retention_command(args: &RetentionArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let setup = experiments::Setup { backends: args.backends.clone(), postgres: args.postgres.settings() };
-    let (runs, errors) =
-        runtime()?.block_on(experiments::run_retention(&setup, args.seed, args.events, args.concurrency));
+    let (runs, errors) = runtime()?.block_on(async {
+        let setup = experiments::Setup::new(args.backends.clone(), args.postgres.settings());
+        experiments::run_retention(&setup, args.seed, args.events, args.concurrency).await
+    });
     let section = Experiments { retention: runs.clone(), ..Experiments::default() };
     print_experiment(out, args.json, &runs, section, &errors)
 }

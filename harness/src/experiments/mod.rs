@@ -107,18 +107,42 @@ pub enum ExperimentError {
     Run(String),
 }
 
-/// Where an experiment's databases come from, and which backends and designs it covers.
-#[derive(Debug, Clone)]
+/// Where an experiment's databases come from, and which backends it covers. One Postgres server
+/// serves every experiment run on the same `Setup`: started on first need, or handed over by a
+/// bench that already has one. Drop it inside the Tokio runtime: that stops the container.
+#[derive(Debug)]
 pub struct Setup {
     /// Backends to run on.
     pub backends: Vec<receivers::store::Backend>,
     /// Where Postgres comes from.
     pub postgres: crate::provision::PostgresSettings,
+    server: tokio::sync::OnceCell<crate::provision::PostgresServer>,
 }
 
 impl Setup {
+    /// Experiments on `backends`, with Postgres from `postgres` when it is first needed.
+    pub fn new(
+        backends: Vec<receivers::store::Backend>,
+        postgres: crate::provision::PostgresSettings,
+    ) -> Self {
+        Self { backends, postgres, server: tokio::sync::OnceCell::new() }
+    }
+
+    /// Experiments on a Postgres server that is already running (a bench's), not a new one.
+    pub fn with_server(mut self, server: crate::provision::PostgresServer) -> Self {
+        self.server = tokio::sync::OnceCell::new_with(Some(server));
+        self
+    }
+
+    /// The Postgres server, started now if no experiment has needed it yet.
+    async fn postgres_server(
+        &self,
+    ) -> Result<&crate::provision::PostgresServer, crate::provision::ProvisionError> {
+        self.server.get_or_try_init(|| crate::provision::PostgresServer::start(&self.postgres)).await
+    }
+
     /// Runs `each(backend, item, url)` for every item on every backend, each on a fresh database
-    /// (Postgres started once per backend). A backend that cannot be had, or a run that fails, is
+    /// (one Postgres server for all of them). A backend that cannot be had, or a run that fails, is
     /// reported as an error line `<label> on <backend>: <why>` instead.
     async fn each<I, T, F, Fut>(
         &self,
@@ -135,7 +159,7 @@ impl Setup {
         let (mut done, mut errors) = (Vec::new(), Vec::new());
         for &backend in &self.backends {
             let pg = match backend {
-                Backend::Postgres => match crate::provision::PostgresServer::start(&self.postgres).await {
+                Backend::Postgres => match self.postgres_server().await {
                     Ok(server) => Some(server),
                     Err(e) => {
                         errors.extend(items.iter().map(|&i| format!("{} on {backend}: {e}", label(i))));
@@ -145,7 +169,7 @@ impl Setup {
                 Backend::Sqlite => None,
             };
             for &item in items {
-                let db = match crate::provision::FreshDb::create(pg.as_ref(), None).await {
+                let db = match crate::provision::FreshDb::create(pg, None).await {
                     Ok(db) => db,
                     Err(e) => {
                         errors.push(format!("{} on {backend}: {e}", label(item)));
