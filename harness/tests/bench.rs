@@ -185,6 +185,24 @@ fn a_bench_against_receivers_it_did_not_start() {
 /// 47 s, so an event given up or lost here is the design's doing, not the retry budget's.
 const CHAOS_MAX_ATTEMPTS: &str = "100";
 
+/// A bench of `atomic` and `inbox` (2,000 events at 800/s) under `chaos`, with `extra` arguments.
+fn chaos_bench(dir: &std::path::Path, chaos: &str, extra: &[&str]) -> (Report, String) {
+    let mut args = vec![
+        "--events",
+        "2000",
+        "--rate",
+        "800",
+        "--designs",
+        "atomic,inbox",
+        "--chaos",
+        chaos,
+        "--max-attempts",
+        CHAOS_MAX_ATTEMPTS,
+    ];
+    args.extend_from_slice(extra);
+    bench(dir, &args)
+}
+
 fn assert_exactly_once(report: &Report, table: &str) {
     assert!(report.skipped.is_empty() && report.broken.is_empty(), "{table}");
     for r in &report.rows {
@@ -198,21 +216,7 @@ fn assert_exactly_once(report: &Report, table: &str) {
 #[test]
 fn atomic_and_inbox_lose_and_double_nothing_while_workers_are_killed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (report, table) = bench(
-        dir.path(),
-        &[
-            "--events",
-            "2000",
-            "--rate",
-            "800",
-            "--designs",
-            "atomic,inbox",
-            "--chaos",
-            "kill-worker=2",
-            "--max-attempts",
-            CHAOS_MAX_ATTEMPTS,
-        ],
-    );
+    let (report, table) = chaos_bench(dir.path(), "kill-worker=2", &[]);
     assert_eq!(report.rows.len(), 4, "{table}");
     assert_exactly_once(&report, &table);
     for r in &report.rows {
@@ -226,23 +230,7 @@ fn atomic_and_inbox_lose_and_double_nothing_while_workers_are_killed() {
 #[test]
 fn atomic_and_inbox_lose_and_double_nothing_while_postgres_ends_their_connections() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (report, table) = bench(
-        dir.path(),
-        &[
-            "--events",
-            "2000",
-            "--rate",
-            "800",
-            "--backends",
-            "postgres",
-            "--designs",
-            "atomic,inbox",
-            "--chaos",
-            "pg-terminate=4",
-            "--max-attempts",
-            CHAOS_MAX_ATTEMPTS,
-        ],
-    );
+    let (report, table) = chaos_bench(dir.path(), "pg-terminate=4", &["--backends", "postgres"]);
     assert_eq!(report.rows.len(), 2, "{table}");
     assert_exactly_once(&report, &table);
     for r in &report.rows {
