@@ -324,6 +324,7 @@ async fn run_cell(
         gave_up: c.gave_up,
         ledger_rows: verdict.ledger_rows,
         dead_letters: verdict.dead_letters,
+        id_conflicts: verdict.id_conflicts,
         chaos,
         poisoned: verdict.poisoned,
         poison_applied: verdict.poison_applied,

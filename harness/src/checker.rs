@@ -59,6 +59,10 @@ pub struct Verdict {
     /// Poison events with a ledger row (a refused credit must never be applied).
     #[serde(default)]
     pub poison_applied: u64,
+    /// Bodies refused because their id was already stored with another body (`id_conflicts`
+    /// rows: one per id and conflicting body).
+    #[serde(default)]
+    pub id_conflicts: u64,
 }
 
 impl Verdict {
@@ -128,6 +132,7 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
         ledger_rows: store.ledger_total().await?,
         unknown_events,
         dead_letters: store.inbox_dead_letters().await?.max(0) as u64,
+        id_conflicts: store.id_conflicts().await?.max(0) as u64,
         poisoned,
         poison_applied,
     })

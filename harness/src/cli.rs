@@ -463,6 +463,44 @@ pub struct ServeArgs {
     /// never on a receiver that matters.
     #[arg(long)]
     pub inject_faults: bool,
+    /// The bounds the worker holds its clients and its database to.
+    #[command(flatten)]
+    pub bounds: BoundsArgs,
+}
+
+/// The bounds a worker holds its clients and its database to (`serve`).
+#[derive(Debug, Clone, Args)]
+pub struct BoundsArgs {
+    /// The largest request body, in bytes; a larger `Content-Length` is answered 413 before any
+    /// of the body is read.
+    #[arg(long, value_name = "BYTES", default_value_t = receivers::transport::DEFAULT_MAX_BODY_BYTES)]
+    pub max_body: usize,
+    /// How long a connection may take to send a request's header section, counted from when it
+    /// is ready for one; an idle keep-alive connection is closed after this long too.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive once its headers have (408 after that).
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub body_timeout: Duration,
+    /// Connections served at once; more wait in the listen backlog until one closes.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_clients: usize,
+    /// How long a request waits for a database connection (opening one included) before it is
+    /// answered 503: how quickly the worker says its database is out of reach.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub pool_timeout: Duration,
+}
+
+impl BoundsArgs {
+    /// The transport limits these flags describe.
+    pub fn limits(&self) -> receivers::transport::Limits {
+        receivers::transport::Limits {
+            max_body_bytes: self.max_body,
+            header_timeout: self.header_timeout,
+            body_timeout: self.body_timeout,
+            max_connections: self.max_clients,
+        }
+    }
 }
 
 /// How each receiver worker works (shared by `serve` and `bench`).
@@ -862,6 +900,8 @@ fn serve(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         inbox_workers: args.receiver.inbox_workers,
         max_connections: args.receiver.max_connections,
         inject_faults: args.inject_faults,
+        limits: args.bounds.limits(),
+        pool_timeout: args.bounds.pool_timeout,
     };
     let design = config.design;
     runtime()?.block_on(async {

@@ -11,6 +11,7 @@ use receivers::app::{self, AppState};
 use receivers::design::Design;
 use receivers::signature::{Secret, Verifier};
 use receivers::store::{Backend, Isolation, Store, StoreOptions};
+use receivers::transport::{LimitError, Limits};
 use serde::Serialize;
 use tokio::net::TcpListener;
 
@@ -37,6 +38,10 @@ pub struct ServeConfig {
     pub max_connections: u32,
     /// Honour `hookbench-fault` request headers (the failure experiments; never in production).
     pub inject_faults: bool,
+    /// The bounds clients are held to.
+    pub limits: Limits,
+    /// How long a request waits for a database connection before it is answered 503.
+    pub pool_timeout: Duration,
 }
 
 /// The line a worker prints once it listens, for whoever started it.
@@ -63,6 +68,9 @@ pub enum ServeError {
         /// What the URL names.
         url: String,
     },
+    /// A limit that would refuse everything or wait for ever.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
     /// The database could not be reached or migrated.
     #[error(transparent)]
     Store(#[from] receivers::store::StoreError),
@@ -93,9 +101,14 @@ pub async fn run(
         let url = url_backend.map_or_else(|| "no supported backend".to_string(), |b| b.to_string());
         return Err(ServeError::BackendMismatch { flag, url });
     }
+    config.limits.validate()?;
+    if config.pool_timeout.is_zero() {
+        return Err(LimitError("--pool-timeout").into());
+    }
     let options = StoreOptions {
         isolation: config.isolation,
         max_connections: config.max_connections,
+        acquire_timeout: config.pool_timeout,
         ..StoreOptions::default()
     };
     let store = Store::connect(&config.database_url, &options).await?;
@@ -108,7 +121,8 @@ pub async fn run(
         design: config.design,
         backend: store.backend(),
     };
-    let mut state = AppState::new(config.design, store, Verifier::new(config.secrets), config.work_delay);
+    let mut state = AppState::new(config.design, store, Verifier::new(config.secrets), config.work_delay)
+        .with_limits(config.limits);
     if config.inject_faults {
         // An injected abort should not leave a core file behind.
         let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);

@@ -9,20 +9,112 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::{Db, credit, now, secret};
-use receivers::app::{AppState, MAX_BODY_BYTES, router};
+use receivers::app::{AppState, router};
 use receivers::design::Design;
 use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Verifier};
 use receivers::store::Backend;
+use receivers::transport::DEFAULT_MAX_BODY_BYTES as MAX_BODY_BYTES;
 use tower::ServiceExt;
 
 struct Case {
     name: &'static str,
-    id: Option<&'static str>,
+    path: String,
+    id: Option<String>,
     timestamp: Option<i64>,
     signature: Option<String>,
     body: Vec<u8>,
     status: StatusCode,
     reason: &'static str,
+}
+
+const ACME: &str = "/webhooks/acme";
+
+impl Case {
+    /// A body signed correctly under its own id, posted to `path`, refused with 400 naming
+    /// `reason`.
+    fn signed(name: &'static str, path: &str, body: Vec<u8>, reason: &'static str) -> Self {
+        let id = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v["id"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "evt_000001".into());
+        let t = now();
+        Case {
+            name,
+            path: path.into(),
+            signature: sign(&id, t, &body),
+            id: Some(id),
+            timestamp: Some(t),
+            body,
+            status: StatusCode::BAD_REQUEST,
+            reason,
+        }
+    }
+}
+
+/// Bodies outside the wire's documented bounds (docs/design.md), each signed correctly.
+fn out_of_bounds() -> Vec<Case> {
+    let now = now();
+    let credit = |id: &str, account: i64, amount: i64, created: i64| {
+        serde_json::json!({"id": id, "type": "credit.added", "account": account, "amount": amount, "created": created})
+            .to_string()
+            .into_bytes()
+    };
+    let plan = |plan: &str, version: i64, created: i64| {
+        serde_json::json!({"id": "evt_000001", "type": "plan.updated", "account": 7, "plan": plan, "version": version, "created": created})
+            .to_string()
+            .into_bytes()
+    };
+    let ok_created = 1_790_000_000;
+    let long_id = format!("evt_{}", "a".repeat(2_996));
+    vec![
+        Case::signed("an id of 3,000 bytes", ACME, credit(&long_id, 7, 100, ok_created), "`id`"),
+        Case::signed("an id with a space", ACME, credit("evt 1", 7, 100, ok_created), "`id`"),
+        Case::signed("an id with a quote", ACME, credit("evt\"1", 7, 100, ok_created), "`id`"),
+        Case::signed("a negative account", ACME, credit("evt_000001", -1, 100, ok_created), "`account`"),
+        Case::signed(
+            "an amount of i64::MAX",
+            ACME,
+            credit("evt_000001", 7, i64::MAX, ok_created),
+            "`amount`",
+        ),
+        Case::signed(
+            "an amount of i64::MIN",
+            ACME,
+            credit("evt_000001", 7, i64::MIN, ok_created),
+            "`amount`",
+        ),
+        Case::signed("created before 2000", ACME, credit("evt_000001", 7, 100, -1), "`created`"),
+        Case::signed("created at i64::MAX", ACME, credit("evt_000001", 7, 100, i64::MAX), "`created`"),
+        Case::signed(
+            "created two days ahead",
+            ACME,
+            credit("evt_000001", 7, 100, now + 2 * 86_400),
+            "`created`",
+        ),
+        Case::signed("a version of i64::MAX", ACME, plan("plan_v2", i64::MAX, ok_created), "`version`"),
+        Case::signed("a version of 0", ACME, plan("plan_v2", 0, ok_created), "`version`"),
+        Case::signed("a negative version", ACME, plan("plan_v2", -3, ok_created), "`version`"),
+        Case::signed("a plan name of 1,000 bytes", ACME, plan(&"p".repeat(1_000), 2, ok_created), "`plan`"),
+        Case::signed("a plan name with a newline", ACME, plan("plan\nv2", 2, ok_created), "`plan`"),
+        Case::signed(
+            "a source of 10 KB",
+            &format!("/webhooks/{}", "s".repeat(10_240)),
+            credit("evt_000001", 7, 100, ok_created),
+            "`source`",
+        ),
+        Case::signed(
+            "a source with %00",
+            "/webhooks/ac%00me",
+            credit("evt_000001", 7, 100, ok_created),
+            "`source`",
+        ),
+        Case::signed(
+            "a source with a dot",
+            "/webhooks/a.b",
+            credit("evt_000001", 7, 100, ok_created),
+            "`source`",
+        ),
+    ]
 }
 
 fn valid_body() -> Vec<u8> {
@@ -58,37 +150,41 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "changed signature",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: Some(changed),
             body: body.clone(),
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "no signature matches",
         },
         Case {
             name: "wrong secret",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: Some(other_secret.sign(id, t, &body)),
             body: body.clone(),
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "no signature matches",
         },
         Case {
             name: "stale timestamp",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t - 400),
             signature: sign(id, t - 400, &body),
             body: body.clone(),
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "timestamp too old",
         },
         Case {
             name: "future timestamp",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t + 400),
             signature: sign(id, t + 400, &body),
             body: body.clone(),
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "timestamp too new",
         },
@@ -98,73 +194,84 @@ fn cases() -> Vec<Case> {
             timestamp: Some(t),
             signature: sign(id, t, &body),
             body: body.clone(),
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "missing header `webhook-id`",
         },
         Case {
             name: "missing webhook-signature",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: None,
             body: body.clone(),
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "missing header `webhook-signature`",
         },
         Case {
             name: "missing webhook-timestamp",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: None,
             signature: sign(id, t, &body),
             body: body.clone(),
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "missing header `webhook-timestamp`",
         },
         Case {
             name: "body over 1 MiB",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: sign(id, t, &big),
             body: big,
+            path: ACME.into(),
             status: StatusCode::PAYLOAD_TOO_LARGE,
-            reason: "length limit exceeded",
+            reason: "over the limit of 1048576 bytes",
         },
         Case {
             name: "malformed JSON, valid signature",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: sign(id, t, &malformed),
             body: malformed,
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "malformed event",
         },
         Case {
             name: "credit without an amount, valid signature",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: sign(id, t, &no_amount),
             body: no_amount,
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "malformed event",
         },
         Case {
             name: "unknown event type, valid signature",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: sign(id, t, &unknown),
             body: unknown,
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "unknown event type `invoice.paid`",
         },
         Case {
             name: "body id differs from the signed webhook-id",
-            id: Some(id),
+            id: Some(id.into()),
             timestamp: Some(t),
             signature: sign(id, t, &other_id),
             body: other_id,
+            path: ACME.into(),
             status: StatusCode::BAD_REQUEST,
             reason: "does not match webhook-id",
         },
     ]
+    .into_iter()
+    .chain(out_of_bounds())
+    .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,8 +287,9 @@ async fn each_bad_request_gets_its_4xx_and_writes_nothing() {
             ));
             let app = router(state);
             for case in cases() {
-                let mut request = Request::post("/webhooks/acme").header("content-type", "application/json");
-                if let Some(id) = case.id {
+                let mut request =
+                    Request::post(case.path.as_str()).header("content-type", "application/json");
+                if let Some(id) = &case.id {
                     request = request.header(HEADER_ID, id);
                 }
                 if let Some(ts) = case.timestamp {

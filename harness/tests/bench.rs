@@ -68,6 +68,7 @@ fn a_small_bench_on_both_backends_judges_every_design() {
             assert!(r.latency_actual_us.p99 <= r.latency_us.max, "{r:?}");
             assert_eq!(r.figures.expected, 59_000, "the article's workload cut to 1,000 events");
             assert!(r.model.is_some(), "model figures beside {} {}", r.backend, r.design);
+            assert_eq!(r.id_conflicts, 0, "one body per event: {} {}", r.backend, r.design);
         }
     }
     assert_eq!(report.parameters.events, 1000);

@@ -8,20 +8,20 @@ use std::process::{Command, Stdio};
 use hookbench::provision::{PostgresMode, PostgresServer, PostgresSettings, ProvisionError, SqliteFile};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use receivers::store::{Store, StoreOptions};
+use receivers::store::{Pool, Store, StoreOptions};
 
 async fn accounts(store: &Store) -> i64 {
-    match store {
-        Store::Postgres(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(p).await,
-        Store::Sqlite(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(p).await,
+    match store.pool().await.expect("pool") {
+        Pool::Postgres(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(&p).await,
+        Pool::Sqlite(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(&p).await,
     }
     .expect("count")
 }
 
 async fn insert_account(store: &Store) {
-    match store {
-        Store::Postgres(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(p).await.map(drop),
-        Store::Sqlite(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(p).await.map(drop),
+    match store.pool().await.expect("pool") {
+        Pool::Postgres(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(&p).await.map(drop),
+        Pool::Sqlite(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(&p).await.map(drop),
     }
     .expect("insert");
 }

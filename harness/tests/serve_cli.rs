@@ -92,3 +92,17 @@ fn a_bad_secret_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whsec_"));
 }
+
+#[test]
+fn a_limit_of_zero_is_refused_naming_its_flag() {
+    for (flag, value) in [("--max-clients", "0"), ("--header-timeout", "0s"), ("--pool-timeout", "0s")] {
+        let out = hookbench()
+            .args(["serve", "--design", "atomic", "--secret", SECRET, "--database-url", "sqlite:///tmp/x.db"])
+            .args([flag, value])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{flag} must be greater than zero")), "{flag}: {err}");
+    }
+}

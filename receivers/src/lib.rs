@@ -6,6 +6,8 @@
 //! - [`design`]: the receiver designs, one module per kind.
 //! - [`fault`]: crashes injected at the article's point, for the failure experiments.
 //! - [`app`]: the axum router (`POST /webhooks/{source}`, `GET /healthz`) and [`app::serve`].
+//! - [`transport`]: HTTP/1 only, with every wait bounded (header and body timeouts, a cap on
+//!   connections, a body limit).
 
 pub mod app;
 pub mod design;
@@ -13,3 +15,4 @@ pub mod event;
 pub mod fault;
 pub mod signature;
 pub mod store;
+pub mod transport;

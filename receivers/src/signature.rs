@@ -3,8 +3,10 @@
 //! A secret is `whsec_` followed by base64 key bytes. A signature header is a space-separated
 //! list of `v1,<base64 MAC>` entries, so a sender can sign with an old and a new secret while a
 //! key rotates; a receiver holding several secrets accepts a request that any entry matches under
-//! any of them. Verification works on the raw body bytes, checks the timestamp against a
+//! any of them. Every `webhook-signature` line of a request counts (a proxy may split one list
+//! over several). Verification works on the raw body bytes, checks the timestamp against a
 //! tolerance in both directions, and compares MACs in constant time (`hmac`'s `verify_slice`).
+//! The checks that need no body ([`Verifier::check_headers`]) can run before the body is read.
 
 use std::fmt;
 use std::str::FromStr;
@@ -109,6 +111,9 @@ pub enum VerifyError {
     /// A required header is absent or empty.
     #[error("missing header `{0}`")]
     MissingHeader(&'static str),
+    /// A header that must appear once appears several times.
+    #[error("header `{0}` appears more than once")]
+    RepeatedHeader(&'static str),
     /// The timestamp is not a whole number of seconds.
     #[error("`webhook-timestamp` is not a Unix time in seconds")]
     BadTimestamp,
@@ -137,14 +142,14 @@ pub enum VerifyError {
 }
 
 /// The three Standard Webhooks headers of a request, as received.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct SignedHeaders<'a> {
     /// `webhook-id`.
     pub id: Option<&'a str>,
     /// `webhook-timestamp`.
     pub timestamp: Option<&'a str>,
-    /// `webhook-signature`.
-    pub signature: Option<&'a str>,
+    /// Every `webhook-signature` line, in order.
+    pub signatures: Vec<&'a str>,
 }
 
 /// Checks requests against one or more secrets.
@@ -166,30 +171,43 @@ impl Verifier {
         self
     }
 
-    /// Verifies `body` as received at Unix time `now`; returns the message id.
-    pub fn verify<'a>(
+    /// The checks that need no body: every header present, the timestamp within the tolerance of
+    /// `now`. Returns the message id and the timestamp as sent.
+    pub fn check_headers<'a>(
         &self,
-        headers: SignedHeaders<'a>,
-        body: &[u8],
+        headers: &SignedHeaders<'a>,
         now: i64,
-    ) -> Result<&'a str, VerifyError> {
+    ) -> Result<(&'a str, &'a str), VerifyError> {
         let present =
             |v: Option<&'a str>, name| v.filter(|s| !s.is_empty()).ok_or(VerifyError::MissingHeader(name));
         let id = present(headers.id, HEADER_ID)?;
         let timestamp = present(headers.timestamp, HEADER_TIMESTAMP)?;
-        let signature = present(headers.signature, HEADER_SIGNATURE)?;
-
+        if headers.signatures.iter().all(|s| s.is_empty()) {
+            return Err(VerifyError::MissingHeader(HEADER_SIGNATURE));
+        }
         let ts: i64 = timestamp.trim().parse().map_err(|_| VerifyError::BadTimestamp)?;
         let tolerance_s = self.tolerance_s;
         if now.saturating_sub(ts) > tolerance_s {
-            return Err(VerifyError::TooOld { age_s: now - ts, tolerance_s });
+            return Err(VerifyError::TooOld { age_s: now.saturating_sub(ts), tolerance_s });
         }
         if ts.saturating_sub(now) > tolerance_s {
-            return Err(VerifyError::TooNew { ahead_s: ts - now, tolerance_s });
+            return Err(VerifyError::TooNew { ahead_s: ts.saturating_sub(now), tolerance_s });
         }
+        Ok((id, timestamp))
+    }
 
-        let candidates: Vec<Vec<u8>> = signature
-            .split(' ')
+    /// Verifies `body` as received at Unix time `now`; returns the message id.
+    pub fn verify<'a>(
+        &self,
+        headers: &SignedHeaders<'a>,
+        body: &[u8],
+        now: i64,
+    ) -> Result<&'a str, VerifyError> {
+        let (id, timestamp) = self.check_headers(headers, now)?;
+        let candidates: Vec<Vec<u8>> = headers
+            .signatures
+            .iter()
+            .flat_map(|line| line.split(' '))
             .filter_map(|entry| entry.split_once(','))
             .filter(|(version, value)| *version == "v1" && !value.is_empty())
             .filter_map(|(_, value)| STANDARD.decode(value).ok())
@@ -228,12 +246,12 @@ mod tests {
     }
 
     fn headers<'a>(id: &'a str, ts: &'a str, sig: &'a str) -> SignedHeaders<'a> {
-        SignedHeaders { id: Some(id), timestamp: Some(ts), signature: Some(sig) }
+        SignedHeaders { id: Some(id), timestamp: Some(ts), signatures: vec![sig] }
     }
 
     fn check(verifier: &Verifier, sig: &str, now: i64) -> Result<(), VerifyError> {
         let ts = TS1.to_string();
-        verifier.verify(headers(ID1, &ts, sig), BODY1.as_bytes(), now).map(|_| ())
+        verifier.verify(&headers(ID1, &ts, sig), BODY1.as_bytes(), now).map(|_| ())
     }
 
     #[test]
@@ -245,9 +263,9 @@ mod tests {
     #[test]
     fn verifies_the_public_vectors() {
         let v1 = Verifier::new(vec![secret(S1)]);
-        assert_eq!(v1.verify(headers(ID1, &TS1.to_string(), SIG1), BODY1.as_bytes(), TS1), Ok(ID1));
+        assert_eq!(v1.verify(&headers(ID1, &TS1.to_string(), SIG1), BODY1.as_bytes(), TS1), Ok(ID1));
         let v2 = Verifier::new(vec![secret(S2)]);
-        assert_eq!(v2.verify(headers(ID2, &TS2.to_string(), SIG2), BODY2.as_bytes(), TS2), Ok(ID2));
+        assert_eq!(v2.verify(&headers(ID2, &TS2.to_string(), SIG2), BODY2.as_bytes(), TS2), Ok(ID2));
     }
 
     #[test]
@@ -272,7 +290,7 @@ mod tests {
         // A body changed by one byte is refused too: the MAC is over the raw bytes.
         let ts = TS1.to_string();
         let body = BODY1.replace("test_user", "test_usex");
-        assert_eq!(v.verify(headers(ID1, &ts, SIG1), body.as_bytes(), TS1), Err(VerifyError::Mismatch));
+        assert_eq!(v.verify(&headers(ID1, &ts, SIG1), body.as_bytes(), TS1), Err(VerifyError::Mismatch));
     }
 
     #[test]
@@ -290,14 +308,16 @@ mod tests {
         let body = BODY1.as_bytes();
         let mut h = headers(ID1, &ts, SIG1);
         h.id = None;
-        assert_eq!(v.verify(h, body, TS1), Err(VerifyError::MissingHeader(HEADER_ID)));
+        assert_eq!(v.verify(&h, body, TS1), Err(VerifyError::MissingHeader(HEADER_ID)));
         let mut h = headers(ID1, &ts, SIG1);
         h.timestamp = None;
-        assert_eq!(v.verify(h, body, TS1), Err(VerifyError::MissingHeader(HEADER_TIMESTAMP)));
+        assert_eq!(v.verify(&h, body, TS1), Err(VerifyError::MissingHeader(HEADER_TIMESTAMP)));
         let mut h = headers(ID1, &ts, SIG1);
-        h.signature = Some("");
-        assert_eq!(v.verify(h, body, TS1), Err(VerifyError::MissingHeader(HEADER_SIGNATURE)));
-        assert_eq!(v.verify(headers(ID1, "soon", SIG1), body, TS1), Err(VerifyError::BadTimestamp));
+        h.signatures = vec![""];
+        assert_eq!(v.verify(&h, body, TS1), Err(VerifyError::MissingHeader(HEADER_SIGNATURE)));
+        h.signatures = vec![];
+        assert_eq!(v.verify(&h, body, TS1), Err(VerifyError::MissingHeader(HEADER_SIGNATURE)));
+        assert_eq!(v.verify(&headers(ID1, "soon", SIG1), body, TS1), Err(VerifyError::BadTimestamp));
     }
 
     #[test]
@@ -312,6 +332,17 @@ mod tests {
         let v = Verifier::new(vec![secret(S2), secret(S1)]);
         let header = format!("v1,bm90IHRoaXMgb25l {SIG1}");
         assert_eq!(check(&v, &header, TS1), Ok(()));
+    }
+
+    #[test]
+    fn every_signature_line_counts() {
+        let v = Verifier::new(vec![secret(S1)]);
+        let ts = TS1.to_string();
+        let mut h = headers(ID1, &ts, "v1,bm90IHRoaXMgb25l");
+        h.signatures.push(SIG1);
+        assert_eq!(v.verify(&h, BODY1.as_bytes(), TS1), Ok(ID1));
+        h.signatures = vec!["v1,bm90IHRoaXMgb25l", "v2,x v1,AAAA"];
+        assert_eq!(v.verify(&h, BODY1.as_bytes(), TS1), Err(VerifyError::Mismatch));
     }
 
     #[test]

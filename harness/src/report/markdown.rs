@@ -83,22 +83,23 @@ pub fn render_markdown(report: &Report) -> String {
     );
     let _ = writeln!(
         md,
-        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | retries | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
+        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
     );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for b in &backends {
         for d in &designs {
             if let Some(r) = row(report, *b, *d) {
                 let l = &r.latency_us;
                 let _ = writeln!(
                     md,
-                    "| {b} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
+                    "| {b} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
                     r.deliveries,
                     r.status_2xx,
                     r.status_4xx,
                     r.status_5xx,
                     r.timeouts,
                     r.retries,
+                    r.id_conflicts,
                     ms(l.p50),
                     ms(l.p90),
                     ms(l.p99),

@@ -147,6 +147,10 @@ pub struct Row {
     pub ledger_rows: i64,
     /// Inbox dead letters.
     pub dead_letters: u64,
+    /// Bodies refused because their id was already stored with another body (read by the
+    /// checker from `id_conflicts`; 0 in a bench, whose events keep one body each).
+    #[serde(default)]
+    pub id_conflicts: u64,
     /// What chaos did during the cell.
     #[serde(default)]
     pub chaos: ChaosCounts,

@@ -2,6 +2,9 @@
 //! SQLite file per test), signed deliveries, and queries the assertions read.
 #![allow(dead_code)]
 
+pub mod proxy;
+pub mod worker;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -11,7 +14,7 @@ use receivers::app::{self, AppState};
 use receivers::design::Design;
 use receivers::event::Event;
 use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret, Verifier};
-use receivers::store::{Backend, Store, StoreOptions};
+use receivers::store::{Backend, Pool, Store, StoreOptions};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
@@ -70,23 +73,23 @@ impl Db {
     }
 
     pub async fn scalar(&self, sql: &'static str) -> i64 {
-        match &self.store {
-            Store::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql),
-            Store::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql),
+        match self.store.pool().await.expect("pool") {
+            Pool::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(&pool).await.expect(sql),
+            Pool::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(&pool).await.expect(sql),
         }
     }
 
     pub async fn pairs(&self, sql: &'static str) -> Vec<(String, i64)> {
-        match &self.store {
-            Store::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.expect(sql),
-            Store::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.expect(sql),
+        match self.store.pool().await.expect("pool") {
+            Pool::Postgres(pool) => sqlx::query_as(sql).fetch_all(&pool).await.expect(sql),
+            Pool::Sqlite(pool) => sqlx::query_as(sql).fetch_all(&pool).await.expect(sql),
         }
     }
 
     pub async fn execute(&self, sql: &'static str) {
-        match &self.store {
-            Store::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop).expect(sql),
-            Store::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop).expect(sql),
+        match self.store.pool().await.expect("pool") {
+            Pool::Postgres(pool) => sqlx::query(sql).execute(&pool).await.map(drop).expect(sql),
+            Pool::Sqlite(pool) => sqlx::query(sql).execute(&pool).await.map(drop).expect(sql),
         }
     }
 
@@ -133,12 +136,16 @@ pub struct Server {
 
 impl Server {
     pub async fn start(design: Design, db: &Db, work_delay: Duration) -> Self {
+        Self::start_state(state(design, db.store.clone(), work_delay)).await
+    }
+
+    /// Serves `state` (two inbox claim loops when its design is `inbox`).
+    pub async fn start_state(state: AppState) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel::<()>();
-        let state =
-            Arc::new(AppState::new(design, db.store.clone(), Verifier::new(vec![secret()]), work_delay));
-        let done = tokio::spawn(app::serve(listener, async move { rx.await.unwrap_or(()) }, state, 2));
+        let done =
+            tokio::spawn(app::serve(listener, async move { rx.await.unwrap_or(()) }, Arc::new(state), 2));
         Self { addr, stop: Some(tx), done: Some(done) }
     }
 
@@ -154,6 +161,11 @@ impl Server {
             done.await.expect("server task").expect("server stopped cleanly");
         }
     }
+}
+
+/// A receiver's state: `design` over `store`, verifying with the test secret.
+pub fn state(design: Design, store: Store, work_delay: Duration) -> AppState {
+    AppState::new(design, store, Verifier::new(vec![secret()]), work_delay)
 }
 
 pub fn now() -> i64 {
@@ -193,6 +205,51 @@ pub async fn try_post_raw(
 /// Posts `body` signed now with the test secret under `id`.
 pub async fn post_raw(client: &reqwest::Client, url: &str, id: &str, body: Vec<u8>) -> (u16, String) {
     try_post_raw(client, url, id, body).await.expect("request")
+}
+
+/// One signed delivery, its headers made once, so the very same request can be sent again (to
+/// another path, or with extra headers).
+pub struct Signed {
+    pub id: String,
+    pub timestamp: String,
+    pub signature: String,
+    pub body: Vec<u8>,
+}
+
+impl Signed {
+    /// `event` signed now with the test secret.
+    pub fn new(event: &Event) -> Self {
+        Self::raw(event.id(), serde_json::to_vec(event).expect("json"))
+    }
+
+    /// `body` signed now with the test secret under `id`.
+    pub fn raw(id: &str, body: Vec<u8>) -> Self {
+        let ts = now();
+        Self { id: id.into(), timestamp: ts.to_string(), signature: secret().sign(id, ts, &body), body }
+    }
+
+    /// The request, not yet sent.
+    pub fn request(&self, client: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
+        client
+            .post(url)
+            .header(HEADER_ID, &self.id)
+            .header(HEADER_TIMESTAMP, &self.timestamp)
+            .header(HEADER_SIGNATURE, &self.signature)
+            .header("content-type", "application/json")
+            .body(self.body.clone())
+    }
+
+    /// Sends it to `url`; the status and the body.
+    pub async fn post(&self, client: &reqwest::Client, url: &str) -> (u16, String) {
+        answer(self.request(client, url)).await
+    }
+}
+
+/// Sends a request; the status and the body.
+pub async fn answer(request: reqwest::RequestBuilder) -> (u16, String) {
+    let r = request.send().await.expect("request");
+    let status = r.status().as_u16();
+    (status, r.text().await.unwrap_or_default())
 }
 
 /// Posts `event`, signed now; `Err` when no response came (a dead worker).

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Delivery, HandleError, Outcome, work};
+use super::{Delivery, HandleError, Outcome, outcome, work};
 use crate::store::{Guard, Store};
 
 /// Works (outside the transaction), then claims and applies in one transaction. A crash after
@@ -16,5 +16,5 @@ pub async fn handle(
     guard: Guard,
 ) -> Result<Outcome, HandleError> {
     work(work_delay).await;
-    Ok(store.apply_once(delivery.event, guard, &|| delivery.after_key()).await?.into())
+    outcome(store.apply_once(delivery.event, delivery.body_sha256, guard, &|| delivery.after_key()).await?)
 }

@@ -1,4 +1,4 @@
-//! `inbox`: verify, store the delivery in `webhook_inbox` (UNIQUE on source and webhook id) and
+//! `inbox`: verify, store the delivery in `webhook_inbox` (UNIQUE on the webhook id alone) and
 //! acknowledge; workers in each receiver process claim rows (`FOR UPDATE SKIP LOCKED` on
 //! Postgres, the write lock of `BEGIN IMMEDIATE` on SQLite), apply them with the version guard and
 //! mark them processed in the same transaction. A failed side effect is rolled back to a savepoint
@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 
-use super::{Delivery, HandleError, Outcome, work};
+use super::{Delivery, HandleError, Outcome, known, work};
 use crate::fault::{Fault, Faults};
 use crate::store::{InboxStep, Store};
 
-/// Stores the delivery; a copy already stored is acknowledged the same way. A delivery asking to
+/// Stores the delivery; a copy already stored is acknowledged as a duplicate, another body under
+/// its id refused as a conflict. A delivery asking to
 /// crash after its key has the claim of its row crash, in this process's workers.
 pub async fn handle(
     store: &Store,
@@ -26,8 +27,11 @@ pub async fn handle(
     if delivery.fault == Some(Fault::CrashAfterKey) {
         faults.crash_on_claim(delivery.event.id());
     }
-    let stored = store.inbox_store(delivery.source, delivery.event.id(), delivery.body).await?;
-    Ok(if stored { Outcome::Stored } else { Outcome::Duplicate })
+    let event = delivery.event;
+    match store.inbox_store(delivery.source, event.id(), delivery.body_sha256, delivery.body).await? {
+        None => Ok(Outcome::Stored),
+        Some(k) => known(k),
+    }
 }
 
 /// How long an idle worker waits before looking again for rows other processes stored.

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use crate::event::Event;
 use crate::fault::{self, Fault, Faults};
-use crate::store::{Applied, Guard, Store, StoreError};
+use crate::store::{Applied, Guard, IdConflict, Known, Store, StoreError};
 
 /// A receiver design (the `--design` flag's values).
 #[derive(
@@ -138,17 +138,22 @@ pub enum Outcome {
     Stored,
 }
 
-impl From<Applied> for Outcome {
-    fn from(a: Applied) -> Self {
-        match a {
-            Applied::Applied => Outcome::Applied,
-            Applied::Duplicate => Outcome::Duplicate,
-            Applied::Stale => Outcome::Stale,
-        }
+/// What a delivery that did `applied` is answered: its outcome, or the conflict of its id.
+pub(crate) fn outcome(applied: Applied) -> Result<Outcome, HandleError> {
+    match applied {
+        Applied::Applied => Ok(Outcome::Applied),
+        Applied::Duplicate => Ok(Outcome::Duplicate),
+        Applied::Stale => Ok(Outcome::Stale),
+        Applied::Conflict(c) => Err(HandleError::IdConflict(c)),
     }
 }
 
-/// Why a delivery was not acknowledged. Each is a 5xx, so the sender retries.
+/// What a delivery whose key was already there is answered.
+pub(crate) fn known(known: Known) -> Result<Outcome, HandleError> {
+    outcome(known.into())
+}
+
+/// Why a delivery was not acknowledged: a 5xx, so the sender retries, or for a conflict a 409.
 #[derive(Debug, thiserror::Error)]
 pub enum HandleError {
     /// The database failed.
@@ -157,6 +162,12 @@ pub enum HandleError {
     /// check-then-insert: the key's INSERT conflicted after the side effect was applied.
     #[error("processed_events already holds `{0}`: another copy inserted it after this one's check")]
     KeyConflictAfterApply(String),
+    /// The id is already stored with another body: nothing applied (a 409, not retried).
+    #[error(
+        "webhook-id `{}` is already stored with another body (stored sha256 {}, received sha256 {}); not applied",
+        .0.event_id, .0.stored_sha256, .0.received_sha256
+    )]
+    IdConflict(IdConflict),
 }
 
 /// Everything a design needs to handle one delivery.
@@ -168,6 +179,9 @@ pub struct Delivery<'a> {
     pub event: &'a Event,
     /// The raw body, as signed.
     pub body: &'a str,
+    /// The SHA-256 of the raw body, in hex: what tells a duplicate from another body under the
+    /// same id.
+    pub body_sha256: &'a str,
     /// A fault the request asked for (only ever set on a receiver that honours faults).
     pub fault: Option<Fault>,
 }
@@ -192,7 +206,7 @@ pub async fn handle(
 ) -> Result<Outcome, HandleError> {
     match design {
         Design::Naive => naive::handle(store, work_delay, delivery.event).await,
-        Design::CheckThenInsert => check_then_insert::handle(store, work_delay, delivery.event).await,
+        Design::CheckThenInsert => check_then_insert::handle(store, work_delay, delivery).await,
         Design::Atomic | Design::CreatedGte | Design::CreatedGt | Design::VersionGuard => {
             atomic::handle(store, work_delay, delivery, design.guard()).await
         }

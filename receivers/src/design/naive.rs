@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use super::{HandleError, Outcome, work};
+use super::{HandleError, Outcome, outcome, work};
 use crate::event::Event;
 use crate::store::{Guard, Store};
 
 /// Works, then applies, whatever came before.
 pub async fn handle(store: &Store, work_delay: Duration, event: &Event) -> Result<Outcome, HandleError> {
     work(work_delay).await;
-    Ok(store.apply(event, Guard::None).await?.into())
+    outcome(store.apply(event, Guard::None).await?)
 }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{Delivery, HandleError, Outcome, work};
+use super::{Delivery, HandleError, Outcome, known, outcome, work};
 use crate::store::{Guard, Store};
 
 /// Works, commits the key, then applies.
@@ -15,9 +15,9 @@ pub async fn handle(
     delivery: &Delivery<'_>,
 ) -> Result<Outcome, HandleError> {
     work(work_delay).await;
-    if !store.mark_processed(delivery.event.id()).await? {
-        return Ok(Outcome::Duplicate);
+    if let Some(k) = store.mark_processed(delivery.event.id(), delivery.body_sha256).await? {
+        return known(k);
     }
     delivery.after_key();
-    Ok(store.apply(delivery.event, Guard::None).await?.into())
+    outcome(store.apply(delivery.event, Guard::None).await?)
 }

@@ -8,22 +8,54 @@
 //! `credit_ledger` row in the same transaction; a plan update upserts the account's plan, and a
 //! trigger records each `plan_version` change in `plan_changes`. Accounts are created by the first
 //! event that names them, so receivers need no seeding.
+//!
+//! What identifies an event is its id alone, in every design (docs/design.md): the atomic
+//! designs' `processed_events`, check-then-insert's and split's, and the inbox's `webhook_inbox`
+//! all key on it, and each key keeps the SHA-256 of the body it was first stored with. A delivery
+//! whose id is known with another body is not applied: it is an [`IdConflict`], recorded in
+//! `id_conflicts`.
+//!
+//! A SQLite store also watches its file: a write is acknowledged only if the file at the path is
+//! still the one the connections have open (see `sqlite.rs`).
 
 mod postgres;
 mod sqlite;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::event::Event;
 
-/// Runs the same SQL on whichever pool the store holds (for statements both dialects spell alike).
+/// Runs the same SQL on whichever pool `$pool` is (for statements both dialects spell alike).
 macro_rules! on_pool {
-    ($store:expr, |$pool:ident| $body:expr) => {
-        match $store {
-            Store::Postgres($pool) => $body,
-            Store::Sqlite($pool) => $body,
+    ($pool:expr, |$p:ident| $body:expr) => {
+        match $pool {
+            Pool::Postgres($p) => $body,
+            Pool::Sqlite($p) => $body,
+        }
+    };
+}
+
+/// Runs a dialect's operation on the store's database: Postgres directly; SQLite on the file's
+/// current pool, checking the file before and, for a write, after (see `sqlite.rs`).
+macro_rules! dialect {
+    ($store:expr, write, |$pool:ident| $pg:expr, $lite:expr) => {
+        dialect!(@run $store, true, |$pool| $pg, $lite)
+    };
+    ($store:expr, read, |$pool:ident| $pg:expr, $lite:expr) => {
+        dialect!(@run $store, false, |$pool| $pg, $lite)
+    };
+    (@run $store:expr, $wrote:expr, |$pool:ident| $pg:expr, $lite:expr) => {
+        match &$store.inner {
+            Inner::Postgres($pool) => $pg,
+            Inner::Sqlite(db) => {
+                let attached = db.attached().await?;
+                let $pool = &attached.pool;
+                let result = $lite;
+                db.settle(&attached, result, $wrote)
+            }
         }
     };
 }
@@ -128,7 +160,8 @@ pub struct StoreOptions {
     pub isolation: Isolation,
     /// Connections in this process's pool.
     pub max_connections: u32,
-    /// How long a request waits for a pooled connection before it answers 503.
+    /// How long a request waits for a pooled connection (opening one included) before it
+    /// answers 503: how fast a worker says its database is out of reach.
     pub acquire_timeout: Duration,
     /// How long SQLite waits for another process's write lock before giving up.
     pub busy_timeout: Duration,
@@ -136,6 +169,9 @@ pub struct StoreOptions {
     /// their connections and spare the harness's own).
     pub application_name: String,
 }
+
+/// How long a request waits for a database connection by default before it answers 503.
+pub const DEFAULT_POOL_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The `application_name` receivers connect to Postgres with.
 pub const RECEIVER_APPLICATION: &str = "hookbench-receiver";
@@ -145,7 +181,7 @@ impl Default for StoreOptions {
         Self {
             isolation: Isolation::ReadCommitted,
             max_connections: 8,
-            acquire_timeout: Duration::from_secs(10),
+            acquire_timeout: DEFAULT_POOL_TIMEOUT,
             busy_timeout: Duration::from_secs(30),
             application_name: RECEIVER_APPLICATION.to_string(),
         }
@@ -164,9 +200,19 @@ pub enum StoreError {
     /// The schema migrations failed.
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
-    /// The side effect refuses the event, and will every time (a poison event).
+    /// The side effect refuses the event, and will every time (a poison event, or a credit that
+    /// would overflow the balance).
     #[error("side effect refused: {0}")]
     Refused(String),
+    /// The SQLite file at the path is not the one this store's connections have open (deleted,
+    /// replaced, or not yet back), or cannot be written.
+    #[error("SQLite file {path} unavailable: {why}")]
+    FileUnavailable {
+        /// The file's path.
+        path: String,
+        /// What was found.
+        why: String,
+    },
     /// The operation exists for one backend only.
     #[error("{operation} needs Postgres")]
     PostgresOnly {
@@ -176,17 +222,22 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Whether the database is out of reach (rather than refusing one statement).
+    /// Whether the database is out of reach or cannot take writes now (rather than refusing one
+    /// statement): a 503, and a worker that stops acknowledging until it can again.
     pub fn is_unavailable(&self) -> bool {
-        matches!(
-            self,
+        match self {
+            StoreError::FileUnavailable { .. } => true,
             StoreError::Database(
                 sqlx::Error::PoolTimedOut
-                    | sqlx::Error::PoolClosed
-                    | sqlx::Error::Io(_)
-                    | sqlx::Error::Tls(_)
-            )
-        )
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_),
+            ) => true,
+            StoreError::Database(sqlx::Error::Database(e)) => {
+                postgres::is_unavailable(e.as_ref()) || sqlite::is_unavailable(e.as_ref())
+            }
+            _ => false,
+        }
     }
 }
 
@@ -203,16 +254,62 @@ pub enum Guard {
     Version,
 }
 
+/// A delivery whose id is already stored with another body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdConflict {
+    /// The event id.
+    pub event_id: String,
+    /// The SHA-256 (hex) of the body the id was first stored with.
+    pub stored_sha256: String,
+    /// The SHA-256 (hex) of the body just received.
+    pub received_sha256: String,
+    /// Whether this is the first delivery of this id with this body (so it is logged once).
+    pub first_seen: bool,
+}
+
+/// What a known key says about a delivery: the same body again, or another one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Known {
+    /// Already stored with this body (or with a body stored before hashes were kept).
+    Duplicate,
+    /// Already stored with another body; recorded in `id_conflicts`.
+    Conflict(IdConflict),
+}
+
 /// What a delivery did to the database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Applied {
     /// The side effect happened.
     Applied,
-    /// The event's key was already there; nothing happened.
+    /// The event's key was already there with this body; nothing happened.
     Duplicate,
     /// An ordering guard refused an older plan update (the key is recorded).
     Stale,
+    /// The event's key was already there with another body; nothing happened but the record.
+    Conflict(IdConflict),
+}
+
+impl From<Known> for Applied {
+    fn from(k: Known) -> Self {
+        match k {
+            Known::Duplicate => Applied::Duplicate,
+            Known::Conflict(c) => Applied::Conflict(c),
+        }
+    }
+}
+
+/// Compares a stored body hash with a received one; a key stored before hashes were kept
+/// (`None`) cannot be told apart and counts as a duplicate.
+fn compare_bodies(event_id: &str, stored: Option<String>, received: &str) -> Option<IdConflict> {
+    match stored {
+        Some(stored) if stored != received => Some(IdConflict {
+            event_id: event_id.to_string(),
+            stored_sha256: stored,
+            received_sha256: received.to_string(),
+            first_seen: true,
+        }),
+        _ => None,
+    }
 }
 
 /// What one inbox step did.
@@ -239,73 +336,102 @@ pub enum InboxStep {
 /// How many failed attempts leave an inbox row as a dead letter.
 pub const INBOX_MAX_ATTEMPTS: i64 = 5;
 
-/// A connection pool to one database, Postgres or SQLite.
+/// A plain connection pool to one database, for SQL both dialects spell alike (the checker's
+/// reads, the tests' queries).
 #[derive(Debug, Clone)]
-pub enum Store {
+pub enum Pool {
     /// Postgres.
     Postgres(sqlx::PgPool),
     /// SQLite.
     Sqlite(sqlx::SqlitePool),
 }
 
+/// The receivers' handle on their database, Postgres or SQLite.
+#[derive(Debug, Clone)]
+pub struct Store {
+    inner: Inner,
+}
+
+#[derive(Debug, Clone)]
+enum Inner {
+    Postgres(sqlx::PgPool),
+    Sqlite(Arc<sqlite::SqliteDb>),
+}
+
 impl Store {
     /// Connects to `url` and applies the migrations (a fresh database just works; a SQLite file
-    /// is created if missing).
+    /// is created if missing, and only then: once open, a store never creates its file again).
     pub async fn connect(url: &str, options: &StoreOptions) -> Result<Self, StoreError> {
-        let store = match Backend::of_url(url) {
-            Some(Backend::Postgres) => Store::Postgres(postgres::connect(url, options).await?),
-            Some(Backend::Sqlite) => Store::Sqlite(sqlite::connect(url, options).await?),
+        let inner = match Backend::of_url(url) {
+            Some(Backend::Postgres) => {
+                let pool = postgres::connect(url, options).await?;
+                postgres::migrate(&pool).await?;
+                Inner::Postgres(pool)
+            }
+            Some(Backend::Sqlite) => Inner::Sqlite(Arc::new(sqlite::SqliteDb::open(url, options).await?)),
             None => return Err(StoreError::Url(url.to_string())),
         };
-        store.migrate().await?;
-        Ok(store)
+        Ok(Self { inner })
     }
 
     /// Which database this is.
     pub fn backend(&self) -> Backend {
-        match self {
-            Store::Postgres(_) => Backend::Postgres,
-            Store::Sqlite(_) => Backend::Sqlite,
+        match self.inner {
+            Inner::Postgres(_) => Backend::Postgres,
+            Inner::Sqlite(_) => Backend::Sqlite,
         }
     }
 
-    /// Applies the schema migrations that are not applied yet.
-    pub async fn migrate(&self) -> Result<(), StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::migrate(pool).await,
-            Store::Sqlite(pool) => sqlite::migrate(pool).await,
-        }
+    /// The pool in use now (for a SQLite store, that of the file it has open, after checking the
+    /// file is still the one at the path).
+    pub async fn pool(&self) -> Result<Pool, StoreError> {
+        Ok(match &self.inner {
+            Inner::Postgres(pool) => Pool::Postgres(pool.clone()),
+            Inner::Sqlite(db) => Pool::Sqlite(db.attached().await?.pool),
+        })
     }
 
-    /// A round trip to the database (the health check).
-    pub async fn ping(&self) -> Result<(), StoreError> {
-        on_pool!(self, |pool| sqlx::query("SELECT 1").execute(pool).await.map(drop)?);
-        Ok(())
+    /// The health check: the database answers and takes a write (made and rolled back), and for
+    /// SQLite the file at the path is the one the store has open.
+    pub async fn health(&self) -> Result<(), StoreError> {
+        dialect!(self, read, |pool| postgres::probe_write(pool).await, sqlite::probe_write(pool).await)
     }
 
     /// Applies the side effect in its own transaction, with no dedupe (`naive`,
     /// `check-then-insert`).
     pub async fn apply(&self, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::apply(pool, event, guard).await,
-            Store::Sqlite(pool) => sqlite::apply(pool, event, guard).await,
-        }
+        dialect!(
+            self,
+            write,
+            |pool| postgres::apply(pool, event, guard).await,
+            sqlite::apply(pool, event, guard).await
+        )
     }
 
-    /// Whether the event's key is in `processed_events`.
-    pub async fn is_processed(&self, event_id: &str) -> Result<bool, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::is_processed(pool, event_id).await,
-            Store::Sqlite(pool) => sqlite::is_processed(pool, event_id).await,
-        }
+    /// What the event's key in `processed_events` says about a delivery of `body_sha256`: `None`
+    /// when there is no key (a conflict is recorded as it is found).
+    pub async fn check_key(&self, event_id: &str, body_sha256: &str) -> Result<Option<Known>, StoreError> {
+        dialect!(
+            self,
+            write,
+            |pool| postgres::check_key(pool, event_id, body_sha256).await,
+            sqlite::check_key(pool, event_id, body_sha256).await
+        )
     }
 
-    /// Inserts the event's key; `false` when the primary key refused it (already there).
-    pub async fn mark_processed(&self, event_id: &str) -> Result<bool, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::mark_processed(pool, event_id).await,
-            Store::Sqlite(pool) => sqlite::mark_processed(pool, event_id).await,
-        }
+    /// Inserts the event's key with its body hash; `None` when inserted, else what the key
+    /// already there says.
+    pub async fn mark_processed(
+        &self,
+        event_id: &str,
+        body_sha256: &str,
+    ) -> Result<Option<Known>, StoreError> {
+        dialect!(
+            self,
+            write,
+            |pool| postgres::mark_processed(pool, event_id, body_sha256).await,
+            sqlite::mark_processed(pool, event_id, body_sha256).await
+        )
     }
 
     /// One transaction: insert the key (doing nothing on conflict) and apply only if it was
@@ -314,52 +440,63 @@ impl Store {
     pub async fn apply_once(
         &self,
         event: &Event,
+        body_sha256: &str,
         guard: Guard,
         after_key: &(dyn Fn() + Sync),
     ) -> Result<Applied, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::apply_once(pool, event, guard, after_key).await,
-            Store::Sqlite(pool) => sqlite::apply_once(pool, event, guard, after_key).await,
-        }
+        dialect!(
+            self,
+            write,
+            |pool| postgres::apply_once(pool, event, body_sha256, guard, after_key).await,
+            sqlite::apply_once(pool, event, body_sha256, guard, after_key).await
+        )
     }
 
     /// [`Store::apply_once`] against keys that expire: the key is kept until `now + ttl` on the
     /// caller's clock (seconds), and a key whose time has come counts as absent whether or not
     /// [`Store::purge_expired`] has deleted it yet.
     pub async fn apply_once_until(&self, event: &Event, now: f64, ttl: f64) -> Result<Applied, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::apply_once_until(pool, event, now, ttl).await,
-            Store::Sqlite(pool) => sqlite::apply_once_until(pool, event, now, ttl).await,
-        }
+        dialect!(
+            self,
+            write,
+            |pool| postgres::apply_once_until(pool, event, now, ttl).await,
+            sqlite::apply_once_until(pool, event, now, ttl).await
+        )
     }
 
     /// Deletes the expiring keys whose time is `now` or earlier; returns how many.
     pub async fn purge_expired(&self, now: f64) -> Result<u64, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::purge_expired(pool, now).await,
-            Store::Sqlite(pool) => sqlite::purge_expired(pool, now).await,
-        }
+        dialect!(
+            self,
+            write,
+            |pool| postgres::purge_expired(pool, now).await,
+            sqlite::purge_expired(pool, now).await
+        )
     }
 
     /// Ends every receiver connection to this database (`pg_terminate_backend`); returns how many.
     pub async fn terminate_receivers(&self) -> Result<u64, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::terminate_receivers(pool).await,
-            Store::Sqlite(_) => Err(StoreError::PostgresOnly { operation: "ending receiver connections" }),
+        match &self.inner {
+            Inner::Postgres(pool) => postgres::terminate_receivers(pool).await,
+            Inner::Sqlite(_) => Err(StoreError::PostgresOnly { operation: "ending receiver connections" }),
         }
     }
 
-    /// Stores a verified delivery in the inbox; `false` when it was already stored.
+    /// Stores a verified delivery in the inbox, keyed by its id alone; `None` when stored now,
+    /// else what the row already there says.
     pub async fn inbox_store(
         &self,
         source: &str,
         webhook_id: &str,
+        body_sha256: &str,
         payload: &str,
-    ) -> Result<bool, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::inbox_store(pool, source, webhook_id, payload).await,
-            Store::Sqlite(pool) => sqlite::inbox_store(pool, source, webhook_id, payload).await,
-        }
+    ) -> Result<Option<Known>, StoreError> {
+        dialect!(
+            self,
+            write,
+            |pool| postgres::inbox_store(pool, source, webhook_id, body_sha256, payload).await,
+            sqlite::inbox_store(pool, source, webhook_id, body_sha256, payload).await
+        )
     }
 
     /// Claims the oldest pending inbox row, applies it with the version guard and marks it
@@ -370,10 +507,12 @@ impl Store {
         &self,
         at_claim: &(dyn Fn(&str) + Sync),
     ) -> Result<Option<InboxStep>, StoreError> {
-        match self {
-            Store::Postgres(pool) => postgres::inbox_step(pool, at_claim).await,
-            Store::Sqlite(pool) => sqlite::inbox_step(pool, at_claim).await,
-        }
+        dialect!(
+            self,
+            write,
+            |pool| postgres::inbox_step(pool, at_claim).await,
+            sqlite::inbox_step(pool, at_claim).await
+        )
     }
 
     /// Inbox rows neither processed nor dead.
@@ -383,7 +522,10 @@ impl Store {
 
     /// Closes the pool, waiting for connections in use to be returned.
     pub async fn close(&self) {
-        on_pool!(self, |pool| pool.close().await)
+        match &self.inner {
+            Inner::Postgres(pool) => pool.close().await,
+            Inner::Sqlite(db) => db.close().await,
+        }
     }
 }
 
@@ -394,8 +536,8 @@ impl Store {
     pub async fn ledger_counts(&self, mut f: impl FnMut(&str, i64)) -> Result<(), StoreError> {
         use futures_util::TryStreamExt;
         let sql = "SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id";
-        on_pool!(self, |pool| {
-            let mut rows = sqlx::query_as::<_, (String, i64)>(sql).fetch(pool);
+        on_pool!(self.pool().await?, |pool| {
+            let mut rows = sqlx::query_as::<_, (String, i64)>(sql).fetch(&pool);
             while let Some((id, n)) = rows.try_next().await? {
                 f(&id, n);
             }
@@ -407,8 +549,8 @@ impl Store {
     pub async fn plan_versions(&self, mut f: impl FnMut(i64, i64)) -> Result<(), StoreError> {
         use futures_util::TryStreamExt;
         let sql = "SELECT id, plan_version FROM accounts";
-        on_pool!(self, |pool| {
-            let mut rows = sqlx::query_as::<_, (i64, i64)>(sql).fetch(pool);
+        on_pool!(self.pool().await?, |pool| {
+            let mut rows = sqlx::query_as::<_, (i64, i64)>(sql).fetch(&pool);
             while let Some((account, version)) = rows.try_next().await? {
                 f(account, version);
             }
@@ -418,7 +560,8 @@ impl Store {
 
     /// One number from a `SELECT` returning a single BIGINT-compatible value (NULL as 0).
     async fn number(&self, sql: &'static str) -> Result<i64, StoreError> {
-        let n: Option<i64> = on_pool!(self, |pool| sqlx::query_scalar(sql).fetch_one(pool).await?);
+        let n: Option<i64> =
+            on_pool!(self.pool().await?, |pool| sqlx::query_scalar(sql).fetch_one(&pool).await?);
         Ok(n.unwrap_or(0))
     }
 
@@ -438,34 +581,22 @@ impl Store {
         self.number("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger").await
     }
 
+    /// Distinct bodies refused because their id was stored with another (`id_conflicts` rows).
+    pub async fn id_conflicts(&self) -> Result<i64, StoreError> {
+        self.number("SELECT count(*) FROM id_conflicts").await
+    }
+
     /// The database's version (`SHOW server_version` on Postgres, `sqlite_version()` on SQLite).
     pub async fn version(&self) -> Result<String, StoreError> {
-        Ok(match self {
-            Store::Postgres(pool) => sqlx::query_scalar("SHOW server_version").fetch_one(pool).await?,
-            Store::Sqlite(pool) => sqlx::query_scalar("SELECT sqlite_version()").fetch_one(pool).await?,
+        Ok(match self.pool().await? {
+            Pool::Postgres(pool) => sqlx::query_scalar("SHOW server_version").fetch_one(&pool).await?,
+            Pool::Sqlite(pool) => sqlx::query_scalar("SELECT sqlite_version()").fetch_one(&pool).await?,
         })
     }
 
     /// Inbox rows left as dead letters.
     pub async fn inbox_dead_letters(&self) -> Result<i64, StoreError> {
         self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5").await
-    }
-
-    /// Calls `f(webhook_id, attempts, last_error)` for each dead letter.
-    pub async fn inbox_dead_letter_rows(
-        &self,
-        mut f: impl FnMut(&str, i64, Option<&str>),
-    ) -> Result<(), StoreError> {
-        use futures_util::TryStreamExt;
-        let sql = "SELECT webhook_id, attempts, last_error FROM webhook_inbox \
-                   WHERE processed_at IS NULL AND attempts >= 5 ORDER BY id";
-        on_pool!(self, |pool| {
-            let mut rows = sqlx::query_as::<_, (String, i64, Option<String>)>(sql).fetch(pool);
-            while let Some((id, attempts, error)) = rows.try_next().await? {
-                f(&id, attempts, error.as_deref());
-            }
-        });
-        Ok(())
     }
 
     /// Expiring dedupe keys held (purged or not yet).
@@ -497,4 +628,14 @@ fn check_side_effect(event: &Event) -> Result<(), StoreError> {
 /// Parses an inbox payload, so a row that can never apply fails every attempt.
 fn parse_inbox_payload(payload: &str) -> Result<Event, String> {
     Event::parse(payload.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Why a credit is refused rather than applied: it would push the balance past what a BIGINT
+/// holds. Both dialects check it in the UPSERT itself (`WHERE credits <= max - amount`), so the
+/// balance is never wrapped, never an error half-way, and on SQLite never turned into a float.
+fn overflow(event_id: &str, account: i64, amount: i64) -> StoreError {
+    StoreError::Refused(format!(
+        "credit {event_id} of {amount} would overflow account {account}'s balance (at most {}); refused",
+        i64::MAX
+    ))
 }

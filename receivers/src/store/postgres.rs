@@ -2,12 +2,13 @@
 
 use std::str::FromStr;
 
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::error::DatabaseError;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgPoolOptions};
 use sqlx::{Connection, PgPool};
 
 use super::{
-    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, RECEIVER_APPLICATION, StoreError, StoreOptions,
-    check_side_effect, parse_inbox_payload,
+    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, Known, RECEIVER_APPLICATION, StoreError,
+    StoreOptions, check_side_effect, compare_bodies, overflow, parse_inbox_payload,
 };
 use crate::event::Event;
 
@@ -34,8 +35,28 @@ pub(super) async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     Ok(MIGRATOR.run(pool).await?)
 }
 
+/// Whether a server error says the database cannot serve now rather than refusing one
+/// statement: a connection exception (class 08), an administrator or crash shutdown or a server
+/// still starting (57P01-57P03), too many connections (53300), or a read-only database (25006).
+pub(super) fn is_unavailable(e: &dyn DatabaseError) -> bool {
+    e.try_downcast_ref::<PgDatabaseError>().is_some_and(|e| {
+        let code = e.code();
+        code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300" | "25006")
+    })
+}
+
+/// A write made and rolled back: fails when the database is out of reach or read-only.
+pub(super) async fn probe_write(pool: &PgPool) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("INSERT INTO receiver_probe (id) VALUES (1)").execute(&mut *tx).await?;
+    tx.rollback().await?;
+    Ok(())
+}
+
+/// The credit, refused by its own WHERE when it would overflow the balance (0 rows).
 const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES ($1, $2) \
-     ON CONFLICT (id) DO UPDATE SET credits = accounts.credits + EXCLUDED.credits";
+     ON CONFLICT (id) DO UPDATE SET credits = accounts.credits + EXCLUDED.credits \
+     WHERE accounts.credits <= 9223372036854775807 - EXCLUDED.credits";
 const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES ($1, $2, $3)";
 
 fn plan_sql(guard: Guard) -> &'static str {
@@ -68,7 +89,10 @@ async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Resul
     check_side_effect(event)?;
     match event {
         Event::Credit { id, account, amount, .. } => {
-            sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
+            let credited = sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
+            if credited.rows_affected() == 0 {
+                return Err(overflow(id, *account, *amount));
+            }
             sqlx::query(LEDGER).bind(id).bind(account).bind(amount).execute(&mut *conn).await?;
             Ok(Applied::Applied)
         }
@@ -92,38 +116,101 @@ pub(super) async fn apply(pool: &PgPool, event: &Event, guard: Guard) -> Result<
     Ok(applied)
 }
 
-pub(super) async fn is_processed(pool: &PgPool, event_id: &str) -> Result<bool, StoreError> {
-    let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM processed_events WHERE event_id = $1")
-        .bind(event_id)
-        .fetch_optional(pool)
-        .await?;
-    Ok(found.is_some())
+/// Where a dedupe key lives: `processed_events` or the inbox.
+#[derive(Clone, Copy)]
+enum Keys {
+    Processed,
+    Inbox,
 }
 
-pub(super) async fn mark_processed(pool: &PgPool, event_id: &str) -> Result<bool, StoreError> {
-    match sqlx::query("INSERT INTO processed_events (event_id) VALUES ($1)")
+/// What a key already stored says about a delivery of `received`: a duplicate, or a conflict,
+/// which is recorded.
+async fn known_key(
+    conn: &mut PgConnection,
+    keys: Keys,
+    event_id: &str,
+    received: &str,
+) -> Result<Known, StoreError> {
+    let sql = match keys {
+        Keys::Processed => "SELECT body_sha256 FROM processed_events WHERE event_id = $1",
+        Keys::Inbox => "SELECT body_sha256 FROM webhook_inbox WHERE webhook_id = $1",
+    };
+    let stored: Option<Option<String>> =
+        sqlx::query_scalar(sql).bind(event_id).fetch_optional(&mut *conn).await?;
+    let Some(mut conflict) = compare_bodies(event_id, stored.flatten(), received) else {
+        return Ok(Known::Duplicate);
+    };
+    let deliveries: i64 = sqlx::query_scalar(
+        "INSERT INTO id_conflicts (event_id, stored_sha256, received_sha256) VALUES ($1, $2, $3) \
+         ON CONFLICT (event_id, received_sha256) \
+         DO UPDATE SET deliveries = id_conflicts.deliveries + 1, last_seen = now() RETURNING deliveries",
+    )
+    .bind(event_id)
+    .bind(&conflict.stored_sha256)
+    .bind(received)
+    .fetch_one(&mut *conn)
+    .await?;
+    conflict.first_seen = deliveries == 1;
+    Ok(Known::Conflict(conflict))
+}
+
+pub(super) async fn check_key(
+    pool: &PgPool,
+    event_id: &str,
+    body_sha256: &str,
+) -> Result<Option<Known>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let present: Option<i32> = sqlx::query_scalar("SELECT 1 FROM processed_events WHERE event_id = $1")
         .bind(event_id)
-        .execute(pool)
-        .await
-    {
-        Ok(_) => Ok(true),
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
-        Err(e) => Err(e.into()),
+        .fetch_optional(&mut *conn)
+        .await?;
+    if present.is_none() {
+        return Ok(None);
     }
+    Ok(Some(known_key(&mut conn, Keys::Processed, event_id, body_sha256).await?))
+}
+
+pub(super) async fn mark_processed(
+    pool: &PgPool,
+    event_id: &str,
+    body_sha256: &str,
+) -> Result<Option<Known>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let inserted = sqlx::query(
+        "INSERT INTO processed_events (event_id, body_sha256) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    )
+    .bind(event_id)
+    .bind(body_sha256)
+    .execute(&mut *conn)
+    .await?;
+    if inserted.rows_affected() == 1 {
+        return Ok(None);
+    }
+    Ok(Some(known_key(&mut conn, Keys::Processed, event_id, body_sha256).await?))
 }
 
 pub(super) async fn apply_once(
     pool: &PgPool,
     event: &Event,
+    body_sha256: &str,
     guard: Guard,
     after_key: &(dyn Fn() + Sync),
 ) -> Result<Applied, StoreError> {
     let mut tx = pool.begin().await?;
-    let claimed = sqlx::query("INSERT INTO processed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING")
-        .bind(event.id())
-        .execute(&mut *tx)
-        .await?;
-    apply_if_claimed(tx, claimed.rows_affected() != 0, event, guard, after_key).await
+    let claimed = sqlx::query(
+        "INSERT INTO processed_events (event_id, body_sha256) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    )
+    .bind(event.id())
+    .bind(body_sha256)
+    .execute(&mut *tx)
+    .await?;
+    if claimed.rows_affected() == 0 {
+        // The key's transaction has committed (ON CONFLICT waited for it), so it can be read.
+        let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;
+        tx.commit().await?;
+        return Ok(known.into());
+    }
+    apply_if_claimed(tx, true, event, guard, after_key).await
 }
 
 /// Ends a claim transaction: commits and reports a duplicate when the key was already there;
@@ -149,18 +236,24 @@ pub(super) async fn inbox_store(
     pool: &PgPool,
     source: &str,
     webhook_id: &str,
+    body_sha256: &str,
     payload: &str,
-) -> Result<bool, StoreError> {
+) -> Result<Option<Known>, StoreError> {
+    let mut conn = pool.acquire().await?;
     let done = sqlx::query(
-        "INSERT INTO webhook_inbox (source, webhook_id, payload) VALUES ($1, $2, $3) \
-         ON CONFLICT (source, webhook_id) DO NOTHING",
+        "INSERT INTO webhook_inbox (source, webhook_id, body_sha256, payload) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (webhook_id) DO NOTHING",
     )
     .bind(source)
     .bind(webhook_id)
+    .bind(body_sha256)
     .bind(payload)
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
-    Ok(done.rows_affected() == 1)
+    if done.rows_affected() == 1 {
+        return Ok(None);
+    }
+    Ok(Some(known_key(&mut conn, Keys::Inbox, webhook_id, body_sha256).await?))
 }
 
 pub(super) async fn inbox_step(

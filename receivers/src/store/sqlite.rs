@@ -3,39 +3,384 @@
 //! never has to upgrade a read lock (which SQLite refuses with "database is locked" instead of
 //! waiting). SQLite's transactions are serializable, so the version guard and the inbox claim
 //! need no row locks.
+//!
+//! And a store that knows its file. SQLite connections hold an open file, not a path: when the
+//! file is deleted or replaced under a running worker, its connections go on writing into the
+//! unlinked file, and a connection opened while the file was read-only stays read-only after the
+//! file is writable again. So [`SqliteDb`] records the file's identity (device and inode) when it
+//! opens it and checks it before every operation and again after every write, before the write is
+//! acknowledged. When the file at the path is gone, another, or refuses writes, the store
+//! detaches: it closes its pool, answers [`StoreError::FileUnavailable`] (a 503), and tries to open
+//! the file at the path again (at most every [`REATTACH_EVERY`]), attaching only to a file that
+//! holds the receivers' schema and takes a write. Connections are opened without `create`, so no
+//! empty file ever appears at the path: only the first open creates the file.
 
+use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
 
+use sqlx::error::DatabaseError;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteError, SqliteJournalMode, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 use sqlx::{Connection, SqlitePool};
 
 use super::{
-    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, StoreError, StoreOptions, check_side_effect,
-    parse_inbox_payload,
+    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, StoreOptions, check_side_effect,
+    compare_bodies, overflow, parse_inbox_payload,
 };
 use crate::event::Event;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
-pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<SqlitePool, StoreError> {
-    let connect = SqliteConnectOptions::from_str(url)?
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        // WAL with synchronous=NORMAL survives any process crash (what the tests inflict); only
-        // an operating-system crash can lose the last commits.
-        .synchronous(SqliteSynchronous::Normal)
-        .busy_timeout(options.busy_timeout);
-    Ok(SqlitePoolOptions::new()
-        .max_connections(options.max_connections)
-        .acquire_timeout(options.acquire_timeout)
-        .connect_with(connect)
-        .await?)
+/// How often a detached store tries to open the file at its path again.
+pub(super) const REATTACH_EVERY: Duration = Duration::from_millis(200);
+
+/// SQLite's primary result codes that say the file cannot be used now: READONLY, IOERR, CORRUPT,
+/// FULL, CANTOPEN, NOTADB. Extended codes carry the primary one in their low byte.
+const FILE_TROUBLE: [i64; 6] = [8, 10, 11, 13, 14, 26];
+
+/// Whether a SQLite error says the file cannot be used now (and the store should reopen it).
+pub(super) fn is_unavailable(e: &dyn DatabaseError) -> bool {
+    e.try_downcast_ref::<SqliteError>()
+        .and_then(|e| e.code()?.parse::<i64>().ok())
+        .is_some_and(|code| FILE_TROUBLE.contains(&(code & 0xff)))
 }
 
-pub(super) async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+/// A file's identity: its device, inode and, where the filesystem records it, its birth time.
+/// An inode number is reused as soon as a file is freed (seen here: a deleted database's inode
+/// came back with the copy restored in its place), so the birth time tells the two apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    born: Option<std::time::SystemTime>,
+}
+
+/// The pool of the file this store has open, and that file's identity (`None` for an
+/// in-memory database, which has no file to lose).
+#[derive(Debug, Clone)]
+pub(super) struct Attached {
+    pub(super) pool: SqlitePool,
+    file: Option<FileId>,
+    /// Which opening of the file this is (so a stale handle cannot detach a newer pool).
+    generation: u64,
+}
+
+/// A SQLite database reached through its path, reopened when the file at the path changes.
+#[derive(Debug)]
+pub(super) struct SqliteDb {
+    path: PathBuf,
+    in_memory: bool,
+    connect: SqliteConnectOptions,
+    options: StoreOptions,
+    /// A std lock: it is held only to read or swap the pool, never across an await.
+    attached: RwLock<Option<Attached>>,
+    /// Serializes reattaching, and remembers the last try and why the file was left.
+    reattach: tokio::sync::Mutex<Reattach>,
+    /// Pools of files left behind, closing. No new pool opens until they have closed: their
+    /// connections share the `-wal` and `-shm` files at the path with whatever file is there now,
+    /// and two databases writing one WAL corrupt each other.
+    retired: std::sync::Mutex<Vec<SqlitePool>>,
+    /// The file last left behind, and the `-wal` and `-shm` files at the path when it was.
+    left: std::sync::Mutex<Option<LeftBehind>>,
+}
+
+/// A file the store stopped using, and the WAL files that were beside it then. SQLite does not
+/// checkpoint or remove the WAL of a file that was deleted or moved, so those stay at the path;
+/// opened with another file, their frames would be written into it.
+#[derive(Debug, Clone, Copy)]
+struct LeftBehind {
+    file: Option<FileId>,
+    wal: Option<FileId>,
+    shm: Option<FileId>,
+}
+
+#[derive(Debug, Default)]
+struct Reattach {
+    last_try: Option<Instant>,
+    why: String,
+    generation: u64,
+}
+
+fn file_id(path: &std::path::Path) -> std::io::Result<Option<FileId>> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => Ok(Some(FileId { dev: m.dev(), ino: m.ino(), born: m.created().ok() })),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl SqliteDb {
+    /// Opens the database at `url`, creating and migrating the file if it is missing, then holds
+    /// a pool that never creates it again.
+    pub(super) async fn open(url: &str, options: &StoreOptions) -> Result<Self, StoreError> {
+        let connect = SqliteConnectOptions::from_str(url)?
+            .journal_mode(SqliteJournalMode::Wal)
+            // WAL with synchronous=NORMAL survives any process crash (what the tests inflict);
+            // only an operating-system crash can lose the last commits.
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(options.busy_timeout);
+        let setup = pool_options(options).connect_with(connect.clone().create_if_missing(true)).await?;
+        let migrated = migrate(&setup).await;
+        setup.close().await;
+        migrated?;
+        let db = Self {
+            path: connect.get_filename().to_path_buf(),
+            in_memory: url.contains(":memory:") || url.contains("mode=memory"),
+            connect: connect.create_if_missing(false),
+            options: options.clone(),
+            attached: RwLock::new(None),
+            reattach: tokio::sync::Mutex::new(Reattach::default()),
+            retired: std::sync::Mutex::new(Vec::new()),
+            left: std::sync::Mutex::new(None),
+        };
+        let attached = db.try_attach(0).await?;
+        *db.attached.write().unwrap_or_else(|e| e.into_inner()) = Some(attached);
+        Ok(db)
+    }
+
+    fn unavailable(&self, why: impl Into<String>) -> StoreError {
+        StoreError::FileUnavailable { path: self.path.display().to_string(), why: why.into() }
+    }
+
+    /// Whether the file at the path is the one `attached` has open.
+    fn still_there(&self, attached: &Attached) -> Result<(), String> {
+        let Some(opened) = attached.file else { return Ok(()) };
+        match file_id(&self.path) {
+            Ok(Some(now)) if now == opened => Ok(()),
+            Ok(Some(_)) => Err("the file at the path was replaced by another".into()),
+            Ok(None) => Err("the file was deleted".into()),
+            Err(e) => Err(format!("the file cannot be examined: {e}")),
+        }
+    }
+
+    /// The pool to use now: the open file's, if it is still the one at the path; else the
+    /// store detaches and tries to open the file at the path again.
+    pub(super) async fn attached(&self) -> Result<Attached, StoreError> {
+        let current = self.attached.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(attached) = current {
+            match self.still_there(&attached) {
+                Ok(()) => return Ok(attached),
+                Err(why) => self.detach(&attached, &why),
+            }
+        }
+        self.reattach().await
+    }
+
+    /// Closes `attached`'s pool unless it was already replaced; says why once.
+    fn detach(&self, attached: &Attached, why: &str) {
+        let mut slot = self.attached.write().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_none_or(|a| a.generation != attached.generation) {
+            return;
+        }
+        *slot = None;
+        drop(slot);
+        tracing::error!(path = %self.path.display(), why, "SQLite file unavailable: not acknowledging until it is back");
+        if let Ok(mut r) = self.reattach.try_lock() {
+            r.why = why.to_string();
+        }
+        let beside = |suffix: &str| file_id(&self.sibling(suffix)).ok().flatten();
+        let left = LeftBehind { file: attached.file, wal: beside("-wal"), shm: beside("-shm") };
+        *self.left.lock().unwrap_or_else(|e| e.into_inner()) = Some(left);
+        let pool = attached.pool.clone();
+        self.retired.lock().unwrap_or_else(|e| e.into_inner()).push(pool.clone());
+        tokio::spawn(async move { pool.close().await });
+    }
+
+    /// The path of the file's `-wal` or `-shm` companion.
+    fn sibling(&self, suffix: &str) -> PathBuf {
+        let mut name = self.path.clone().into_os_string();
+        name.push(suffix);
+        PathBuf::from(name)
+    }
+
+    /// Before opening `file`, which is now at the path: if it is not the file left behind, the
+    /// WAL files left beside that one are moved out of the way (the `-wal` renamed, so its frames
+    /// can still be recovered by hand; the `-shm`, an index SQLite rebuilds, removed).
+    fn clear_left_behind(&self, file: FileId) -> Result<(), StoreError> {
+        let Some(left) = *self.left.lock().unwrap_or_else(|e| e.into_inner()) else { return Ok(()) };
+        if left.file == Some(file) {
+            return Ok(()); // the same file is back: its WAL is its own
+        }
+        let stamp =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let wal = self.sibling("-wal");
+        if left.wal.is_some() && file_id(&wal).ok().flatten() == left.wal {
+            let aside = self.sibling(&format!("-wal.left-{stamp}"));
+            std::fs::rename(&wal, &aside)
+                .map_err(|e| self.unavailable(format!("cannot move the WAL left behind aside: {e}")))?;
+            tracing::warn!(wal = %aside.display(), "moved the WAL of the file left behind out of the way");
+        }
+        let shm = self.sibling("-shm");
+        if left.shm.is_some() && file_id(&shm).ok().flatten() == left.shm {
+            std::fs::remove_file(&shm)
+                .map_err(|e| self.unavailable(format!("cannot remove the -shm left behind: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Gives a `-wal` or `-shm` file left read-only (created while the database file was) the
+    /// database file's mode again, as SQLite does when it creates them.
+    fn make_companions_writable(&self) -> Result<(), StoreError> {
+        let mode = std::fs::metadata(&self.path).map_err(|e| self.unavailable(e.to_string()))?.permissions();
+        for suffix in ["-wal", "-shm"] {
+            let companion = self.sibling(suffix);
+            if companion.exists() && !writable(&companion) {
+                std::fs::set_permissions(&companion, mode.clone()).map_err(|e| {
+                    self.unavailable(format!(
+                        "{} is read-only and cannot be made writable: {e}",
+                        companion.display()
+                    ))
+                })?;
+                tracing::warn!(file = %companion.display(), "made a read-only SQLite companion file writable again");
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every pool left behind has closed all its connections.
+    fn retired_closed(&self) -> bool {
+        let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
+        retired.retain(|p| p.size() > 0);
+        retired.is_empty()
+    }
+
+    async fn reattach(&self) -> Result<Attached, StoreError> {
+        let mut r = self.reattach.lock().await;
+        if let Some(attached) = self.attached.read().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(attached); // another task reattached meanwhile
+        }
+        if r.last_try.is_some_and(|t| t.elapsed() < REATTACH_EVERY) {
+            return Err(self.unavailable(r.why.clone()));
+        }
+        if !self.retired_closed() {
+            return Err(
+                self.unavailable(format!("{}; connections to the file left behind are still closing", r.why))
+            );
+        }
+        r.last_try = Some(Instant::now());
+        r.generation += 1;
+        match self.try_attach(r.generation).await {
+            Ok(attached) => {
+                tracing::info!(path = %self.path.display(), "SQLite file back: acknowledging again");
+                *self.attached.write().unwrap_or_else(|e| e.into_inner()) = Some(attached.clone());
+                r.why.clear();
+                Ok(attached)
+            }
+            Err(e) => {
+                r.why = match &e {
+                    StoreError::FileUnavailable { why, .. } => why.clone(),
+                    other => other.to_string(),
+                };
+                Err(self.unavailable(r.why.clone()))
+            }
+        }
+    }
+
+    /// Opens a pool on the file at the path, and keeps it only if the file holds the receivers'
+    /// schema, takes a write, and is still the file at the path afterwards.
+    async fn try_attach(&self, generation: u64) -> Result<Attached, StoreError> {
+        let before = if self.in_memory {
+            None
+        } else {
+            let id = file_id(&self.path).map_err(|e| self.unavailable(format!("cannot examine it: {e}")))?;
+            let id = id.ok_or_else(|| self.unavailable("the file is missing"))?;
+            // Opening a file that is not a database would write a new one into it.
+            is_sqlite_file(&self.path).map_err(|why| self.unavailable(why))?;
+            // Opening a read-only file would give read-only connections, and create its `-wal`
+            // and `-shm` read-only too (SQLite copies the file's mode), which would keep every
+            // later connection read-only after the file is writable again.
+            if !writable(&self.path) {
+                return Err(self.unavailable("the file is read-only"));
+            }
+            self.clear_left_behind(id)?;
+            self.make_companions_writable()?;
+            Some(id)
+        };
+        let pool = pool_options(&self.options)
+            .connect_with(self.connect.clone())
+            .await
+            .map_err(|e| self.unavailable(format!("cannot open it: {e}")))?;
+        let checked = async {
+            let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+                .fetch_one(&pool)
+                .await
+                .map_err(|_| self.unavailable("the file holds no receiver schema"))?;
+            if applied < MIGRATOR.iter().count() as i64 {
+                return Err(self.unavailable("the file's schema is not the receivers' current one"));
+            }
+            probe_write(&pool).await.map_err(|e| self.unavailable(format!("it refuses writes: {e}")))?;
+            match (before, file_id(&self.path)) {
+                (None, _) => Ok(()),
+                (Some(before), Ok(Some(after))) if after == before => Ok(()),
+                _ => Err(self.unavailable("the file changed while it was being opened")),
+            }
+        };
+        match checked.await {
+            Ok(()) => Ok(Attached { pool, file: before, generation }),
+            Err(e) => {
+                pool.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends an operation on `attached`: an error that says the file cannot be used detaches the
+    /// store; a write is confirmed only if the file at the path is still the one written to.
+    pub(super) fn settle<T>(
+        &self,
+        attached: &Attached,
+        result: Result<T, StoreError>,
+        wrote: bool,
+    ) -> Result<T, StoreError> {
+        match result {
+            Err(e) if e.is_unavailable() => {
+                self.detach(attached, &e.to_string());
+                Err(e)
+            }
+            Ok(v) if wrote => match self.still_there(attached) {
+                Ok(()) => Ok(v),
+                Err(why) => {
+                    self.detach(attached, &why);
+                    Err(self.unavailable(format!("{why} (after this write, which is not acknowledged)")))
+                }
+            },
+            other => other,
+        }
+    }
+
+    pub(super) async fn close(&self) {
+        let current = self.attached.write().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(attached) = current {
+            attached.pool.close().await;
+        }
+    }
+}
+
+/// Whether this process may write the file at `path` (`access(2)`, which answers for root too).
+fn writable(path: &std::path::Path) -> bool {
+    nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_ok()
+}
+
+/// Whether the file at `path` starts with SQLite's header (an empty file does not).
+fn is_sqlite_file(path: &std::path::Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut magic = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .map_err(|e| format!("the file is not a SQLite database ({e})"))?;
+    if &magic == b"SQLite format 3\0" { Ok(()) } else { Err("the file is not a SQLite database".into()) }
+}
+
+fn pool_options(options: &StoreOptions) -> SqlitePoolOptions {
+    SqlitePoolOptions::new().max_connections(options.max_connections).acquire_timeout(options.acquire_timeout)
+}
+
+async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     // Workers starting together on a new file may race to create the schema; the loser's
     // migration transaction rolls back, and on the next try it finds the schema applied.
     let mut tries = 0;
@@ -51,8 +396,19 @@ pub(super) async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     }
 }
 
+/// A write made and rolled back: fails when the connection cannot write the file.
+pub(super) async fn probe_write(pool: &SqlitePool) -> Result<(), StoreError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    sqlx::query("INSERT INTO receiver_probe (id) VALUES (1)").execute(&mut *tx).await?;
+    tx.rollback().await?;
+    Ok(())
+}
+
+/// The credit, refused by its own WHERE when it would overflow the balance (0 rows). Without it
+/// SQLite would store the sum as a REAL.
 const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES (?1, ?2) \
-     ON CONFLICT (id) DO UPDATE SET credits = credits + excluded.credits";
+     ON CONFLICT (id) DO UPDATE SET credits = credits + excluded.credits \
+     WHERE credits <= 9223372036854775807 - excluded.credits";
 const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES (?1, ?2, ?3)";
 
 fn plan_sql(guard: Guard) -> &'static str {
@@ -85,7 +441,10 @@ async fn apply_in(conn: &mut SqliteConnection, event: &Event, guard: Guard) -> R
     check_side_effect(event)?;
     match event {
         Event::Credit { id, account, amount, .. } => {
-            sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
+            let credited = sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
+            if credited.rows_affected() == 0 {
+                return Err(overflow(id, *account, *amount));
+            }
             sqlx::query(LEDGER).bind(id).bind(account).bind(amount).execute(&mut *conn).await?;
             Ok(Applied::Applied)
         }
@@ -109,38 +468,105 @@ pub(super) async fn apply(pool: &SqlitePool, event: &Event, guard: Guard) -> Res
     Ok(applied)
 }
 
-pub(super) async fn is_processed(pool: &SqlitePool, event_id: &str) -> Result<bool, StoreError> {
-    let found: Option<i32> = sqlx::query_scalar("SELECT 1 FROM processed_events WHERE event_id = ?1")
-        .bind(event_id)
-        .fetch_optional(pool)
-        .await?;
-    Ok(found.is_some())
+/// Where a dedupe key lives: `processed_events` or the inbox.
+#[derive(Clone, Copy)]
+enum Keys {
+    Processed,
+    Inbox,
 }
 
-pub(super) async fn mark_processed(pool: &SqlitePool, event_id: &str) -> Result<bool, StoreError> {
-    match sqlx::query("INSERT INTO processed_events (event_id) VALUES (?1)")
+/// What a key already stored says about a delivery of `received`: a duplicate, or a conflict,
+/// which is recorded.
+async fn known_key(
+    conn: &mut SqliteConnection,
+    keys: Keys,
+    event_id: &str,
+    received: &str,
+) -> Result<Known, StoreError> {
+    let sql = match keys {
+        Keys::Processed => "SELECT body_sha256 FROM processed_events WHERE event_id = ?1",
+        Keys::Inbox => "SELECT body_sha256 FROM webhook_inbox WHERE webhook_id = ?1",
+    };
+    let stored: Option<Option<String>> =
+        sqlx::query_scalar(sql).bind(event_id).fetch_optional(&mut *conn).await?;
+    let Some(mut conflict) = compare_bodies(event_id, stored.flatten(), received) else {
+        return Ok(Known::Duplicate);
+    };
+    let deliveries: i64 = sqlx::query_scalar(
+        "INSERT INTO id_conflicts (event_id, stored_sha256, received_sha256) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (event_id, received_sha256) DO UPDATE SET deliveries = deliveries + 1, \
+         last_seen = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') RETURNING deliveries",
+    )
+    .bind(event_id)
+    .bind(&conflict.stored_sha256)
+    .bind(received)
+    .fetch_one(&mut *conn)
+    .await?;
+    conflict.first_seen = deliveries == 1;
+    Ok(Known::Conflict(conflict))
+}
+
+pub(super) async fn check_key(
+    pool: &SqlitePool,
+    event_id: &str,
+    body_sha256: &str,
+) -> Result<Option<Known>, StoreError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let present: Option<i32> = sqlx::query_scalar("SELECT 1 FROM processed_events WHERE event_id = ?1")
         .bind(event_id)
-        .execute(pool)
-        .await
-    {
-        Ok(_) => Ok(true),
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
-        Err(e) => Err(e.into()),
-    }
+        .fetch_optional(&mut *tx)
+        .await?;
+    let known = match present {
+        None => None,
+        Some(_) => Some(known_key(&mut tx, Keys::Processed, event_id, body_sha256).await?),
+    };
+    tx.commit().await?;
+    Ok(known)
+}
+
+pub(super) async fn mark_processed(
+    pool: &SqlitePool,
+    event_id: &str,
+    body_sha256: &str,
+) -> Result<Option<Known>, StoreError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let inserted = sqlx::query(
+        "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+    )
+    .bind(event_id)
+    .bind(body_sha256)
+    .execute(&mut *tx)
+    .await?;
+    let known = if inserted.rows_affected() == 1 {
+        None
+    } else {
+        Some(known_key(&mut tx, Keys::Processed, event_id, body_sha256).await?)
+    };
+    tx.commit().await?;
+    Ok(known)
 }
 
 pub(super) async fn apply_once(
     pool: &SqlitePool,
     event: &Event,
+    body_sha256: &str,
     guard: Guard,
     after_key: &(dyn Fn() + Sync),
 ) -> Result<Applied, StoreError> {
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let claimed = sqlx::query("INSERT INTO processed_events (event_id) VALUES (?1) ON CONFLICT DO NOTHING")
-        .bind(event.id())
-        .execute(&mut *tx)
-        .await?;
-    apply_if_claimed(tx, claimed.rows_affected() != 0, event, guard, after_key).await
+    let claimed = sqlx::query(
+        "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+    )
+    .bind(event.id())
+    .bind(body_sha256)
+    .execute(&mut *tx)
+    .await?;
+    if claimed.rows_affected() == 0 {
+        let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;
+        tx.commit().await?;
+        return Ok(known.into());
+    }
+    apply_if_claimed(tx, true, event, guard, after_key).await
 }
 
 /// Ends a claim transaction: commits and reports a duplicate when the key was already there;
@@ -166,18 +592,27 @@ pub(super) async fn inbox_store(
     pool: &SqlitePool,
     source: &str,
     webhook_id: &str,
+    body_sha256: &str,
     payload: &str,
-) -> Result<bool, StoreError> {
+) -> Result<Option<Known>, StoreError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let done = sqlx::query(
-        "INSERT INTO webhook_inbox (source, webhook_id, payload) VALUES (?1, ?2, ?3) \
-         ON CONFLICT (source, webhook_id) DO NOTHING",
+        "INSERT INTO webhook_inbox (source, webhook_id, body_sha256, payload) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (webhook_id) DO NOTHING",
     )
     .bind(source)
     .bind(webhook_id)
+    .bind(body_sha256)
     .bind(payload)
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
-    Ok(done.rows_affected() == 1)
+    let known = if done.rows_affected() == 1 {
+        None
+    } else {
+        Some(known_key(&mut tx, Keys::Inbox, webhook_id, body_sha256).await?)
+    };
+    tx.commit().await?;
+    Ok(known)
 }
 
 pub(super) async fn inbox_step(
