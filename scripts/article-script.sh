@@ -6,17 +6,14 @@
 #
 #   scripts/article-script.sh SEED EVENTS        prints the script's output
 #
-# ARTICLE: the article's text (default: ../shared/seed/*.txt beside the repository).
+# ARTICLE: the path of the article's text (required; the article is not part of this repository).
 # HOOKBENCH_NODE_DIR: where better-sqlite3 is installed (default: target/article-node).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seed=${1:?usage: article-script.sh SEED EVENTS}
 events=${2:?usage: article-script.sh SEED EVENTS}
 article=${ARTICLE:-}
-if [ -z "$article" ]; then
-  for f in "$root"/../shared/seed/*.txt; do article=$f; break; done
-fi
-[ -f "$article" ] || { echo "article-script: no article found (set ARTICLE=path)" >&2; exit 3; }
+[ -f "$article" ] || { echo "article-script: no article (set ARTICLE to the article's text file)" >&2; exit 3; }
 command -v node >/dev/null || { echo "article-script: node is not installed" >&2; exit 3; }
 dir=${HOOKBENCH_NODE_DIR:-$root/target/article-node}
 mkdir -p "$dir"

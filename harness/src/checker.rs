@@ -20,7 +20,7 @@ pub fn store_options() -> StoreOptions {
     }
 }
 
-/// The correctness figures DESIGN.md names: what the checker reads from a database, and what the
+/// The correctness figures docs/design.md names: what the checker reads from a database, and what the
 /// model counts for the same workload.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figures {

@@ -63,7 +63,7 @@ impl Handler {
         }
     }
 
-    /// The design (DESIGN.md's flag value) that runs this handler for real.
+    /// The design (docs/design.md's flag value) that runs this handler for real.
     pub fn design(self) -> &'static str {
         match self {
             Handler::Naive => "naive",

@@ -12,7 +12,7 @@ fn row(report: &Report, backend: Backend, design: Design) -> Option<&Row> {
     report.rows.iter().find(|r| r.backend == backend && r.design == design)
 }
 
-/// The designs that have a row, in DESIGN.md's order.
+/// The designs that have a row, in docs/design.md's order.
 pub(super) fn designs(report: &Report) -> Vec<Design> {
     Design::ALL.into_iter().filter(|d| report.rows.iter().any(|r| r.design == *d)).collect()
 }

@@ -80,7 +80,7 @@ pub struct Versions {
     pub postgres_origin: Option<String>,
 }
 
-/// Latency percentiles in microseconds (DESIGN.md's `latency_us`).
+/// Latency percentiles in microseconds (docs/design.md's `latency_us`).
 pub type LatencyUs = Percentiles;
 
 /// The model's figures for the handler a design runs.

@@ -56,7 +56,7 @@ pub enum Design {
 }
 
 impl Design {
-    /// The bench's designs, in DESIGN.md's order.
+    /// The bench's designs, in docs/design.md's order.
     pub const ALL: [Design; 7] = [
         Design::Naive,
         Design::CheckThenInsert,
