@@ -52,6 +52,23 @@ async fn ledger_of(path: &Path) -> Vec<(String, i64)> {
     rows
 }
 
+/// Events `ids` are each answered 503, and `/healthz` is a 503 that names the file.
+async fn refuses_every_delivery(
+    client: &reqwest::Client,
+    worker: &Worker,
+    ids: std::ops::RangeInclusive<u32>,
+    case: &str,
+) {
+    for i in ids {
+        let (status, body) =
+            Signed::new(&credit(&format!("evt_{i:06}"), 100)).post(client, &worker.url()).await;
+        assert_eq!(status, 503, "{case}: acknowledged: {body}");
+    }
+    let (status, body) = health(client, &worker.health_url()).await;
+    assert_eq!(status, 503, "{case}: {body}");
+    assert!(body.contains("receiver.db"), "{case}: the health answer names the file: {body}");
+}
+
 /// A directory with a fresh SQLite file, readable and writable by `uid` when given.
 struct SqliteDir {
     dir: tempfile::TempDir,
@@ -101,14 +118,7 @@ async fn a_deleted_sqlite_file_stops_acknowledgements_until_it_is_restored() {
         pool.close().await;
 
         std::fs::remove_file(dir.path()).expect("delete the database file");
-        for i in 2..=21 {
-            let (status, body) =
-                Signed::new(&credit(&format!("evt_{i:06}"), 100)).post(&client, &worker.url()).await;
-            assert_eq!(status, 503, "{design}: acknowledged into a deleted file: {body}");
-        }
-        let (status, body) = health(&client, &worker.health_url()).await;
-        assert_eq!(status, 503, "{design}: {body}");
-        assert!(body.contains("receiver.db"), "{design}: the health answer names the file: {body}");
+        refuses_every_delivery(&client, &worker, 2..=21, &format!("{design}, file deleted")).await;
         assert!(!dir.path().exists(), "{design}: a new file appeared at the path");
 
         std::fs::copy(&backup, dir.path()).expect("restore");
@@ -135,13 +145,7 @@ async fn a_replaced_sqlite_file_stops_acknowledgements_until_the_original_is_bac
     let aside = dir.dir.path().join("aside.db");
     std::fs::rename(dir.path(), &aside).expect("move aside");
     std::fs::write(dir.path(), b"").expect("an empty file in its place");
-    for i in 2..=11 {
-        let (status, body) =
-            Signed::new(&credit(&format!("evt_{i:06}"), 100)).post(&client, &worker.url()).await;
-        assert_eq!(status, 503, "acknowledged with the file replaced: {body}");
-    }
-    let (status, body) = health(&client, &worker.health_url()).await;
-    assert_eq!(status, 503, "{body}");
+    refuses_every_delivery(&client, &worker, 2..=11, "file replaced").await;
     assert_eq!(std::fs::metadata(dir.path()).expect("stat").len(), 0, "the replacement was written to");
     std::fs::rename(&aside, dir.path()).expect("put the original back");
     let (status, body) =

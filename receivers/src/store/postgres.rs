@@ -116,6 +116,19 @@ pub(super) async fn apply(pool: &PgPool, event: &Event, guard: Guard) -> Result<
     Ok(applied)
 }
 
+/// Inserts the event's key with its body hash, doing nothing when it is there; whether it was
+/// inserted.
+async fn insert_key(conn: &mut PgConnection, event_id: &str, body_sha256: &str) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO processed_events (event_id, body_sha256) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    )
+    .bind(event_id)
+    .bind(body_sha256)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Where a dedupe key lives: `processed_events` or the inbox.
 #[derive(Clone, Copy)]
 enum Keys {
@@ -176,14 +189,7 @@ pub(super) async fn mark_processed(
     body_sha256: &str,
 ) -> Result<Option<Known>, StoreError> {
     let mut conn = pool.acquire().await?;
-    let inserted = sqlx::query(
-        "INSERT INTO processed_events (event_id, body_sha256) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-    )
-    .bind(event_id)
-    .bind(body_sha256)
-    .execute(&mut *conn)
-    .await?;
-    if inserted.rows_affected() == 1 {
+    if insert_key(&mut conn, event_id, body_sha256).await? {
         return Ok(None);
     }
     Ok(Some(known_key(&mut conn, Keys::Processed, event_id, body_sha256).await?))
@@ -197,14 +203,7 @@ pub(super) async fn apply_once(
     after_key: &(dyn Fn() + Sync),
 ) -> Result<Applied, StoreError> {
     let mut tx = pool.begin().await?;
-    let claimed = sqlx::query(
-        "INSERT INTO processed_events (event_id, body_sha256) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-    )
-    .bind(event.id())
-    .bind(body_sha256)
-    .execute(&mut *tx)
-    .await?;
-    if claimed.rows_affected() == 0 {
+    if !insert_key(&mut tx, event.id(), body_sha256).await? {
         // The key's transaction has committed (ON CONFLICT waited for it), so it can be read.
         let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;
         tx.commit().await?;

@@ -78,7 +78,9 @@ pub(super) struct SqliteDb {
     options: StoreOptions,
     /// A std lock: it is held only to read or swap the pool, never across an await.
     attached: RwLock<Option<Attached>>,
-    /// Serializes reattaching, and remembers the last try and why the file was left.
+    /// Why the store is detached (empty while attached).
+    why: std::sync::Mutex<String>,
+    /// Serializes reattaching, and remembers the last try.
     reattach: tokio::sync::Mutex<Reattach>,
     /// Pools of files left behind, closing. No new pool opens until they have closed: their
     /// connections share the `-wal` and `-shm` files at the path with whatever file is there now,
@@ -101,7 +103,6 @@ struct LeftBehind {
 #[derive(Debug, Default)]
 struct Reattach {
     last_try: Option<Instant>,
-    why: String,
     generation: u64,
 }
 
@@ -124,21 +125,30 @@ impl SqliteDb {
             // only an operating-system crash can lose the last commits.
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(options.busy_timeout);
-        let setup = pool_options(options).connect_with(connect.clone().create_if_missing(true)).await?;
-        let migrated = migrate(&setup).await;
-        setup.close().await;
-        migrated?;
+        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
         let db = Self {
             path: connect.get_filename().to_path_buf(),
-            in_memory: url.contains(":memory:") || url.contains("mode=memory"),
-            connect: connect.create_if_missing(false),
+            in_memory,
+            connect: connect.clone().create_if_missing(false),
             options: options.clone(),
             attached: RwLock::new(None),
+            why: std::sync::Mutex::new(String::new()),
             reattach: tokio::sync::Mutex::new(Reattach::default()),
             retired: std::sync::Mutex::new(Vec::new()),
             left: std::sync::Mutex::new(None),
         };
-        let attached = db.try_attach(0).await?;
+        let attached = if in_memory {
+            // No file to watch: one pool, migrated, for the life of the store.
+            let pool = pool_options(options).connect_with(connect).await?;
+            migrate(&pool).await?;
+            Attached { pool, file: None, generation: 0 }
+        } else {
+            let setup = pool_options(options).connect_with(connect.create_if_missing(true)).await?;
+            let migrated = migrate(&setup).await;
+            setup.close().await;
+            migrated?;
+            db.try_attach(0).await?
+        };
         *db.attached.write().unwrap_or_else(|e| e.into_inner()) = Some(attached);
         Ok(db)
     }
@@ -180,15 +190,21 @@ impl SqliteDb {
         *slot = None;
         drop(slot);
         tracing::error!(path = %self.path.display(), why, "SQLite file unavailable: not acknowledging until it is back");
-        if let Ok(mut r) = self.reattach.try_lock() {
-            r.why = why.to_string();
-        }
+        self.set_why(why);
         let beside = |suffix: &str| file_id(&self.sibling(suffix)).ok().flatten();
         let left = LeftBehind { file: attached.file, wal: beside("-wal"), shm: beside("-shm") };
         *self.left.lock().unwrap_or_else(|e| e.into_inner()) = Some(left);
         let pool = attached.pool.clone();
         self.retired.lock().unwrap_or_else(|e| e.into_inner()).push(pool.clone());
         tokio::spawn(async move { pool.close().await });
+    }
+
+    fn set_why(&self, why: &str) {
+        why.clone_into(&mut self.why.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    fn why(&self) -> String {
+        self.why.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The path of the file's `-wal` or `-shm` companion.
@@ -255,12 +271,11 @@ impl SqliteDb {
             return Ok(attached); // another task reattached meanwhile
         }
         if r.last_try.is_some_and(|t| t.elapsed() < REATTACH_EVERY) {
-            return Err(self.unavailable(r.why.clone()));
+            return Err(self.unavailable(self.why()));
         }
         if !self.retired_closed() {
-            return Err(
-                self.unavailable(format!("{}; connections to the file left behind are still closing", r.why))
-            );
+            let why = format!("{}; connections to the file left behind are still closing", self.why());
+            return Err(self.unavailable(why));
         }
         r.last_try = Some(Instant::now());
         r.generation += 1;
@@ -268,39 +283,45 @@ impl SqliteDb {
             Ok(attached) => {
                 tracing::info!(path = %self.path.display(), "SQLite file back: acknowledging again");
                 *self.attached.write().unwrap_or_else(|e| e.into_inner()) = Some(attached.clone());
-                r.why.clear();
+                self.set_why("");
                 Ok(attached)
             }
             Err(e) => {
-                r.why = match &e {
-                    StoreError::FileUnavailable { why, .. } => why.clone(),
-                    other => other.to_string(),
-                };
-                Err(self.unavailable(r.why.clone()))
+                match &e {
+                    StoreError::FileUnavailable { why, .. } => self.set_why(why),
+                    other => self.set_why(&other.to_string()),
+                }
+                Err(self.unavailable(self.why()))
             }
         }
+    }
+
+    /// The file at the path, if it may be opened: it exists, is a SQLite database and is
+    /// writable; the WAL files of a file left behind are out of the way, and its own `-wal` and
+    /// `-shm` are writable.
+    fn ready_to_open(&self) -> Result<FileId, StoreError> {
+        let id = file_id(&self.path).map_err(|e| self.unavailable(format!("cannot examine it: {e}")))?;
+        let id = id.ok_or_else(|| self.unavailable("the file is missing"))?;
+        // Opening a file that is not a database would write a new one into it.
+        is_sqlite_file(&self.path).map_err(|why| self.unavailable(why))?;
+        // Opening a read-only file would give read-only connections, and create its `-wal` and
+        // `-shm` read-only too (SQLite copies the file's mode), which would keep every later
+        // connection read-only after the file is writable again.
+        if !writable(&self.path) {
+            return Err(self.unavailable("the file is read-only"));
+        }
+        self.clear_left_behind(id)?;
+        self.make_companions_writable()?;
+        Ok(id)
     }
 
     /// Opens a pool on the file at the path, and keeps it only if the file holds the receivers'
     /// schema, takes a write, and is still the file at the path afterwards.
     async fn try_attach(&self, generation: u64) -> Result<Attached, StoreError> {
-        let before = if self.in_memory {
-            None
-        } else {
-            let id = file_id(&self.path).map_err(|e| self.unavailable(format!("cannot examine it: {e}")))?;
-            let id = id.ok_or_else(|| self.unavailable("the file is missing"))?;
-            // Opening a file that is not a database would write a new one into it.
-            is_sqlite_file(&self.path).map_err(|why| self.unavailable(why))?;
-            // Opening a read-only file would give read-only connections, and create its `-wal`
-            // and `-shm` read-only too (SQLite copies the file's mode), which would keep every
-            // later connection read-only after the file is writable again.
-            if !writable(&self.path) {
-                return Err(self.unavailable("the file is read-only"));
-            }
-            self.clear_left_behind(id)?;
-            self.make_companions_writable()?;
-            Some(id)
-        };
+        if self.in_memory {
+            return Err(self.unavailable("an in-memory database that was left cannot be opened again"));
+        }
+        let file = self.ready_to_open()?;
         let pool = pool_options(&self.options)
             .connect_with(self.connect.clone())
             .await
@@ -314,14 +335,13 @@ impl SqliteDb {
                 return Err(self.unavailable("the file's schema is not the receivers' current one"));
             }
             probe_write(&pool).await.map_err(|e| self.unavailable(format!("it refuses writes: {e}")))?;
-            match (before, file_id(&self.path)) {
-                (None, _) => Ok(()),
-                (Some(before), Ok(Some(after))) if after == before => Ok(()),
+            match file_id(&self.path) {
+                Ok(Some(after)) if after == file => Ok(()),
                 _ => Err(self.unavailable("the file changed while it was being opened")),
             }
         };
         match checked.await {
-            Ok(()) => Ok(Attached { pool, file: before, generation }),
+            Ok(()) => Ok(Attached { pool, file: Some(file), generation }),
             Err(e) => {
                 pool.close().await;
                 Err(e)
@@ -468,6 +488,23 @@ pub(super) async fn apply(pool: &SqlitePool, event: &Event, guard: Guard) -> Res
     Ok(applied)
 }
 
+/// Inserts the event's key with its body hash, doing nothing when it is there; whether it was
+/// inserted.
+async fn insert_key(
+    conn: &mut SqliteConnection,
+    event_id: &str,
+    body_sha256: &str,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+    )
+    .bind(event_id)
+    .bind(body_sha256)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Where a dedupe key lives: `processed_events` or the inbox.
 #[derive(Clone, Copy)]
 enum Keys {
@@ -511,17 +548,15 @@ pub(super) async fn check_key(
     event_id: &str,
     body_sha256: &str,
 ) -> Result<Option<Known>, StoreError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut conn = pool.acquire().await?;
     let present: Option<i32> = sqlx::query_scalar("SELECT 1 FROM processed_events WHERE event_id = ?1")
         .bind(event_id)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut *conn)
         .await?;
-    let known = match present {
-        None => None,
-        Some(_) => Some(known_key(&mut tx, Keys::Processed, event_id, body_sha256).await?),
-    };
-    tx.commit().await?;
-    Ok(known)
+    if present.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(known_key(&mut conn, Keys::Processed, event_id, body_sha256).await?))
 }
 
 pub(super) async fn mark_processed(
@@ -529,21 +564,13 @@ pub(super) async fn mark_processed(
     event_id: &str,
     body_sha256: &str,
 ) -> Result<Option<Known>, StoreError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let inserted = sqlx::query(
-        "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-    )
-    .bind(event_id)
-    .bind(body_sha256)
-    .execute(&mut *tx)
-    .await?;
-    let known = if inserted.rows_affected() == 1 {
-        None
-    } else {
-        Some(known_key(&mut tx, Keys::Processed, event_id, body_sha256).await?)
-    };
-    tx.commit().await?;
-    Ok(known)
+    // Each statement is its own transaction: a key once inserted stays, so reading it after a
+    // refused insert needs no lock held across the two.
+    let mut conn = pool.acquire().await?;
+    if insert_key(&mut conn, event_id, body_sha256).await? {
+        return Ok(None);
+    }
+    Ok(Some(known_key(&mut conn, Keys::Processed, event_id, body_sha256).await?))
 }
 
 pub(super) async fn apply_once(
@@ -554,14 +581,7 @@ pub(super) async fn apply_once(
     after_key: &(dyn Fn() + Sync),
 ) -> Result<Applied, StoreError> {
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let claimed = sqlx::query(
-        "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-    )
-    .bind(event.id())
-    .bind(body_sha256)
-    .execute(&mut *tx)
-    .await?;
-    if claimed.rows_affected() == 0 {
+    if !insert_key(&mut tx, event.id(), body_sha256).await? {
         let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;
         tx.commit().await?;
         return Ok(known.into());
@@ -595,7 +615,7 @@ pub(super) async fn inbox_store(
     body_sha256: &str,
     payload: &str,
 ) -> Result<Option<Known>, StoreError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut conn = pool.acquire().await?;
     let done = sqlx::query(
         "INSERT INTO webhook_inbox (source, webhook_id, body_sha256, payload) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT (webhook_id) DO NOTHING",
@@ -604,15 +624,12 @@ pub(super) async fn inbox_store(
     .bind(webhook_id)
     .bind(body_sha256)
     .bind(payload)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
-    let known = if done.rows_affected() == 1 {
-        None
-    } else {
-        Some(known_key(&mut tx, Keys::Inbox, webhook_id, body_sha256).await?)
-    };
-    tx.commit().await?;
-    Ok(known)
+    if done.rows_affected() == 1 {
+        return Ok(None);
+    }
+    Ok(Some(known_key(&mut conn, Keys::Inbox, webhook_id, body_sha256).await?))
 }
 
 pub(super) async fn inbox_step(
