@@ -227,6 +227,7 @@ async fn run_cell(
                 max_connections: config.max_connections,
                 log: Some(config.out.join("logs").join(format!("{backend}-{design}.log"))),
                 inject_faults: false,
+                pool_timeout: crate::fleet::WORKER_POOL_TIMEOUT,
             };
             let fleet = Fleet::start(spec, config.workers).await?;
             let urls = fleet.workers().iter().map(|w| w.webhook_url(&config.sender.source)).collect();

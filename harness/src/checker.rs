@@ -11,11 +11,13 @@ use serde::{Deserialize, Serialize};
 use crate::workload::Workload;
 
 /// How the checker connects: a small pool, introduced to Postgres as `hookbench-checker`, so
-/// chaos ending the receivers' connections spares it.
+/// chaos ending the receivers' connections spares it, and patient: the harness waits for its
+/// database rather than give up after a receiver's 2 s.
 pub fn store_options() -> StoreOptions {
     StoreOptions {
         max_connections: 2,
         application_name: "hookbench-checker".into(),
+        acquire_timeout: std::time::Duration::from_secs(30),
         ..StoreOptions::default()
     }
 }

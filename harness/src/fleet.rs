@@ -43,7 +43,20 @@ pub struct WorkerSpec {
     pub log: Option<PathBuf>,
     /// Start workers with `--inject-faults` (they honour `hookbench-fault`).
     pub inject_faults: bool,
+    /// How long a worker's request waits for a database connection before a 503
+    /// ([`WORKER_POOL_TIMEOUT`] in a bench).
+    pub pool_timeout: Duration,
 }
+
+/// The pool timeout of the workers hookbench starts. `serve` defaults to 2 s, so a receiver says
+/// quickly that its database is out of reach; a bench loads its workers far past what one
+/// receiver sees (several benches at once in the tests, on 2 cores), and there a request waiting
+/// its turn for a connection should wait, not be shed, so the figures measure the design rather
+/// than the machine's load. 10 s is what the workers had before `--pool-timeout` existed.
+pub const WORKER_POOL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a started or restarted worker may take to answer `/healthz` with a 200.
+const HEALTHY_WITHIN: Duration = Duration::from_secs(30);
 
 /// Why a worker could not be started or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -158,7 +171,7 @@ impl Fleet {
             return Err(e);
         }
         for i in 0..fleet.workers.len() {
-            if let Err(e) = fleet.health(i).await {
+            if let Err(e) = fleet.wait_healthy(i).await {
                 fleet.stop().await.ok();
                 return Err(e);
             }
@@ -182,6 +195,20 @@ impl Fleet {
         } else {
             let status = response.status();
             Err(unhealthy(format!("{status}: {}", response.text().await.unwrap_or_default())))
+        }
+    }
+
+    /// Waits until worker `i` answers `/healthz` with a 200; a worker just started on a loaded
+    /// machine may answer 503 while its first database connection opens. The last answer after
+    /// [`HEALTHY_WITHIN`].
+    pub async fn wait_healthy(&self, i: usize) -> Result<(), FleetError> {
+        let deadline = tokio::time::Instant::now() + HEALTHY_WITHIN;
+        loop {
+            match self.health(i).await {
+                Ok(()) => return Ok(()),
+                Err(e) if tokio::time::Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
         }
     }
 
@@ -220,7 +247,7 @@ impl Fleet {
                 Err(e) => return Err(e),
             }
         };
-        self.health(i).await
+        self.wait_healthy(i).await
     }
 
     /// Stops every worker: SIGTERM, then SIGKILL for any still running after a grace period.
@@ -295,6 +322,7 @@ async fn spawn_worker(
         .args(["--isolation", spec.isolation.as_str()])
         .args(["--inbox-workers", &spec.inbox_workers.to_string()])
         .args(["--max-connections", &spec.max_connections.to_string()])
+        .args(["--pool-timeout", &humantime::format_duration(spec.pool_timeout).to_string()])
         .args(spec.inject_faults.then_some("--inject-faults"))
         .env_remove("DATABASE_URL")
         .stdin(Stdio::null())

@@ -180,6 +180,7 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
         max_connections: u32::try_from(config.connections.div_ceil(config.workers)).unwrap_or(8).max(2),
         log: None,
         inject_faults: false,
+        pool_timeout: crate::fleet::WORKER_POOL_TIMEOUT,
     };
     let fleet = Fleet::start(spec, config.workers).await?;
     let urls = fleet.workers().iter().map(|w| w.webhook_url("perf")).collect();

@@ -151,6 +151,7 @@ fn a_bench_against_receivers_it_did_not_start() {
         max_connections: 4,
         log: None,
         inject_faults: false,
+        pool_timeout: hookbench::fleet::WORKER_POOL_TIMEOUT,
     };
     let fleet = rt.block_on(hookbench::fleet::Fleet::start(spec, 2)).expect("receivers start");
     let targets: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();

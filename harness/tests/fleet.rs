@@ -25,6 +25,7 @@ fn spec(design: Design, db: &Db, work_delay: Duration) -> WorkerSpec {
         max_connections: 4,
         log: None,
         inject_faults: false,
+        pool_timeout: hookbench::fleet::WORKER_POOL_TIMEOUT,
     }
 }
 

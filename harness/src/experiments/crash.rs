@@ -113,6 +113,7 @@ pub async fn run(
         max_connections: 4,
         log: config.log.clone(),
         inject_faults: true,
+        pool_timeout: crate::fleet::WORKER_POOL_TIMEOUT,
     };
     let mut fleet = Fleet::start(spec, 1).await?;
     let result = drive(config, design, &mut fleet, &secret).await;

@@ -96,6 +96,8 @@ pub async fn run(
     let options = StoreOptions {
         max_connections: u32::try_from(concurrency.clamp(1, 64)).unwrap_or(8),
         application_name: "hookbench-retention".into(),
+        // The experiment drives the store itself, as hard as it can: it waits for a connection.
+        acquire_timeout: std::time::Duration::from_secs(30),
         ..StoreOptions::default()
     };
     let store = Store::connect(url, &options).await?;
