@@ -14,13 +14,14 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use receivers::design::Design;
 use receivers::signature::Secret;
-use receivers::store::{Backend, Isolation, Store};
+use receivers::store::{Backend, Isolation};
 
 use crate::chaos::{Chaos, ChaosCounts};
 use crate::checker;
 use crate::fleet::{Fleet, WorkerSpec};
 use crate::machine::Machine;
 use crate::model::{self, HandlerResult};
+use crate::observer::{self, Tables, TablesError};
 use crate::provision::{FreshDb, PostgresServer, PostgresSettings};
 use crate::report::{CellNote, ModelFigures, Parameters, Report, Row, Versions};
 use crate::sender::{self, Progress, SenderConfig};
@@ -90,12 +91,14 @@ enum CellError {
     Provision(#[from] crate::provision::ProvisionError),
     #[error("database: {0}")]
     Store(#[from] receivers::store::StoreError),
+    #[error("reading the database: {0}")]
+    Observe(#[from] TablesError),
     #[error("workers: {0}")]
     Fleet(#[from] crate::fleet::FleetError),
     #[error("sender: {0}")]
     Sender(#[from] sender::SendError),
     #[error("the inbox still had {0} pending rows after the quiet timeout")]
-    NotQuiet(i64),
+    NotQuiet(u64),
     #[error("chaos: {0}")]
     Chaos(#[from] crate::chaos::ChaosError),
 }
@@ -202,24 +205,24 @@ async fn run_cell(
     report: &mut Report,
 ) -> Result<Row, CellError> {
     let started = Instant::now();
-    let (db, store, fleet, urls, secret) = match &config.targets {
+    let (db, tables, database_url, fleet, urls, secret) = match &config.targets {
         // Receivers someone else started: deliver to them, check the database they share.
         Some(t) => {
-            let store = Store::connect(&t.database_url, &checker::store_options()).await?;
-            note_version(report, backend, &store).await;
-            (None, store, None, t.urls.clone(), t.secret.clone())
+            let tables = Tables::connect(&t.database_url).await?;
+            note_version(report, backend, &tables).await;
+            (None, tables, t.database_url.clone(), None, t.urls.clone(), t.secret.clone())
         }
         None => {
             let db = FreshDb::create(pg, config.keep.then(|| config.out.join("sqlite")).as_deref()).await?;
             let url = db.url();
-            // Migrate once here, so the workers start on a ready schema; the checker reads through it.
-            let store = Store::connect(&url, &checker::store_options()).await?;
-            note_version(report, backend, &store).await;
+            crate::fleet::ready_schema(&url).await?;
+            let tables = Tables::connect(&url).await?;
+            note_version(report, backend, &tables).await;
             let secret = run_secret(config.workload.seed);
             let spec = WorkerSpec {
                 exe: config.exe.clone(),
                 design,
-                database_url: url,
+                database_url: url.clone(),
                 secrets: vec![secret.to_whsec()],
                 work_delay: config.work_delay,
                 isolation: config.isolation,
@@ -231,7 +234,7 @@ async fn run_cell(
             };
             let fleet = Fleet::start(spec, config.workers).await?;
             let urls = fleet.workers().iter().map(|w| w.webhook_url(&config.sender.source)).collect();
-            (Some(db), store, Some(Arc::new(tokio::sync::Mutex::new(fleet))), urls, secret)
+            (Some(db), tables, url, Some(Arc::new(tokio::sync::Mutex::new(fleet))), urls, secret)
         }
     };
 
@@ -264,7 +267,7 @@ async fn run_cell(
             config.workload.seed,
             backend,
             f.clone(),
-            store.clone(),
+            database_url.clone(),
             chaos_stopped,
         ))),
         _ => None,
@@ -290,7 +293,7 @@ async fn run_cell(
     };
     bar.set_position(workload.groups.len() as u64);
     bar.set_message("waiting for the receivers to go quiet");
-    let quiet = wait_quiet(&store, design, config.quiet_timeout).await;
+    let quiet = observer::settle(&tables, design, config.quiet_timeout).await;
     if let Some(f) = fleet {
         f.stop().await?;
     }
@@ -298,8 +301,8 @@ async fn run_cell(
         bar.abandon_with_message("not quiet");
         return Err(CellError::NotQuiet(pending));
     }
-    let verdict = checker::check(&store, workload).await?;
-    store.close().await;
+    let verdict = checker::check(&tables, workload).await?;
+    tables.close().await;
     if !config.keep
         && let Some(db) = db
     {
@@ -347,32 +350,13 @@ async fn run_cell(
 }
 
 /// Records the database's version in the report, once per backend.
-async fn note_version(report: &mut Report, backend: Backend, store: &Store) {
+async fn note_version(report: &mut Report, backend: Backend, tables: &Tables) {
     let slot = match backend {
         Backend::Postgres => &mut report.versions.postgres,
         Backend::Sqlite => &mut report.versions.sqlite,
     };
     if slot.is_none() {
-        *slot = store.version().await.ok();
-    }
-}
-
-/// Waits until nothing is left to apply (the inbox drained); other designs are quiet once the
-/// sender has its last response.
-pub(crate) async fn wait_quiet(store: &Store, design: Design, timeout: Duration) -> Result<(), i64> {
-    if design != Design::Inbox {
-        return Ok(());
-    }
-    let deadline = Instant::now() + timeout;
-    loop {
-        let pending = store.inbox_pending().await.unwrap_or(-1);
-        if pending == 0 {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            return Err(pending);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        *slot = tables.version().await.ok();
     }
 }
 

@@ -12,8 +12,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use receivers::store::{Backend, Store};
+use receivers::store::{Backend, RECEIVER_APPLICATION};
 use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use tokio::sync::{Mutex, watch};
 
 use crate::fleet::{Fleet, FleetError};
@@ -84,30 +86,61 @@ pub enum ChaosError {
     /// A killed worker could not be restarted.
     #[error(transparent)]
     Fleet(#[from] FleetError),
-    /// The termination query failed.
-    #[error("pg_terminate_backend: {0}")]
-    Store(#[from] receivers::store::StoreError),
+    /// Ending the receivers' connections failed.
+    #[error("ending the receivers' Postgres connections")]
+    Terminate(#[source] sqlx::Error),
     /// A chaos task panicked or was cancelled.
     #[error("chaos task: {0}")]
     Task(#[from] tokio::task::JoinError),
 }
 
-/// Strikes until `stop` turns true; returns what it did.
+/// A connection of chaos's own to the cell's Postgres database, introduced as `hookbench-chaos`
+/// (so it does not end itself) and patient, as the harness's connections are.
+async fn connect(database_url: &str) -> Result<PgPool, ChaosError> {
+    let options = PgConnectOptions::from_str(database_url)
+        .map_err(ChaosError::Terminate)?
+        .application_name("hookbench-chaos");
+    PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_with(options)
+        .await
+        .map_err(ChaosError::Terminate)
+}
+
+/// Ends every receiver connection to the database (`pg_terminate_backend`); how many.
+async fn terminate_receivers(pool: &PgPool) -> Result<u64, ChaosError> {
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()",
+    )
+    .bind(RECEIVER_APPLICATION)
+    .fetch_all(pool)
+    .await
+    .map_err(ChaosError::Terminate)?;
+    Ok(ended.into_iter().filter(|&e| e).count() as u64)
+}
+
+/// Strikes until `stop` turns true; returns what it did. `database_url` is the cell's database
+/// (for `pg-terminate`).
 pub async fn run(
     chaos: Vec<Chaos>,
     seed: u32,
     backend: Backend,
     fleet: Arc<Mutex<Fleet>>,
-    store: Store,
+    database_url: String,
     stop: watch::Receiver<bool>,
 ) -> Result<ChaosCounts, ChaosError> {
     let mut counts = ChaosCounts::default();
     let mut lanes = tokio::task::JoinSet::new();
+    let terminates = backend == Backend::Postgres && chaos.iter().any(|c| c.kind == ChaosKind::PgTerminate);
+    let pg = if terminates { Some(connect(&database_url).await?) } else { None };
     for c in chaos {
-        if c.kind == ChaosKind::PgTerminate && backend != Backend::Postgres {
-            continue; // SQLite has no connections to end
-        }
-        let (fleet, store, mut stop) = (fleet.clone(), store.clone(), stop.clone());
+        let pg = match (c.kind, &pg) {
+            (ChaosKind::PgTerminate, None) => continue, // SQLite has no connections to end
+            (_, pg) => pg.clone(),
+        };
+        let (fleet, mut stop) = (fleet.clone(), stop.clone());
         lanes.spawn(async move {
             let period = Duration::from_secs_f64(1.0 / c.rate);
             let mut counts = ChaosCounts::default();
@@ -130,14 +163,17 @@ pub async fn run(
                         fleet.restart(i).await?;
                     }
                     ChaosKind::PgTerminate => {
-                        counts.pg_terminations += store.terminate_receivers().await?;
-                        counts.pg_terminate_rounds += 1;
+                        if let Some(pg) = &pg {
+                            counts.pg_terminations += terminate_receivers(pg).await?;
+                            counts.pg_terminate_rounds += 1;
+                        }
                     }
                 }
             }
             Ok::<_, ChaosError>(counts)
         });
     }
+    drop(pg);
     while let Some(lane) = lanes.join_next().await {
         let c = lane??;
         counts.worker_kills += c.worker_kills;

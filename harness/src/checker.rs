@@ -1,26 +1,14 @@
 //! The independent checker: correctness figures computed from the database and the workload
 //! alone, never from counters the receivers keep.
 //!
-//! It reads `credit_ledger` (one row per credit applied), `plan_changes` (written by a trigger on
-//! every plan version change), `accounts` and the inbox, and compares them with what the workload
-//! says should be there.
+//! It asks an [`Observer`] (for hookbench's own receivers, [`crate::observer::Tables`], which
+//! reads `credit_ledger`, `plan_changes`, `accounts` and the inbox) and compares the answers with
+//! what the workload says should be there.
 
-use receivers::store::{Store, StoreError, StoreOptions};
 use serde::{Deserialize, Serialize};
 
+use crate::observer::{Observer, TablesError};
 use crate::workload::Workload;
-
-/// How the checker connects: a small pool, introduced to Postgres as `hookbench-checker`, so
-/// chaos ending the receivers' connections spares it, and patient: the harness waits for its
-/// database rather than give up after a receiver's 2 s.
-pub fn store_options() -> StoreOptions {
-    StoreOptions {
-        max_connections: 2,
-        application_name: "hookbench-checker".into(),
-        acquire_timeout: std::time::Duration::from_secs(30),
-        ..StoreOptions::default()
-    }
-}
 
 /// The correctness figures docs/design.md names: what the checker reads from a database, and what the
 /// model counts for the same workload.
@@ -79,13 +67,13 @@ fn event_index(id: &str) -> Option<usize> {
     id.strip_prefix("evt_")?.parse().ok()
 }
 
-/// Reads `store` and judges it against `workload`.
-pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreError> {
+/// Asks `observer` what was applied and judges it against `workload`.
+pub async fn check(observer: &impl Observer, workload: &Workload) -> Result<Verdict, TablesError> {
     let n = workload.events.len();
     let mut applies = vec![0u32; n];
     let mut unknown_events = 0u64;
-    store
-        .ledger_counts(|id, count| match event_index(id) {
+    observer
+        .applies(&mut |id, count| match event_index(id) {
             Some(i) if i < n && workload.events[i].is_credit() => {
                 applies[i] = u32::try_from(count).unwrap_or(u32::MAX);
             }
@@ -114,8 +102,8 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
     }
     // Accounts never written still have version 0: stale if they had a plan update.
     let mut final_version = vec![0i64; workload.latest_plan.len()];
-    store
-        .plan_versions(|account, version| {
+    observer
+        .plan_versions(&mut |account, version| {
             if let Some(slot) = usize::try_from(account).ok().and_then(|a| final_version.get_mut(a)) {
                 *slot = version;
             }
@@ -127,14 +115,14 @@ pub async fn check(store: &Store, workload: &Workload) -> Result<Verdict, StoreE
         .zip(&final_version)
         .filter(|&(&latest, &now)| latest > 0 && now != i64::from(latest))
         .count() as u64;
-    f.stale_writes = store.stale_writes().await?.max(0) as u64;
-    f.ledger = store.credits_total().await?;
+    f.stale_writes = observer.stale_writes().await?;
+    f.ledger = observer.credits_total().await?;
     Ok(Verdict {
         figures: f,
-        ledger_rows: store.ledger_total().await?,
+        ledger_rows: observer.ledger_total().await?,
         unknown_events,
-        dead_letters: store.inbox_dead_letters().await?.max(0) as u64,
-        id_conflicts: store.id_conflicts().await?.max(0) as u64,
+        dead_letters: observer.dead_letters().await?,
+        id_conflicts: observer.id_conflicts().await?,
         poisoned,
         poison_applied,
     })

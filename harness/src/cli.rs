@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use receivers::design::Design;
-use receivers::store::{Backend, Isolation, Store, StoreOptions};
+use receivers::store::{Backend, Isolation};
 
 use crate::bench::{self, BenchConfig, Targets};
 use crate::chaos::Chaos;
@@ -872,7 +872,7 @@ fn db(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 };
                 let file = SqliteFile::create(dir.as_deref())?;
                 // Create and migrate it now, so the file is ready for several workers at once.
-                Store::connect(&file.url(), &StoreOptions::default()).await?.close().await;
+                crate::fleet::ready_schema(&file.url()).await?;
                 writeln!(out, "{}", serde_json::json!({ "url": file.url(), "backend": "sqlite" }))?;
                 out.flush()?;
                 shutdown.await;

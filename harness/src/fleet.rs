@@ -55,6 +55,19 @@ pub struct WorkerSpec {
 /// than the machine's load. 10 s is what the workers had before `--pool-timeout` existed.
 pub const WORKER_POOL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Applies the receivers' migrations to the database at `url` (creating a SQLite file), once,
+/// before any worker starts: workers starting together then find the schema ready, and an
+/// observer can connect before the first delivery.
+pub async fn ready_schema(url: &str) -> Result<(), receivers::store::StoreError> {
+    let options = receivers::store::StoreOptions {
+        max_connections: 1,
+        acquire_timeout: Duration::from_secs(30),
+        ..receivers::store::StoreOptions::default()
+    };
+    receivers::store::Store::connect(url, &options).await?.close().await;
+    Ok(())
+}
+
 /// How long a started or restarted worker may take to answer `/healthz` with a 200.
 const HEALTHY_WITHIN: Duration = Duration::from_secs(30);
 

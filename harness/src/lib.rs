@@ -13,6 +13,7 @@ pub mod experiments;
 pub mod fleet;
 pub mod machine;
 pub mod model;
+pub mod observer;
 pub mod perf;
 pub mod provision;
 pub mod report;

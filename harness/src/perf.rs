@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use receivers::design::Design;
 use receivers::signature::Secret;
-use receivers::store::{Isolation, Store, StoreOptions};
+use receivers::store::Isolation;
 use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -147,7 +147,7 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     let server = PostgresServer::start(&config.postgres).await?;
     // pgbench on one fresh database.
     let db = server.fresh_database().await?;
-    Store::connect(&db.url, &StoreOptions::default()).await?.close().await;
+    crate::fleet::ready_schema(&db.url).await?;
     let script = tempfile::NamedTempFile::new()?;
     std::fs::write(script.path(), PGBENCH_SCRIPT)?;
     let text = tool_output(
@@ -167,7 +167,7 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
 
     // hookbench's atomic design on another, just as fresh.
     let db = server.fresh_database().await?;
-    let store = Store::connect(&db.url, &StoreOptions::default()).await?;
+    crate::fleet::ready_schema(&db.url).await?;
     let secret = Secret::from_bytes(b"hookbench-perf".to_vec());
     let spec = WorkerSpec {
         exe: config.exe.clone(),
@@ -189,7 +189,6 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
         sender::run(workload, urls, secret, closed_loop(config.connections), Arc::new(Progress::default()))
             .await?;
     fleet.stop().await?;
-    store.close().await;
     db.drop_database().await?;
     let hookbench = sent.counters.status_2xx as f64 / sent.elapsed.as_secs_f64();
     Ok(Ratio::new(pgbench, hookbench))

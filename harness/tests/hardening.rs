@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use common::{Db, Server, Signed, credit};
+use hookbench::observer::Tables;
 use hookbench::workload::{Workload, WorkloadConfig};
 use receivers::design::Design;
 use receivers::signature::HEADER_SIGNATURE;
@@ -183,7 +184,9 @@ async fn one_id_with_another_body_is_refused_logged_once_and_counted() {
             // The checker counts it, as report.json's `id_conflicts` for the cell.
             let workload = Workload::generate(&WorkloadConfig { events: 10, ..WorkloadConfig::default() })
                 .expect("workload");
-            let verdict = hookbench::checker::check(&db.store, &workload).await.expect("checker");
+            let tables = Tables::connect(&db.url).await.expect("observer");
+            let verdict = hookbench::checker::check(&tables, &workload).await.expect("checker");
+            tables.close().await;
             assert_eq!(verdict.id_conflicts, 1, "{backend} {design}");
             let logged = log_lines_containing(&format!("event_id={id} "));
             assert_eq!(logged.len(), 1, "{backend} {design}: logged {logged:?}");

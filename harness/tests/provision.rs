@@ -8,22 +8,29 @@ use std::process::{Command, Stdio};
 use hookbench::provision::{PostgresMode, PostgresServer, PostgresSettings, ProvisionError, SqliteFile};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use receivers::store::{Pool, Store, StoreOptions};
+use receivers::store::{Store, StoreOptions};
 
-async fn accounts(store: &Store) -> i64 {
-    match store.pool().await.expect("pool") {
-        Pool::Postgres(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(&p).await,
-        Pool::Sqlite(p) => sqlx::query_scalar("SELECT count(*) FROM accounts").fetch_one(&p).await,
+/// Accounts in the database at `url`, read with a connection of the test's own.
+async fn accounts(url: &str) -> i64 {
+    let sql = "SELECT count(*) FROM accounts";
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.expect("connect");
+        sqlx::query_scalar(sql).fetch_one(&pool).await.expect("count")
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.expect("connect");
+        sqlx::query_scalar(sql).fetch_one(&pool).await.expect("count")
     }
-    .expect("count")
 }
 
-async fn insert_account(store: &Store) {
-    match store.pool().await.expect("pool") {
-        Pool::Postgres(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(&p).await.map(drop),
-        Pool::Sqlite(p) => sqlx::query("INSERT INTO accounts (id) VALUES (1)").execute(&p).await.map(drop),
+async fn insert_account(url: &str) {
+    let sql = "INSERT INTO accounts (id) VALUES (1)";
+    if url.starts_with("sqlite:") {
+        let pool = sqlx::SqlitePool::connect(url).await.expect("connect");
+        sqlx::query(sql).execute(&pool).await.expect("insert");
+    } else {
+        let pool = sqlx::PgPool::connect(url).await.expect("connect");
+        sqlx::query(sql).execute(&pool).await.expect("insert");
     }
-    .expect("insert");
 }
 
 #[tokio::test]
@@ -35,8 +42,8 @@ async fn postgres_runs_get_separate_databases_that_are_dropped() {
         Store::connect(&a.url, &StoreOptions::default()).await.expect("connect a"),
         Store::connect(&b.url, &StoreOptions::default()).await.expect("connect b"),
     );
-    insert_account(&sa).await;
-    assert_eq!((accounts(&sa).await, accounts(&sb).await), (1, 0));
+    insert_account(&a.url).await;
+    assert_eq!((accounts(&a.url).await, accounts(&b.url).await), (1, 0));
     sa.close().await;
     sb.close().await;
     a.drop_database().await.expect("drop a");
@@ -53,9 +60,10 @@ async fn sqlite_runs_get_separate_files() {
         Store::connect(&a.url(), &StoreOptions::default()).await.expect("a"),
         Store::connect(&b.url(), &StoreOptions::default()).await.expect("b"),
     );
-    insert_account(&sa).await;
-    assert_eq!((accounts(&sa).await, accounts(&sb).await), (1, 0));
+    insert_account(&a.url()).await;
+    assert_eq!((accounts(&a.url()).await, accounts(&b.url()).await), (1, 0));
     sa.close().await;
+    sb.close().await;
     let dir = a.path().parent().expect("dir").to_path_buf();
     drop(a);
     assert!(!dir.exists(), "the temporary directory goes with the file");
@@ -88,8 +96,8 @@ fn hookbench_db_prints_a_fresh_database_and_drops_it_on_sigterm() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     rt.block_on(async {
         let store = Store::connect(&url, &StoreOptions::default()).await.expect("the database is there");
-        assert_eq!(accounts(&store).await, 0);
         store.close().await;
+        assert_eq!(accounts(&url).await, 0);
     });
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).expect("SIGTERM");
     assert!(child.wait().expect("wait").success());

@@ -16,12 +16,13 @@ use receivers::design::Design;
 use receivers::event::Event;
 use receivers::fault::{Fault, HEADER_FAULT};
 use receivers::signature::Secret;
-use receivers::store::{Backend, Isolation, Store};
+use receivers::store::{Backend, Isolation};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
 use crate::fleet::{Fleet, WorkerSpec};
 use crate::model::crash::{self, CrashDesign, CrashResult, crash_event_id, crashes};
+use crate::observer::{self, Observer, Tables};
 
 /// The designs the crash table shows: the key committed apart, with the side effect, and the inbox.
 pub const DESIGNS: [Design; 3] = [Design::Split, Design::Atomic, Design::Inbox];
@@ -100,7 +101,8 @@ pub async fn run(
     design: Design,
     url: &str,
 ) -> Result<CrashRow, ExperimentError> {
-    let store = Store::connect(url, &crate::checker::store_options()).await?;
+    crate::fleet::ready_schema(url).await?;
+    let tables = Tables::connect(url).await?;
     let secret = Secret::from_bytes(format!("hookbench-crash-{}", std::process::id()).into_bytes());
     let spec = WorkerSpec {
         exe: config.exe.clone(),
@@ -117,14 +119,14 @@ pub async fn run(
     };
     let mut fleet = Fleet::start(spec, 1).await?;
     let result = drive(config, design, &mut fleet, &secret).await;
-    let quiet = crate::bench::wait_quiet(&store, design, Duration::from_secs(60)).await;
+    let quiet = observer::settle(&tables, design, Duration::from_secs(60)).await;
     fleet.stop().await?;
     let (crashes, other_exits, attempts) = result?;
     if let Err(pending) = quiet {
         return Err(ExperimentError::Run(format!("{pending} inbox rows still pending after 60 s")));
     }
     let mut applied = 0u64;
-    store.ledger_counts(|_, _| applied += 1).await?;
+    tables.applies(&mut |_, _| applied += 1).await?;
     let events = config.events as u64;
     let row = CrashRow {
         backend,
@@ -132,15 +134,15 @@ pub async fn run(
         events,
         crashes,
         other_exits,
-        keys: store.dedupe_keys().await?.max(0) as u64,
+        keys: tables.dedupe_keys().await?,
         applied,
         lost: events.saturating_sub(applied),
-        ledger: store.credits_total().await?,
+        ledger: tables.credits_total().await?,
         expected: events as i64 * 100,
         attempts,
         model: model_design(design).map(|d| crash::run_events(config.seed, d, config.events)),
     };
-    store.close().await;
+    tables.close().await;
     Ok(row)
 }
 

@@ -99,6 +99,9 @@ pub enum ExperimentError {
     /// The database failed.
     #[error("database: {0}")]
     Store(#[from] receivers::store::StoreError),
+    /// Reading what was applied failed.
+    #[error("reading the database: {0}")]
+    Observe(#[from] crate::observer::TablesError),
     /// A worker could not be started, stopped or restarted.
     #[error("workers: {0}")]
     Fleet(#[from] crate::fleet::FleetError),

@@ -17,6 +17,8 @@ use std::time::Instant;
 
 use receivers::event::Event;
 use receivers::store::{Backend, Store, StoreOptions};
+
+use crate::observer::{Observer, Tables};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
@@ -101,6 +103,7 @@ pub async fn run(
         ..StoreOptions::default()
     };
     let store = Store::connect(url, &options).await?;
+    let tables = Tables::connect(url).await?;
     let started = Instant::now();
     let scheds = schedules();
     let mut all = Vec::new();
@@ -118,7 +121,7 @@ pub async fn run(
     while let Some(first) = rest.first() {
         let now = first.t;
         if now >= next_purge {
-            peak_keys = peak_keys.max(store.expiring_keys().await?.max(0) as u64);
+            peak_keys = peak_keys.max(tables.expiring_keys().await?);
             keys_purged += store.purge_expired(now).await?;
             purges += 1;
             next_purge = ((now / PURGE_EVERY_S).floor() + 1.0) * PURGE_EVERY_S;
@@ -128,22 +131,23 @@ pub async fn run(
         rest = later;
         run_batch(&store, batch, concurrency.max(1)).await?;
     }
-    peak_keys = peak_keys.max(store.expiring_keys().await?.max(0) as u64);
+    peak_keys = peak_keys.max(tables.expiring_keys().await?);
     let last = all.last().map_or(0.0, |v| v.t);
     keys_purged += store.purge_expired(last + 31.0 * 86_400.0).await?;
     purges += 1;
-    let keys_left = store.expiring_keys().await?.max(0) as u64;
+    let keys_left = tables.expiring_keys().await?;
     let wall_s = started.elapsed().as_secs_f64();
 
     let mut applies = vec![vec![0u64; TTLS.len()]; scheds.len()];
     let mut unknown = 0u64;
-    store
-        .ledger_counts(|id, n| match parse_key(id) {
-            Some((s, t)) if s < scheds.len() && t < TTLS.len() => applies[s][t] += n.max(0) as u64,
+    tables
+        .applies(&mut |id, n| match parse_key(id) {
+            Some((s, t)) if s < scheds.len() && t < TTLS.len() => applies[s][t] += n,
             _ => unknown += 1,
         })
         .await?;
     store.close().await;
+    tables.close().await;
     if unknown > 0 {
         return Err(ExperimentError::Run(format!("{unknown} ledger rows name no retention key")));
     }

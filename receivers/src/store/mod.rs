@@ -28,16 +28,6 @@ use std::time::Duration;
 
 use crate::event::Event;
 
-/// Runs the same SQL on whichever pool `$pool` is (for statements both dialects spell alike).
-macro_rules! on_pool {
-    ($pool:expr, |$p:ident| $body:expr) => {
-        match $pool {
-            Pool::Postgres($p) => $body,
-            Pool::Sqlite($p) => $body,
-        }
-    };
-}
-
 /// Runs a dialect's operation on the store's database: Postgres directly; SQLite on the file's
 /// current pool, checking the file before and, for a write, after (see `sqlite.rs`).
 macro_rules! dialect {
@@ -213,12 +203,6 @@ pub enum StoreError {
         /// What was found.
         why: String,
     },
-    /// The operation exists for one backend only.
-    #[error("{operation} needs Postgres")]
-    PostgresOnly {
-        /// What was asked.
-        operation: &'static str,
-    },
 }
 
 impl StoreError {
@@ -336,16 +320,6 @@ pub enum InboxStep {
 /// How many failed attempts leave an inbox row as a dead letter.
 pub const INBOX_MAX_ATTEMPTS: i64 = 5;
 
-/// A plain connection pool to one database, for SQL both dialects spell alike (the checker's
-/// reads, the tests' queries).
-#[derive(Debug, Clone)]
-pub enum Pool {
-    /// Postgres.
-    Postgres(sqlx::PgPool),
-    /// SQLite.
-    Sqlite(sqlx::SqlitePool),
-}
-
 /// The receivers' handle on their database, Postgres or SQLite.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -380,15 +354,6 @@ impl Store {
             Inner::Postgres(_) => Backend::Postgres,
             Inner::Sqlite(_) => Backend::Sqlite,
         }
-    }
-
-    /// The pool in use now (for a SQLite store, that of the file it has open, after checking the
-    /// file is still the one at the path).
-    pub async fn pool(&self) -> Result<Pool, StoreError> {
-        Ok(match &self.inner {
-            Inner::Postgres(pool) => Pool::Postgres(pool.clone()),
-            Inner::Sqlite(db) => Pool::Sqlite(db.attached().await?.pool),
-        })
     }
 
     /// The health check: the database answers and takes a write (made and rolled back), and for
@@ -474,14 +439,6 @@ impl Store {
         )
     }
 
-    /// Ends every receiver connection to this database (`pg_terminate_backend`); returns how many.
-    pub async fn terminate_receivers(&self) -> Result<u64, StoreError> {
-        match &self.inner {
-            Inner::Postgres(pool) => postgres::terminate_receivers(pool).await,
-            Inner::Sqlite(_) => Err(StoreError::PostgresOnly { operation: "ending receiver connections" }),
-        }
-    }
-
     /// Stores a verified delivery in the inbox, keyed by its id alone; `None` when stored now,
     /// else what the row already there says.
     pub async fn inbox_store(
@@ -515,102 +472,12 @@ impl Store {
         )
     }
 
-    /// Inbox rows neither processed nor dead.
-    pub async fn inbox_pending(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5").await
-    }
-
     /// Closes the pool, waiting for connections in use to be returned.
     pub async fn close(&self) {
         match &self.inner {
             Inner::Postgres(pool) => pool.close().await,
             Inner::Sqlite(db) => db.close().await,
         }
-    }
-}
-
-/// What the checker reads. The statements are plain SQL that both dialects spell alike; they
-/// read only the tables, never anything a receiver counted.
-impl Store {
-    /// Calls `f(event_id, rows)` for each event with `credit_ledger` rows, streaming.
-    pub async fn ledger_counts(&self, mut f: impl FnMut(&str, i64)) -> Result<(), StoreError> {
-        use futures_util::TryStreamExt;
-        let sql = "SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id";
-        on_pool!(self.pool().await?, |pool| {
-            let mut rows = sqlx::query_as::<_, (String, i64)>(sql).fetch(&pool);
-            while let Some((id, n)) = rows.try_next().await? {
-                f(&id, n);
-            }
-        });
-        Ok(())
-    }
-
-    /// Calls `f(account, plan_version)` for every account row, streaming.
-    pub async fn plan_versions(&self, mut f: impl FnMut(i64, i64)) -> Result<(), StoreError> {
-        use futures_util::TryStreamExt;
-        let sql = "SELECT id, plan_version FROM accounts";
-        on_pool!(self.pool().await?, |pool| {
-            let mut rows = sqlx::query_as::<_, (i64, i64)>(sql).fetch(&pool);
-            while let Some((account, version)) = rows.try_next().await? {
-                f(account, version);
-            }
-        });
-        Ok(())
-    }
-
-    /// One number from a `SELECT` returning a single BIGINT-compatible value (NULL as 0).
-    async fn number(&self, sql: &'static str) -> Result<i64, StoreError> {
-        let n: Option<i64> =
-            on_pool!(self.pool().await?, |pool| sqlx::query_scalar(sql).fetch_one(&pool).await?);
-        Ok(n.unwrap_or(0))
-    }
-
-    /// Plan changes to a lower version (written by the trigger).
-    pub async fn stale_writes(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM plan_changes WHERE new_version < old_version").await
-    }
-
-    /// The sum of every account's credits.
-    pub async fn credits_total(&self) -> Result<i64, StoreError> {
-        self.number("SELECT CAST(sum(credits) AS BIGINT) FROM accounts").await
-    }
-
-    /// The sum of every ledger row's amount (equal to [`Store::credits_total`] when nothing was
-    /// half written).
-    pub async fn ledger_total(&self) -> Result<i64, StoreError> {
-        self.number("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger").await
-    }
-
-    /// Distinct bodies refused because their id was stored with another (`id_conflicts` rows).
-    pub async fn id_conflicts(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM id_conflicts").await
-    }
-
-    /// The database's version (`SHOW server_version` on Postgres, `sqlite_version()` on SQLite).
-    pub async fn version(&self) -> Result<String, StoreError> {
-        Ok(match self.pool().await? {
-            Pool::Postgres(pool) => sqlx::query_scalar("SHOW server_version").fetch_one(&pool).await?,
-            Pool::Sqlite(pool) => sqlx::query_scalar("SELECT sqlite_version()").fetch_one(&pool).await?,
-        })
-    }
-
-    /// Inbox rows left as dead letters.
-    pub async fn inbox_dead_letters(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5").await
-    }
-
-    /// Expiring dedupe keys held (purged or not yet).
-    pub async fn expiring_keys(&self) -> Result<i64, StoreError> {
-        self.number("SELECT count(*) FROM dedupe_keys").await
-    }
-
-    /// Dedupe keys held: `processed_events` rows plus inbox rows.
-    pub async fn dedupe_keys(&self) -> Result<i64, StoreError> {
-        self.number(
-            "SELECT (SELECT count(*) FROM processed_events) + (SELECT count(*) FROM webhook_inbox) \
-             + (SELECT count(*) FROM dedupe_keys)",
-        )
-        .await
     }
 }
 

@@ -7,8 +7,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgPoolOpti
 use sqlx::{Connection, PgPool};
 
 use super::{
-    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, Known, RECEIVER_APPLICATION, StoreError,
-    StoreOptions, check_side_effect, compare_bodies, overflow, parse_inbox_payload,
+    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, Known, StoreError, StoreOptions,
+    check_side_effect, compare_bodies, overflow, parse_inbox_payload,
 };
 use crate::event::Event;
 
@@ -327,15 +327,4 @@ pub(super) async fn apply_once_until(
 pub(super) async fn purge_expired(pool: &PgPool, now: f64) -> Result<u64, StoreError> {
     let done = sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= $1").bind(now).execute(pool).await?;
     Ok(done.rows_affected())
-}
-
-pub(super) async fn terminate_receivers(pool: &PgPool) -> Result<u64, StoreError> {
-    let ended: Vec<bool> = sqlx::query_scalar(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-         WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()",
-    )
-    .bind(RECEIVER_APPLICATION)
-    .fetch_all(pool)
-    .await?;
-    Ok(ended.into_iter().filter(|&e| e).count() as u64)
 }
