@@ -15,7 +15,7 @@ pub mod machine;
 pub mod model;
 pub mod observer;
 pub mod perf;
-pub mod provision;
+pub mod progress;
 pub mod report;
 pub mod sender;
 pub mod serve;

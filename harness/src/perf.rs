@@ -21,9 +21,9 @@ use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::fleet::{Fleet, WorkerSpec};
-use crate::provision::{PostgresServer, PostgresSettings};
 use crate::sender::{self, Progress, RetryPolicy, SenderConfig, wire_event};
 use crate::workload::{Workload, WorkloadConfig};
+use provision::{PostgresServer, PostgresSettings};
 
 /// What `perf` needs.
 #[derive(Debug, Clone)]
@@ -70,7 +70,7 @@ pub enum PerfError {
     },
     /// Provisioning failed.
     #[error(transparent)]
-    Provision(#[from] crate::provision::ProvisionError),
+    Provision(#[from] provision::ProvisionError),
     /// The database failed.
     #[error(transparent)]
     Store(#[from] receivers::store::StoreError),

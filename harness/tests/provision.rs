@@ -5,9 +5,9 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use hookbench::provision::{PostgresMode, PostgresServer, PostgresSettings, ProvisionError, SqliteFile};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use provision::{PostgresMode, PostgresServer, PostgresSettings, ProvisionError, SqliteFile};
 use receivers::store::{Store, StoreOptions};
 
 /// Accounts in the database at `url`, read with a connection of the test's own.
@@ -110,5 +110,9 @@ fn hookbench_db_refuses_an_unknown_postgres_mode() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown --postgres `cloud`"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'cloud'") && err.contains("--postgres") && err.contains("auto, docker, url"),
+        "{err}"
+    );
 }

@@ -56,7 +56,17 @@ fn an_unknown_design_is_refused_with_the_list() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unknown design `optimistic`") && err.contains("version-guard"), "{err}");
+    assert!(
+        err.contains("'optimistic'") && err.contains("--design") && err.contains("version-guard"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_switch_given_twice_is_accepted() {
+    // Scripts pass `--no-progress` and so may their callers (scripts/nightly.sh did).
+    let out = hookbench().args(["bench", "--no-progress", "--no-progress", "--help"]).output().expect("run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //!   the article's retry schedules.
 //!
 //! Chaos during a bench (killed workers, ended Postgres connections) lives in
-//! [`crate::chaos`]; poison events are a bench option ([`crate::bench::BenchConfig::poison`]).
+//! [`crate::chaos`]; poison events are a bench option (`bench --poison`).
 
 pub mod crash;
 pub mod jitter;
@@ -95,7 +95,7 @@ impl Experiments {
 pub enum ExperimentError {
     /// No database.
     #[error("provisioning: {0}")]
-    Provision(#[from] crate::provision::ProvisionError),
+    Provision(#[from] provision::ProvisionError),
     /// The database failed.
     #[error("database: {0}")]
     Store(#[from] receivers::store::StoreError),
@@ -118,30 +118,25 @@ pub struct Setup {
     /// Backends to run on.
     pub backends: Vec<receivers::store::Backend>,
     /// Where Postgres comes from.
-    pub postgres: crate::provision::PostgresSettings,
-    server: tokio::sync::OnceCell<crate::provision::PostgresServer>,
+    pub postgres: provision::PostgresSettings,
+    server: tokio::sync::OnceCell<provision::PostgresServer>,
 }
 
 impl Setup {
     /// Experiments on `backends`, with Postgres from `postgres` when it is first needed.
-    pub fn new(
-        backends: Vec<receivers::store::Backend>,
-        postgres: crate::provision::PostgresSettings,
-    ) -> Self {
+    pub fn new(backends: Vec<receivers::store::Backend>, postgres: provision::PostgresSettings) -> Self {
         Self { backends, postgres, server: tokio::sync::OnceCell::new() }
     }
 
     /// Experiments on a Postgres server that is already running (a bench's), not a new one.
-    pub fn with_server(mut self, server: crate::provision::PostgresServer) -> Self {
+    pub fn with_server(mut self, server: provision::PostgresServer) -> Self {
         self.server = tokio::sync::OnceCell::new_with(Some(server));
         self
     }
 
     /// The Postgres server, started now if no experiment has needed it yet.
-    async fn postgres_server(
-        &self,
-    ) -> Result<&crate::provision::PostgresServer, crate::provision::ProvisionError> {
-        self.server.get_or_try_init(|| crate::provision::PostgresServer::start(&self.postgres)).await
+    async fn postgres_server(&self) -> Result<&provision::PostgresServer, provision::ProvisionError> {
+        self.server.get_or_try_init(|| provision::PostgresServer::start(&self.postgres)).await
     }
 
     /// Runs `each(backend, item, url)` for every item on every backend, each on a fresh database
@@ -172,7 +167,7 @@ impl Setup {
                 Backend::Sqlite => None,
             };
             for &item in items {
-                let db = match crate::provision::FreshDb::create(pg, None).await {
+                let db = match provision::FreshDb::create(pg, None).await {
                     Ok(db) => db,
                     Err(e) => {
                         errors.push(format!("{} on {backend}: {e}", label(item)));

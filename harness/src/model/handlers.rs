@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use receivers::design::Design;
 use serde::Serialize;
 
 use crate::checker::Figures;
@@ -63,15 +64,15 @@ impl Handler {
         }
     }
 
-    /// The design (docs/design.md's flag value) that runs this handler for real.
-    pub fn design(self) -> &'static str {
+    /// The design that runs this handler for real.
+    pub fn design(self) -> Design {
         match self {
-            Handler::Naive => "naive",
-            Handler::CheckThenInsert => "check-then-insert",
-            Handler::Atomic => "atomic",
-            Handler::CreatedGte => "created-gte",
-            Handler::CreatedGt => "created-gt",
-            Handler::VersionGuard => "version-guard",
+            Handler::Naive => Design::Naive,
+            Handler::CheckThenInsert => Design::CheckThenInsert,
+            Handler::Atomic => Design::Atomic,
+            Handler::CreatedGte => Design::CreatedGte,
+            Handler::CreatedGt => Design::CreatedGt,
+            Handler::VersionGuard => Design::VersionGuard,
         }
     }
 

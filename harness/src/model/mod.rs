@@ -12,6 +12,8 @@ pub mod retention;
 
 use std::fmt::Write;
 
+use receivers::design::Design;
+
 use serde::Serialize;
 
 pub use handlers::{Handler, HandlerResult, run_handler};
@@ -29,8 +31,8 @@ pub fn handler_table(w: &Workload) -> Vec<HandlerResult> {
 
 /// The model handler a real design is compared with: its own, and for `inbox` the version guard
 /// (the inbox applies with it; the model has no inbox).
-pub fn handler_for_design(design: &str) -> Option<Handler> {
-    let design = if design == "inbox" { "version-guard" } else { design };
+pub fn handler_for_design(design: Design) -> Option<Handler> {
+    let design = if design == Design::Inbox { Design::VersionGuard } else { design };
     Handler::ALL.into_iter().find(|h| h.design() == design)
 }
 
@@ -185,7 +187,7 @@ impl ModelReport {
     }
 
     /// The figures for the handler a design runs, if the model has one.
-    pub fn for_design(&self, design: &str) -> Option<&HandlerResult> {
+    pub fn for_design(&self, design: Design) -> Option<&HandlerResult> {
         self.handlers.iter().find(|r| r.handler.design() == design)
     }
 
@@ -358,9 +360,9 @@ mod tests {
         let r = report(WorkloadConfig::default());
         let deliveries: Vec<u64> = r.handlers.iter().map(|h| h.deliveries).collect();
         assert_eq!(deliveries, [10_633, 10_747, 10_633, 10_633, 10_633, 10_633]);
-        assert_eq!(r.for_design("check-then-insert").map(|h| h.errors), Some(106));
+        assert_eq!(r.for_design(Design::CheckThenInsert).map(|h| h.errors), Some(106));
         assert_eq!(
-            r.for_design("version-guard").map(|h| (h.figures.stale_writes, h.figures.stale_accounts)),
+            r.for_design(Design::VersionGuard).map(|h| (h.figures.stale_writes, h.figures.stale_accounts)),
             Some((0, 0))
         );
     }
@@ -380,12 +382,12 @@ mod tests {
         };
         let r = report(config);
         let credits = r.credit_events as u64;
-        let cti = r.for_design("check-then-insert").expect("row");
+        let cti = r.for_design(Design::CheckThenInsert).expect("row");
         assert_eq!((cti.figures.dup_events, cti.errors), (credits, 300));
         assert_eq!(cti.deliveries, 300 * 3);
-        let atomic = r.for_design("atomic").expect("row");
+        let atomic = r.for_design(Design::Atomic).expect("row");
         assert_eq!((atomic.figures.dup_events, atomic.errors, atomic.deliveries), (0, 0, 600));
-        assert_eq!(r.for_design("naive").map(|h| h.figures.extra_applies), Some(credits));
+        assert_eq!(r.for_design(Design::Naive).map(|h| h.figures.extra_applies), Some(credits));
     }
 
     #[test]

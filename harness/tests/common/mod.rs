@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use hookbench::provision::{FreshDatabase, PostgresMode, PostgresServer, PostgresSettings, SqliteFile};
+use provision::{FreshDatabase, PostgresMode, PostgresServer, PostgresSettings, SqliteFile};
 use receivers::app::{self, AppState};
 use receivers::design::Design;
 use receivers::event::Event;

@@ -36,6 +36,7 @@ use crate::store::{Applied, Guard, IdConflict, Known, Store, StoreError};
     Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Design {
     /// Apply on every delivery.
     Naive,

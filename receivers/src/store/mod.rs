@@ -55,6 +55,7 @@ macro_rules! dialect {
     Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Backend {
     /// PostgreSQL, shared by every worker over the network.
     Postgres,
@@ -107,6 +108,7 @@ impl FromStr for Backend {
 /// Postgres transaction isolation for the receivers' transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Isolation {
     /// READ COMMITTED, Postgres's default.
     #[default]

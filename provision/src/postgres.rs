@@ -22,6 +22,7 @@ pub const ENV_DOCKER_NETWORK: &str = "HOOKBENCH_DOCKER_NETWORK";
 
 /// Where Postgres comes from (`--postgres`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum PostgresMode {
     /// `DATABASE_URL` if set, else Docker if an engine answers, else a clear error.
     #[default]
@@ -55,6 +56,41 @@ impl fmt::Display for PostgresMode {
     }
 }
 
+/// The network a Postgres container joins (`--docker-network`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DockerNetwork {
+    /// Docker's default bridge: port 5432 mapped to a host port.
+    #[default]
+    Bridge,
+    /// The host's own network: the server listens on a free 127.0.0.1 port only (for engines
+    /// without a bridge).
+    Host,
+    /// A network of that name, which must exist.
+    Named(String),
+}
+
+impl FromStr for DockerNetwork {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "bridge" | "default" => Self::Bridge,
+            "host" => Self::Host,
+            other => Self::Named(other.to_string()),
+        })
+    }
+}
+
+impl fmt::Display for DockerNetwork {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Bridge => "bridge",
+            Self::Host => "host",
+            Self::Named(name) => name,
+        })
+    }
+}
+
 /// How to get a Postgres server.
 #[derive(Debug, Clone)]
 pub struct PostgresSettings {
@@ -64,9 +100,8 @@ pub struct PostgresSettings {
     pub url: Option<String>,
     /// The image to start (`name:tag`).
     pub image: String,
-    /// The container's network mode: `host` runs it on the host's network, listening on a free
-    /// 127.0.0.1 port only; anything else maps port 5432 as usual.
-    pub network: String,
+    /// The container's network.
+    pub network: DockerNetwork,
 }
 
 impl PostgresSettings {
@@ -78,7 +113,7 @@ impl PostgresSettings {
             mode,
             url: var("DATABASE_URL"),
             image: var(ENV_PG_IMAGE).unwrap_or_else(|| DEFAULT_IMAGE.to_string()),
-            network: var(ENV_DOCKER_NETWORK).unwrap_or_else(|| "bridge".to_string()),
+            network: var(ENV_DOCKER_NETWORK).and_then(|v| v.parse().ok()).unwrap_or_default(),
         }
     }
 }
@@ -132,7 +167,7 @@ impl PostgresServer {
         let (name, tag) = settings.image.rsplit_once(':').unwrap_or((settings.image.as_str(), "latest"));
         let image = Postgres::default().with_fsync_enabled();
         let container_error = |source| ProvisionError::Container { image: settings.image.clone(), source };
-        let (container, port) = if settings.network == "host" {
+        let (container, port) = if settings.network == DockerNetwork::Host {
             // No bridge: the server shares the host's network and listens on 127.0.0.1 only.
             let port = free_port()?;
             let request = image
@@ -152,8 +187,8 @@ impl PostgresServer {
                 .with_label("org.hookbench.session", session_label())
                 .with_startup_timeout(Duration::from_secs(120));
             // Docker's predefined `bridge` is the default; naming it would ask to create it.
-            if !matches!(settings.network.as_str(), "bridge" | "default") {
-                request = request.with_network(settings.network.as_str());
+            if let DockerNetwork::Named(name) = &settings.network {
+                request = request.with_network(name.as_str());
             }
             let container = request.start().await.map_err(container_error)?;
             let port = container.get_host_port_ipv4(5432).await.map_err(container_error)?;

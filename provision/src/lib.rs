@@ -1,14 +1,17 @@
-//! Databases for a run: Postgres (a container started with testcontainers, or a server named by
-//! `DATABASE_URL`) and SQLite files. Every run gets a fresh database, so runs never see each
-//! other's rows: on Postgres a `CREATE DATABASE` with a unique name, dropped afterwards unless
-//! kept; on SQLite a new file.
+//! Fresh databases for hookbench's runs and tests: Postgres (a container started with
+//! testcontainers, or a server named by `DATABASE_URL`) and SQLite files. Every run gets a fresh
+//! database, so runs never see each other's rows: on Postgres a `CREATE DATABASE` with a unique
+//! name, dropped afterwards unless kept; on SQLite a new file.
+//!
+//! A crate of its own so that the receivers' tests (a dev-dependency) and the harness's runs use
+//! the same provisioning.
 
 mod postgres;
 mod sqlite;
 
 pub use postgres::{
-    DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, FreshDatabase, PostgresMode, PostgresServer,
-    PostgresSettings,
+    DEFAULT_IMAGE, DockerNetwork, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, ENV_SESSION, FreshDatabase, PostgresMode,
+    PostgresServer, PostgresSettings,
 };
 pub use sqlite::SqliteFile;
 

@@ -1,40 +1,25 @@
-//! The command line: parsing, and each subcommand's edge (errors become `anyhow` here and only
-//! here). Tests call [`run`] with parsed arguments and a buffer, so they exercise the real binary's
-//! paths without spawning it.
-
-use std::io::{self, IsTerminal, Read, Write};
-use std::path::PathBuf;
-use std::process::ExitCode;
-
-use anyhow::{Context, bail};
-use clap::{Args, Parser, Subcommand};
-use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
+//! Every command's flags: the clap types, and nothing else. Each command's module turns its
+//! arguments into the library's config.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::{Args, Parser, Subcommand};
+use provision::{
+    DEFAULT_IMAGE, DockerNetwork, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresSettings,
+};
 use receivers::design::Design;
+use receivers::signature::Secret;
 use receivers::store::{Backend, Isolation};
 
-use crate::bench::{self, BenchConfig, Targets};
 use crate::chaos::Chaos;
 use crate::experiments;
-use crate::experiments::Experiments;
-use crate::machine::Machine;
-use crate::model::ModelReport;
-use crate::perf::{self, PerfConfig};
-use crate::provision::{
-    DEFAULT_IMAGE, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresServer, PostgresSettings,
-    SqliteFile,
-};
-use crate::report::{Report, compare, experiment_sections, rebuild_index, render_table, sections_text};
-use crate::sender::{RetryPolicy, SenderConfig};
-use crate::serve::{self, ServeConfig};
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
 
 /// Does your webhook handler apply every event exactly once? hookbench measures it.
 #[derive(Debug, Parser)]
-#[command(name = "hookbench", version, about, long_about = None)]
+#[command(name = "hookbench", version, about, long_about = None, args_override_self = true)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -114,10 +99,10 @@ pub struct PostgresArgs {
     /// The Postgres image to start (name:tag).
     #[arg(long, env = ENV_PG_IMAGE, default_value = DEFAULT_IMAGE)]
     pub pg_image: String,
-    /// The container's network: bridge (ports mapped as usual) or host (no bridge needed; the
-    /// server listens on a free 127.0.0.1 port).
+    /// The container's network: bridge (ports mapped as usual), host (no bridge needed; the
+    /// server listens on a free 127.0.0.1 port), or the name of another network.
     #[arg(long, env = ENV_DOCKER_NETWORK, default_value = "bridge")]
-    pub docker_network: String,
+    pub docker_network: DockerNetwork,
 }
 
 impl PostgresArgs {
@@ -230,9 +215,18 @@ pub struct PerfArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Measure only one of the two: postgres or http.
-    #[arg(long, value_parser = ["postgres", "http"])]
-    pub only: Option<String>,
+    /// Measure only one of the two.
+    #[arg(long)]
+    pub only: Option<PerfPart>,
+}
+
+/// One of `hookbench perf`'s two measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PerfPart {
+    /// The atomic design against pgbench.
+    Postgres,
+    /// The sender against wrk.
+    Http,
 }
 
 /// `hookbench report` subcommands.
@@ -341,7 +335,7 @@ pub struct RetentionArgs {
 /// Arguments of `hookbench db`.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
-    /// postgres or sqlite.
+    /// The backend.
     #[arg(long, default_value = "sqlite")]
     pub backend: Backend,
     /// Where Postgres comes from.
@@ -439,11 +433,10 @@ pub struct SignArgs {
 /// Arguments of `hookbench serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
-    /// The design: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox,
-    /// split.
+    /// The design.
     #[arg(long)]
     pub design: Design,
-    /// The backend the database URL must name: postgres or sqlite [default: the URL's].
+    /// The backend the database URL must name [default: the URL's].
     #[arg(long)]
     pub backend: Option<Backend>,
     /// The database: postgres://user:pass@host:port/db or sqlite:///path/file.db.
@@ -510,7 +503,7 @@ pub struct ReceiverArgs {
     /// the transaction elsewhere, never inside one).
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
     pub work_delay: Duration,
-    /// Postgres transaction isolation: read-committed, repeatable-read or serializable.
+    /// Postgres transaction isolation.
     #[arg(long, default_value = "read-committed")]
     pub isolation: Isolation,
     /// Inbox claim loops per worker process (inbox design only).
@@ -519,449 +512,4 @@ pub struct ReceiverArgs {
     /// Database connections in each worker process's pool.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_connections: u32,
-}
-
-/// Parses the process's arguments, runs, and turns an error into a message and exit status 1.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    raise_open_file_limit();
-    let stdout = io::stdout();
-    match run(cli, &mut stdout.lock()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("hookbench: error: {err:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Runs one parsed command, writing its output to `out`.
-pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
-    match cli.command {
-        Command::Model(args) => model(&args, out),
-        Command::Bench(args) => bench(&args, out),
-        Command::Report(cmd) => report_command(cmd, out),
-        Command::Jitter(args) => jitter_command(&args, out),
-        Command::Crash(args) => crash_command(&args, out),
-        Command::Retention(args) => retention_command(&args, out),
-        Command::Perf(args) => perf_command(&args, out),
-        Command::ServeOk { listen } => serve_ok(listen, out),
-        Command::Sign(args) => sign(&args, out),
-        Command::Serve(args) => serve(args, out),
-        Command::Db(args) => db(&args, out),
-    }
-}
-
-/// Raises this process's soft limit on open files to its hard limit: the jitter experiment holds
-/// two sockets per delivery (1,000 deliveries by default), and a 1,024 soft limit is common.
-fn raise_open_file_limit() {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
-        && soft < hard
-    {
-        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
-    }
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKBENCH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(io::stderr().is_terminal())
-        .with_writer(io::stderr)
-        .try_init();
-}
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
-}
-
-fn bench(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let workload = args.workload.config();
-    workload.validate().context("invalid workload")?;
-    let run_id = args
-        .out
-        .as_ref()
-        .and_then(|p| p.file_name())
-        .map_or_else(bench::default_run_id, |n| n.to_string_lossy().into_owned());
-    let out_dir = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&run_id));
-    let exe = match &args.worker_exe {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().context("finding hookbench's own executable")?,
-    };
-    let designs = if args.designs.is_empty() { Design::ALL.to_vec() } else { args.designs.clone() };
-    let (backends, targets) = if args.targets.is_empty() {
-        (args.backends.clone(), None)
-    } else {
-        let database_url = args.postgres.database_url.clone().context("--targets needs --database-url")?;
-        let backend = Backend::of_url(&database_url).context("--database-url names no supported database")?;
-        if designs.len() != 1 {
-            bail!("--targets needs exactly one --designs: the design the running receivers implement");
-        }
-        let secret = args.secret.clone().context("--targets needs --secret")?;
-        (vec![backend], Some(Targets { urls: args.targets.clone(), database_url, secret }))
-    };
-    let config = BenchConfig {
-        targets,
-        backends,
-        designs,
-        workload,
-        workers: args.workers,
-        sender: SenderConfig {
-            rate: (args.rate > 0.0).then_some(args.rate),
-            concurrency: args.concurrency,
-            timeout: args.timeout,
-            retry: RetryPolicy {
-                base: args.retry_base,
-                cap: args.retry_cap,
-                max_attempts: args.max_attempts,
-            },
-            source: "bench".to_string(),
-        },
-        work_delay: args.receiver.work_delay,
-        isolation: args.receiver.isolation,
-        inbox_workers: args.receiver.inbox_workers,
-        max_connections: args.receiver.max_connections,
-        postgres: args.postgres.settings(),
-        keep: args.keep,
-        exe,
-        out: out_dir.clone(),
-        run_id,
-        quiet_timeout: args.quiet_timeout,
-        progress: !args.no_progress && io::stderr().is_terminal(),
-        chaos: args.chaos.clone(),
-        poison: args.poison,
-        experiments: args.experiments.clone(),
-    };
-    if !(0.0..=1.0).contains(&args.poison) {
-        bail!("--poison must be a chance between 0 and 1, not {}", args.poison);
-    }
-    if !args.chaos.is_empty() && config.targets.is_some() {
-        bail!("--chaos needs workers hookbench starts itself; it cannot kill --targets");
-    }
-    let report = runtime()?.block_on(bench::run(&config));
-    let path = report.write_all(&out_dir).with_context(|| format!("writing {}", out_dir.display()))?;
-    write!(out, "{}", render_table(&report))?;
-    writeln!(out, "\nreport: {}", path.display())?;
-    if report.rows.is_empty() {
-        bail!("no cell could run");
-    }
-    if !report.broken.is_empty() {
-        bail!("{} cell(s) broke; see above and {}", report.broken.len(), path.display());
-    }
-    if !report.experiments.errors.is_empty() {
-        for e in &report.experiments.errors {
-            eprintln!("hookbench: experiment {e}");
-        }
-        bail!("{} experiment part(s) could not run; see {}", report.experiments.errors.len(), path.display());
-    }
-    Ok(())
-}
-
-fn perf_command(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
-    let config = PerfConfig {
-        seconds: args.seconds,
-        connections: args.connections,
-        workers,
-        postgres: args.postgres.settings(),
-        exe: std::env::current_exe().context("finding hookbench's own executable")?,
-    };
-    let only = args.only.as_deref();
-    let (pg, http) = runtime()?.block_on(async {
-        let pg = if only == Some("http") { None } else { Some(perf::postgres_ratio(&config).await) };
-        let http = if only == Some("postgres") { None } else { Some(perf::http_ratio(&config).await) };
-        (pg, http)
-    });
-    if args.json {
-        let json = serde_json::json!({
-            "seconds": args.seconds, "connections": args.connections, "workers": workers,
-            "postgres": pg.as_ref().and_then(|r| r.as_ref().ok()),
-            "http": http.as_ref().and_then(|r| r.as_ref().ok()),
-            "errors": [pg.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
-                       http.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string)],
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
-    } else {
-        let m = Machine::detect();
-        writeln!(
-            out,
-            "hookbench perf: {} s each, {} connections, {} ({} cores)",
-            args.seconds, args.connections, m.cpu, m.cores
-        )?;
-        match &pg {
-            None => {}
-            Some(Ok(r)) => writeln!(
-                out,
-                "postgres  pgbench, same transaction, {c} clients: {:>9.0} tx/s | atomic design, {w} workers, {c} in flight: {:>9.0} deliveries/s | ratio {:.2}",
-                r.reference_per_s,
-                r.hookbench_per_s,
-                r.ratio,
-                c = args.connections,
-                w = workers
-            )?,
-            Some(Err(e)) => writeln!(out, "postgres  not measured: {e}")?,
-        }
-        match &http {
-            None => {}
-            Some(Ok(r)) => writeln!(
-                out,
-                "http      wrk, trivial 200 endpoint, {c} connections: {:>9.0} req/s | sender, {c} in flight: {:>9.0} req/s | ratio {:.2}",
-                r.reference_per_s,
-                r.hookbench_per_s,
-                r.ratio,
-                c = args.connections
-            )?,
-            Some(Err(e)) => writeln!(out, "http      not measured: {e}")?,
-        }
-    }
-    pg.transpose()?;
-    http.transpose()?;
-    Ok(())
-}
-
-fn serve_ok(listen: SocketAddr, out: &mut dyn Write) -> anyhow::Result<()> {
-    runtime()?.block_on(async {
-        let listener =
-            tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
-        writeln!(
-            out,
-            "{}",
-            serde_json::json!({ "listening": listener.local_addr()?, "pid": std::process::id() })
-        )?;
-        out.flush()?;
-        let shutdown = serve::shutdown_signal()?;
-        axum::serve(listener, perf::ok_router()).with_graceful_shutdown(shutdown).await?;
-        Ok(())
-    })
-}
-
-fn jitter_command(args: &JitterArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    if !(args.time_scale > 0.0 && args.recover_s > 0.0) {
-        bail!("--time-scale and --recover-s must be positive");
-    }
-    let section = runtime()?.block_on(experiments::run_jitter(
-        args.seed,
-        args.deliveries,
-        args.recover_s,
-        args.time_scale,
-    ))?;
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&section)?)?;
-        return Ok(());
-    }
-    let e = Experiments { jitter: Some(section), ..Experiments::default() };
-    write!(out, "{}", sections_text(&experiment_sections(&e)))?;
-    Ok(())
-}
-
-/// Prints an experiment's rows (as JSON or as its table) and fails if any part could not run.
-fn print_experiment<T: serde::Serialize>(
-    out: &mut dyn Write,
-    json: bool,
-    rows: &[T],
-    section: Experiments,
-    errors: &[String],
-) -> anyhow::Result<()> {
-    if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(rows)?)?;
-    } else {
-        write!(out, "{}", sections_text(&experiment_sections(&section)))?;
-    }
-    for e in errors {
-        eprintln!("hookbench: {e}");
-    }
-    if !errors.is_empty() {
-        bail!("{} part(s) of the experiment could not run", errors.len());
-    }
-    Ok(())
-}
-
-fn crash_command(args: &CrashArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let exe = match &args.worker_exe {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().context("finding hookbench's own executable")?,
-    };
-    // The workers' logs (each injected abort says where it struck) go to a file, not the terminal.
-    let log = std::env::temp_dir().join(format!("hookbench-crash-{}.log", std::process::id()));
-    eprintln!("hookbench: worker logs in {}", log.display());
-    let config =
-        experiments::crash::CrashConfig { seed: args.seed, events: args.events, exe, log: Some(log) };
-    let (rows, errors) = runtime()?.block_on(async {
-        // Made and dropped inside the runtime: dropping it stops its Postgres container.
-        let setup = experiments::Setup::new(args.backends.clone(), args.postgres.settings());
-        experiments::run_crash(&setup, &config, &args.designs).await
-    });
-    let section = Experiments { crash: rows.clone(), ..Experiments::default() };
-    print_experiment(out, args.json, &rows, section, &errors)
-}
-
-fn retention_command(args: &RetentionArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (runs, errors) = runtime()?.block_on(async {
-        let setup = experiments::Setup::new(args.backends.clone(), args.postgres.settings());
-        experiments::run_retention(&setup, args.seed, args.events, args.concurrency).await
-    });
-    let section = Experiments { retention: runs.clone(), ..Experiments::default() };
-    print_experiment(out, args.json, &runs, section, &errors)
-}
-
-fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {
-    let json = if path.is_dir() { path.join("report.json") } else { path.to_path_buf() };
-    Report::read_json(&json).with_context(|| format!("reading {}", json.display()))
-}
-
-fn report_command(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()> {
-    match cmd {
-        ReportCommand::Schema => {
-            writeln!(out, "{}", serde_json::to_string_pretty(&Report::json_schema())?)?;
-        }
-        ReportCommand::Render { run } => {
-            let report = read_run(&run)?;
-            report.write_all(&run).with_context(|| format!("writing into {}", run.display()))?;
-            writeln!(out, "wrote {0}/report.md and {0}/report.html", run.display())?;
-        }
-        ReportCommand::Index { dir } => {
-            let n = rebuild_index(&dir).with_context(|| format!("indexing {}", dir.display()))?;
-            writeln!(out, "indexed {n} runs into {0}/index.md and {0}/index.html", dir.display())?;
-        }
-        ReportCommand::Compare { a, b, p99_threshold, tolerance } => {
-            let c = compare(&read_run(&a)?, &read_run(&b)?, p99_threshold, tolerance);
-            if c.changes.is_empty() && c.regressions.is_empty() {
-                writeln!(out, "no change")?;
-            }
-            for line in &c.changes {
-                writeln!(out, "{line}")?;
-            }
-            if !c.regressions.is_empty() {
-                writeln!(out, "\nregressions:")?;
-                for line in &c.regressions {
-                    writeln!(out, "  {line}")?;
-                }
-                bail!("{} regression(s) from {} to {}", c.regressions.len(), a.display(), b.display());
-            }
-        }
-    }
-    Ok(())
-}
-
-fn db(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    init_logging();
-    runtime()?.block_on(async {
-        let shutdown = serve::shutdown_signal().context("installing signal handlers")?;
-        match args.backend {
-            Backend::Postgres => {
-                let server = PostgresServer::start(&args.postgres.settings()).await?;
-                let db = server.fresh_database().await?;
-                let version = server.version().await?;
-                let line = serde_json::json!({
-                    "url": db.url, "backend": "postgres", "origin": server.origin(), "version": version,
-                });
-                writeln!(out, "{line}")?;
-                out.flush()?;
-                shutdown.await;
-                if !args.keep {
-                    db.drop_database().await.context("dropping the database")?;
-                }
-            }
-            Backend::Sqlite => {
-                let dir = match (&args.sqlite_dir, args.keep) {
-                    (Some(d), _) => Some(d.clone()),
-                    (None, true) => Some(std::env::current_dir()?),
-                    (None, false) => None,
-                };
-                let file = SqliteFile::create(dir.as_deref())?;
-                // Create and migrate it now, so the file is ready for several workers at once.
-                crate::fleet::ready_schema(&file.url()).await?;
-                writeln!(out, "{}", serde_json::json!({ "url": file.url(), "backend": "sqlite" }))?;
-                out.flush()?;
-                shutdown.await;
-                if !args.keep && args.sqlite_dir.is_some() {
-                    for suffix in ["", "-wal", "-shm"] {
-                        let _ = std::fs::remove_file(format!("{}{suffix}", file.path().display()));
-                    }
-                }
-            }
-        }
-        Ok(())
-    })
-}
-
-fn serve(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    init_logging();
-    let config = ServeConfig {
-        design: args.design,
-        backend: args.backend,
-        database_url: args.database_url,
-        listen: args.listen,
-        secrets: args.secret,
-        work_delay: args.receiver.work_delay,
-        isolation: args.receiver.isolation,
-        inbox_workers: args.receiver.inbox_workers,
-        max_connections: args.receiver.max_connections,
-        inject_faults: args.inject_faults,
-        limits: args.bounds.limits(),
-        pool_timeout: args.bounds.pool_timeout,
-    };
-    let design = config.design;
-    runtime()?.block_on(async {
-        let mut announced = Ok(());
-        let shutdown = serve::shutdown_signal().context("installing signal handlers")?;
-        serve::run(config, shutdown, |listening| {
-            // The one machine-readable line; whoever started the worker waits for it.
-            announced = serde_json::to_string(listening)
-                .map_err(anyhow::Error::from)
-                .and_then(|line| Ok(writeln!(out, "{line}").and_then(|()| out.flush())?));
-        })
-        .await
-        .with_context(|| format!("hookbench serve --design {design}"))?;
-        announced
-    })
-}
-
-fn model(args: &ModelArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let config = args.workload.config();
-    let report = ModelReport::run(&config).context("invalid workload")?;
-    if args.json {
-        serde_json::to_writer_pretty(&mut *out, &report)?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    writeln!(out, "hookbench model (the article's simulation, reproduced; synthetic data)")?;
-    writeln!(out, "seed: {}", config.seed)?;
-    writeln!(out, "hookbench: {}", env!("CARGO_PKG_VERSION"))?;
-    writeln!(out, "sqlite: not used (the model keeps the script's tables in memory)")?;
-    writeln!(out, "machine: {}", Machine::detect().summary())?;
-    writeln!(out, "run date: {}", jiff::Timestamp::now().strftime("%Y-%m-%d"))?;
-    out.write_all(report.render().as_bytes())?;
-    Ok(())
-}
-
-fn sign(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let secrets = args
-        .secret
-        .iter()
-        .map(|s| s.parse::<Secret>())
-        .collect::<Result<Vec<_>, _>>()
-        .context("bad --secret")?;
-    if args.id.is_empty() || args.id.contains(['\r', '\n']) {
-        bail!("--id must be a non-empty single line");
-    }
-    let mut body = Vec::new();
-    match args.body.as_deref() {
-        None => io::stdin().read_to_end(&mut body).context("reading the body from standard input")?,
-        Some(p) if p.as_os_str() == "-" => {
-            io::stdin().read_to_end(&mut body).context("reading the body from standard input")?
-        }
-        Some(p) => {
-            body = std::fs::read(p).with_context(|| format!("reading the body from {}", p.display()))?;
-            body.len()
-        }
-    };
-    let timestamp = args.timestamp.unwrap_or_else(|| jiff::Timestamp::now().as_second());
-    let signatures: Vec<String> = secrets.iter().map(|s| s.sign(&args.id, timestamp, &body)).collect();
-    writeln!(out, "{HEADER_ID}: {}", args.id)?;
-    writeln!(out, "{HEADER_TIMESTAMP}: {timestamp}")?;
-    writeln!(out, "{HEADER_SIGNATURE}: {}", signatures.join(" "))?;
-    Ok(())
 }

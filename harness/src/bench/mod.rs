@@ -1,0 +1,260 @@
+//! `hookbench bench`: the matrix of backend × design cells, each run for real.
+//!
+//! A cell ([`cell`]): a fresh database (migrated once, before any worker starts), W worker
+//! processes of `hookbench serve` started from hookbench's own executable and health-checked,
+//! the delivery plan sent by the sender (with chaos beside it when asked), a wait until the
+//! receivers are quiet (the inbox drained), the workers stopped, then the checker reading the
+//! database. A backend that cannot be had (no Docker, no `DATABASE_URL`) has its cells reported as
+//! skipped with the reason; a cell that fails midway is reported as broken. Failure experiments
+//! asked for run after the matrix, on its Postgres server.
+
+mod cell;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use provision::{PostgresServer, PostgresSettings};
+use receivers::design::Design;
+use receivers::signature::Secret;
+use receivers::store::{Backend, Isolation};
+
+use crate::chaos::Chaos;
+use crate::machine::Machine;
+use crate::model;
+use crate::progress::Bars;
+use crate::report::{CellNote, Parameters, Report, Versions};
+use crate::sender::SenderConfig;
+use crate::workload::{Workload, WorkloadConfig, WorkloadError};
+
+/// Everything a bench run needs.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Backends to run.
+    pub backends: Vec<Backend>,
+    /// Designs to run on each.
+    pub designs: Vec<Design>,
+    /// The workload.
+    pub workload: WorkloadConfig,
+    /// Worker processes per cell.
+    pub workers: usize,
+    /// How the sender sends.
+    pub sender: SenderConfig,
+    /// Simulated work per delivery.
+    pub work_delay: Duration,
+    /// Postgres isolation.
+    pub isolation: Isolation,
+    /// Inbox claim loops per worker.
+    pub inbox_workers: usize,
+    /// Pool size per worker.
+    pub max_connections: u32,
+    /// Where Postgres comes from.
+    pub postgres: PostgresSettings,
+    /// Keep each cell's database.
+    pub keep: bool,
+    /// The executable whose `serve` runs the workers.
+    pub exe: PathBuf,
+    /// The run's directory (report.json, worker logs, kept SQLite files).
+    pub out: PathBuf,
+    /// The run's id.
+    pub run_id: String,
+    /// How long to wait for the receivers to go quiet after the last delivery.
+    pub quiet_timeout: Duration,
+    /// Draw progress bars (on a terminal).
+    pub progress: bool,
+    /// Deliver to receivers that are already running instead of starting a fleet.
+    pub targets: Option<Targets>,
+    /// Chaos during each cell (workers killed, Postgres connections ended).
+    pub chaos: Vec<Chaos>,
+    /// Chance a credit event is poison: sent with a negative amount, which passes the signature
+    /// and the wire format and which the side effect refuses every time.
+    pub poison: f64,
+    /// Failure experiments to run after the matrix, into the same report.
+    pub experiments: Vec<crate::experiments::Kind>,
+}
+
+/// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
+#[derive(Debug, Clone)]
+pub struct Targets {
+    /// Their webhook URLs.
+    pub urls: Vec<String>,
+    /// The database they share (the checker reads it; it is not dropped).
+    pub database_url: String,
+    /// The secret they verify with.
+    pub secret: Secret,
+}
+
+/// A combination of settings a bench cannot run with, named by its flag.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The workload's parameters are out of range.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// `--poison` is not a chance.
+    #[error("--poison must be a chance between 0 and 1, not {0}")]
+    Poison(f64),
+    /// `--chaos` against receivers hookbench did not start.
+    #[error("--chaos needs workers hookbench starts itself; it cannot kill --targets")]
+    ChaosWithTargets,
+    /// `--targets` with other than one design.
+    #[error("--targets needs exactly one --designs: the design the running receivers implement")]
+    TargetsDesigns,
+    /// Nothing to run.
+    #[error("--backends and --designs leave no cell to run")]
+    NoCell,
+}
+
+impl BenchConfig {
+    /// Checks that the settings can run together; every refusal names its flag.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.workload.validate()?;
+        if !(0.0..=1.0).contains(&self.poison) {
+            return Err(ConfigError::Poison(self.poison));
+        }
+        if self.targets.is_some() {
+            if !self.chaos.is_empty() {
+                return Err(ConfigError::ChaosWithTargets);
+            }
+            if self.designs.len() != 1 {
+                return Err(ConfigError::TargetsDesigns);
+            }
+        }
+        if self.backends.is_empty() || self.designs.is_empty() {
+            return Err(ConfigError::NoCell);
+        }
+        Ok(())
+    }
+}
+
+/// A secret for one run (any key works; none leaves the machine).
+fn run_secret(seed: u32) -> Secret {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    Secret::from_bytes(format!("hookbench-{seed}-{}-{nanos}", std::process::id()).into_bytes())
+}
+
+/// Runs the matrix and returns the report (not yet written). Fails only on settings that cannot
+/// run; a cell that cannot is in the report as skipped or broken.
+pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
+    config.validate()?;
+    let mut workload = Workload::generate(&config.workload)?;
+    workload.poison(config.poison);
+    let workload = Arc::new(workload);
+    let model_rows = model::handler_table(&workload);
+    let bars = Bars::new(config.progress);
+    let mut report = Report {
+        run_id: config.run_id.clone(),
+        started_at: jiff::Timestamp::now().to_string(),
+        git_sha: git_sha(),
+        parameters: parameters(config),
+        versions: Versions { hookbench: env!("CARGO_PKG_VERSION").to_string(), ..Versions::default() },
+        machine: Machine::detect(),
+        rows: Vec::new(),
+        skipped: Vec::new(),
+        broken: Vec::new(),
+        experiments: Default::default(),
+    };
+    let _ = std::fs::create_dir_all(config.out.join("logs"));
+    // The matrix's Postgres server, kept for the experiments when there are any.
+    let mut kept_server = None;
+    for &backend in &config.backends {
+        let pg = match backend {
+            _ if config.targets.is_some() => None,
+            Backend::Postgres => match PostgresServer::start(&config.postgres).await {
+                Ok(server) => {
+                    report.versions.postgres = server.version().await.ok();
+                    report.versions.postgres_origin = Some(server.origin().to_string());
+                    Some(server)
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    bars.say(&format!("skipping postgres: {reason}"));
+                    for &design in &config.designs {
+                        report.skipped.push(CellNote { backend, design, reason: reason.clone() });
+                    }
+                    continue;
+                }
+            },
+            Backend::Sqlite => None,
+        };
+        for &design in &config.designs {
+            let model =
+                model::handler_for_design(design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
+            let cell = cell::Cell { config, backend, design, workload: &workload, model };
+            match cell.run(pg.as_ref(), &bars).await {
+                Ok((row, db_version)) => {
+                    let slot = match backend {
+                        Backend::Postgres => &mut report.versions.postgres,
+                        Backend::Sqlite => &mut report.versions.sqlite,
+                    };
+                    if slot.is_none() {
+                        *slot = db_version;
+                    }
+                    report.rows.push(row);
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    bars.say(&format!("{backend} {design} broke: {reason}"));
+                    report.broken.push(CellNote { backend, design, reason });
+                }
+            }
+        }
+        if !config.experiments.is_empty() && pg.is_some() {
+            kept_server = pg;
+        }
+    }
+    if !config.experiments.is_empty() {
+        bars.say(&format!("running the experiments {:?}", config.experiments));
+        let mut setup = crate::experiments::Setup::new(config.backends.clone(), config.postgres.clone());
+        if let Some(server) = kept_server {
+            setup = setup.with_server(server);
+        }
+        let log = Some(config.out.join("logs").join("crash.log"));
+        report.experiments = crate::experiments::Experiments::run(
+            &config.experiments,
+            &setup,
+            config.workload.seed,
+            config.exe.clone(),
+            log,
+        )
+        .await;
+    }
+    Ok(report)
+}
+
+fn parameters(config: &BenchConfig) -> Parameters {
+    let w = &config.workload;
+    Parameters {
+        seed: w.seed,
+        events: w.events,
+        workers: config.workers,
+        concurrency: config.sender.concurrency,
+        rate: config.sender.rate,
+        work_delay: humantime::format_duration(config.work_delay).to_string(),
+        timeout: humantime::format_duration(config.sender.timeout).to_string(),
+        retry: config.sender.retry,
+        isolation: config.isolation.as_str().to_string(),
+        inbox_workers: config.inbox_workers,
+        p_duplicate: w.p_duplicate,
+        p_ack_lost: w.p_ack_lost,
+        p_concurrent: w.p_concurrent,
+        p_shuffle: w.p_shuffle,
+        chaos: config.chaos.clone(),
+        poison: config.poison,
+    }
+}
+
+/// The short git commit of the working directory, if it is a git checkout.
+pub fn git_sha() -> Option<String> {
+    let out = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The default run id: `<UTC timestamp>-<short sha>`.
+pub fn default_run_id() -> String {
+    let ts = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+    format!("{ts}-{}", git_sha().unwrap_or_else(|| "nogit".to_string()))
+}

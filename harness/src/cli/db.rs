@@ -1,0 +1,53 @@
+//! `hookbench db`: a fresh database, held until a signal.
+
+use std::io::Write;
+
+use anyhow::Context;
+use provision::{PostgresServer, SqliteFile};
+use receivers::store::Backend;
+
+use super::{DbArgs, init_logging, runtime};
+use crate::serve;
+
+/// `hookbench db`.
+pub(super) fn run(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    init_logging();
+    runtime()?.block_on(async {
+        let shutdown = serve::shutdown_signal().context("installing signal handlers")?;
+        match args.backend {
+            Backend::Postgres => {
+                let server = PostgresServer::start(&args.postgres.settings()).await?;
+                let db = server.fresh_database().await?;
+                let version = server.version().await?;
+                let line = serde_json::json!({
+                    "url": db.url, "backend": "postgres", "origin": server.origin(), "version": version,
+                });
+                writeln!(out, "{line}")?;
+                out.flush()?;
+                shutdown.await;
+                if !args.keep {
+                    db.drop_database().await.context("dropping the database")?;
+                }
+            }
+            Backend::Sqlite => {
+                let dir = match (&args.sqlite_dir, args.keep) {
+                    (Some(d), _) => Some(d.clone()),
+                    (None, true) => Some(std::env::current_dir()?),
+                    (None, false) => None,
+                };
+                let file = SqliteFile::create(dir.as_deref())?;
+                // Create and migrate it now, so the file is ready for several workers at once.
+                crate::fleet::ready_schema(&file.url()).await?;
+                writeln!(out, "{}", serde_json::json!({ "url": file.url(), "backend": "sqlite" }))?;
+                out.flush()?;
+                shutdown.await;
+                if !args.keep && args.sqlite_dir.is_some() {
+                    for suffix in ["", "-wal", "-shm"] {
+                        let _ = std::fs::remove_file(format!("{}{suffix}", file.path().display()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}

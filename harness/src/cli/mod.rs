@@ -1,0 +1,89 @@
+//! The command line, a thin edge: [`args`] holds every flag, and each command has a module of its
+//! own whose `run` turns the arguments into the library's config (refusing a bad combination
+//! before anything starts, naming the flag), calls the library, and prints. Errors become
+//! `anyhow` here and only here. Tests call [`run`] with parsed arguments and a buffer, so they
+//! exercise the real binary's paths without spawning it.
+
+mod args;
+mod bench;
+mod db;
+mod experiments;
+mod model;
+mod perf;
+mod report;
+mod serve;
+mod sign;
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+
+pub use args::*;
+
+/// Parses the process's arguments, runs, and turns an error into a message and exit status 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    raise_open_file_limit();
+    let stdout = io::stdout();
+    match run(cli, &mut stdout.lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("hookbench: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one parsed command, writing its output to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Bench(args) => bench::run(&args, out),
+        Command::Perf(args) => perf::run(&args, out),
+        Command::ServeOk { listen } => perf::run_ok_endpoint(listen, out),
+        Command::Jitter(args) => experiments::run_jitter(&args, out),
+        Command::Crash(args) => experiments::run_crash(&args, out),
+        Command::Retention(args) => experiments::run_retention(&args, out),
+        Command::Report(cmd) => report::run(cmd, out),
+        Command::Model(args) => model::run(&args, out),
+        Command::Sign(args) => sign::run(&args, out),
+        Command::Serve(args) => serve::run(args, out),
+        Command::Db(args) => db::run(&args, out),
+    }
+}
+
+/// Raises this process's soft limit on open files to its hard limit: the jitter experiment holds
+/// two sockets per delivery (1,000 deliveries by default), and a 1,024 soft limit is common.
+fn raise_open_file_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+    {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
+/// Logs to stderr, at `HOOKBENCH_LOG`'s level (warn by default).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("HOOKBENCH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(io::stderr().is_terminal())
+        .with_writer(io::stderr)
+        .try_init();
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
+/// The executable workers run: `chosen` (a hidden flag for tests), else this one.
+fn worker_exe(chosen: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match chosen {
+        Some(p) => Ok(p.to_path_buf()),
+        None => std::env::current_exe().context("finding hookbench's own executable"),
+    }
+}

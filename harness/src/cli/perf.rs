@@ -1,0 +1,91 @@
+//! `hookbench perf`: hookbench beside pgbench and wrk, and the trivial endpoint they share.
+
+use std::io::Write;
+use std::net::SocketAddr;
+
+use anyhow::Context;
+
+use super::{PerfArgs, PerfPart, runtime, worker_exe};
+use crate::machine::Machine;
+use crate::perf::{self, PerfConfig};
+use crate::serve;
+
+/// `hookbench perf`.
+pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
+    let config = PerfConfig {
+        seconds: args.seconds,
+        connections: args.connections,
+        workers,
+        postgres: args.postgres.settings(),
+        exe: worker_exe(None)?,
+    };
+    let runs = |part| args.only.is_none_or(|only| only == part);
+    let (pg, http) = runtime()?.block_on(async {
+        let pg = if runs(PerfPart::Postgres) { Some(perf::postgres_ratio(&config).await) } else { None };
+        let http = if runs(PerfPart::Http) { Some(perf::http_ratio(&config).await) } else { None };
+        (pg, http)
+    });
+    if args.json {
+        let json = serde_json::json!({
+            "seconds": args.seconds, "connections": args.connections, "workers": workers,
+            "postgres": pg.as_ref().and_then(|r| r.as_ref().ok()),
+            "http": http.as_ref().and_then(|r| r.as_ref().ok()),
+            "errors": [pg.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
+                       http.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string)],
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        let m = Machine::detect();
+        writeln!(
+            out,
+            "hookbench perf: {} s each, {} connections, {} ({} cores)",
+            args.seconds, args.connections, m.cpu, m.cores
+        )?;
+        match &pg {
+            None => {}
+            Some(Ok(r)) => writeln!(
+                out,
+                "postgres  pgbench, same transaction, {c} clients: {:>9.0} tx/s | atomic design, {w} workers, {c} in flight: {:>9.0} deliveries/s | ratio {:.2}",
+                r.reference_per_s,
+                r.hookbench_per_s,
+                r.ratio,
+                c = args.connections,
+                w = workers
+            )?,
+            Some(Err(e)) => writeln!(out, "postgres  not measured: {e}")?,
+        }
+        match &http {
+            None => {}
+            Some(Ok(r)) => writeln!(
+                out,
+                "http      wrk, trivial 200 endpoint, {c} connections: {:>9.0} req/s | sender, {c} in flight: {:>9.0} req/s | ratio {:.2}",
+                r.reference_per_s,
+                r.hookbench_per_s,
+                r.ratio,
+                c = args.connections
+            )?,
+            Some(Err(e)) => writeln!(out, "http      not measured: {e}")?,
+        }
+    }
+    pg.transpose()?;
+    http.transpose()?;
+    Ok(())
+}
+
+/// The trivial endpoint `perf` measures the sender against (`hookbench serve-ok`).
+pub(super) fn run_ok_endpoint(listen: SocketAddr, out: &mut dyn Write) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let listener =
+            tokio::net::TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({ "listening": listener.local_addr()?, "pid": std::process::id() })
+        )?;
+        out.flush()?;
+        let shutdown = serve::shutdown_signal()?;
+        axum::serve(listener, perf::ok_router()).with_graceful_shutdown(shutdown).await?;
+        Ok(())
+    })
+}

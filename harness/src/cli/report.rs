@@ -1,0 +1,49 @@
+//! `hookbench report`: render a run, rebuild the index, compare two runs, print the schema.
+
+use std::io::Write;
+
+use anyhow::{Context, bail};
+
+use super::ReportCommand;
+use crate::report::{Report, compare, rebuild_index};
+
+/// A run's report, from its directory or its report.json.
+fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {
+    let json = if path.is_dir() { path.join("report.json") } else { path.to_path_buf() };
+    Report::read_json(&json).with_context(|| format!("reading {}", json.display()))
+}
+
+/// `hookbench report ...`.
+pub(super) fn run(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()> {
+    match cmd {
+        ReportCommand::Schema => {
+            writeln!(out, "{}", serde_json::to_string_pretty(&Report::json_schema())?)?;
+        }
+        ReportCommand::Render { run } => {
+            let report = read_run(&run)?;
+            report.write_all(&run).with_context(|| format!("writing into {}", run.display()))?;
+            writeln!(out, "wrote {0}/report.md and {0}/report.html", run.display())?;
+        }
+        ReportCommand::Index { dir } => {
+            let n = rebuild_index(&dir).with_context(|| format!("indexing {}", dir.display()))?;
+            writeln!(out, "indexed {n} runs into {0}/index.md and {0}/index.html", dir.display())?;
+        }
+        ReportCommand::Compare { a, b, p99_threshold, tolerance } => {
+            let c = compare(&read_run(&a)?, &read_run(&b)?, p99_threshold, tolerance);
+            if c.changes.is_empty() && c.regressions.is_empty() {
+                writeln!(out, "no change")?;
+            }
+            for line in &c.changes {
+                writeln!(out, "{line}")?;
+            }
+            if !c.regressions.is_empty() {
+                writeln!(out, "\nregressions:")?;
+                for line in &c.regressions {
+                    writeln!(out, "  {line}")?;
+                }
+                bail!("{} regression(s) from {} to {}", c.regressions.len(), a.display(), b.display());
+            }
+        }
+    }
+    Ok(())
+}
