@@ -87,10 +87,10 @@ pub enum ChaosError {
     #[error(transparent)]
     Fleet(#[from] FleetError),
     /// Ending the receivers' connections failed.
-    #[error("ending the receivers' Postgres connections")]
-    Terminate(#[source] sqlx::Error),
+    #[error("ending the receivers' Postgres connections: {0}")]
+    Terminate(sqlx::Error),
     /// A chaos task panicked or was cancelled.
-    #[error("chaos task: {0}")]
+    #[error("the chaos task stopped")]
     Task(#[from] tokio::task::JoinError),
 }
 

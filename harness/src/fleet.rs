@@ -75,7 +75,7 @@ const HEALTHY_WITHIN: Duration = Duration::from_secs(30);
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
     /// The process could not be spawned.
-    #[error("cannot start {exe}: {source}")]
+    #[error("cannot start {exe}")]
     Spawn {
         /// The executable.
         exe: String,
@@ -102,7 +102,7 @@ pub enum FleetError {
         reason: String,
     },
     /// Sending a signal failed.
-    #[error("cannot signal worker {index}: {source}")]
+    #[error("cannot signal worker {index}")]
     Signal {
         /// Which worker.
         index: usize,
@@ -111,7 +111,7 @@ pub enum FleetError {
         source: nix::Error,
     },
     /// Waiting for a process failed.
-    #[error("waiting for worker {index}: {source}")]
+    #[error("waiting for worker {index}")]
     Wait {
         /// Which worker.
         index: usize,

@@ -1,23 +1,43 @@
-//! hookbench: measures whether webhook receivers apply every event exactly once.
+//! hookbench measures whether webhook receivers apply every event exactly once, under real
+//! parallel at-least-once delivery, and puts beside each real figure the one the article
+//! "Webhook Idempotency and Retries: 4 Receiver Handlers Tested" simulates for the same seed.
 //!
-//! The article this project grew from compares receiver designs in a one-process simulation.
-//! hookbench generates the article's seeded [`workload`] bit for bit, reproduces its [`model`]
-//! exactly, and (as it grows) delivers the same workload for real to receiver processes.
-//! [`cli`] is the command line; `main.rs` only calls it.
+//! # Layout
+//!
+//! In the order data flows through a bench:
+//!
+//! - [`workload`]: the article's seeded events and delivery plan, bit for bit (its rng, events,
+//!   duplicates, lost acks, concurrent copies, shuffles).
+//! - [`model`]: the article's one-process simulation of the same workload, reproduced exactly.
+//! - `sender`: the plan sent as signed, parallel HTTP deliveries, open loop, retried with backoff.
+//! - the receivers on trial are the `receivers` crate; [`fleet`] starts them as worker processes
+//!   of `hookbench serve` (`serve`), kills and restarts them; `chaos` does so during a bench.
+//! - [`observer`]: what a receiver applied, read from where it keeps it, with connections of its
+//!   own; [`checker`]: the correctness figures from those answers and the workload alone.
+//! - `stats`: latency histograms and delivery counters.
+//! - [`report`]: report.json (with its schema), report.md, report.html, the terminal table, the
+//!   history index and `report compare`.
+//!
+//! Around them: `bench` (the matrix of backend × design cells, each a `Cell` of named steps),
+//! `experiments` (crash, jitter, retention for real), `perf` (hookbench beside pgbench and wrk),
+//! `progress` (bars while a run runs), `reason` (an error as a report keeps it), `machine` (what a
+//! run ran on), and [`cli`], the command
+//! line; `main.rs` only calls [`cli::main`]. Databases come from the `provision` crate.
 
-pub mod bench;
-pub mod chaos;
+mod bench;
+mod chaos;
 pub mod checker;
 pub mod cli;
-pub mod experiments;
+mod experiments;
 pub mod fleet;
-pub mod machine;
+mod machine;
 pub mod model;
 pub mod observer;
-pub mod perf;
-pub mod progress;
+mod perf;
+mod progress;
+mod reason;
 pub mod report;
-pub mod sender;
-pub mod serve;
-pub mod stats;
+mod sender;
+mod serve;
+mod stats;
 pub mod workload;

@@ -75,7 +75,7 @@ pub enum ServeError {
     #[error(transparent)]
     Store(#[from] receivers::store::StoreError),
     /// The address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address.
         addr: SocketAddr,
@@ -84,7 +84,7 @@ pub enum ServeError {
         source: std::io::Error,
     },
     /// Serving failed.
-    #[error("server error: {0}")]
+    #[error("serving")]
     Io(#[from] std::io::Error),
 }
 

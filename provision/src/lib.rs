@@ -34,7 +34,7 @@ pub enum ProvisionError {
     #[error("--postgres url needs --database-url or DATABASE_URL")]
     MissingUrl,
     /// The container did not start.
-    #[error("could not start the Postgres container from image `{image}`: {source}")]
+    #[error("could not start the Postgres container from image `{image}`")]
     Container {
         /// The image.
         image: String,
@@ -42,12 +42,18 @@ pub enum ProvisionError {
         #[source]
         source: testcontainers::TestcontainersError,
     },
-    /// A database statement failed.
+    /// A database statement failed (sqlx's message carries its cause; it is not chained again).
     #[error("database error while provisioning: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     /// A file operation failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+impl From<sqlx::Error> for ProvisionError {
+    fn from(e: sqlx::Error) -> Self {
+        ProvisionError::Database(e)
+    }
 }
 
 /// A fresh database of either backend, for one cell or one experiment.

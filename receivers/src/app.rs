@@ -96,7 +96,7 @@ pub fn router(state: Arc<AppState>) -> Router {
 #[derive(Debug, thiserror::Error)]
 enum Refusal {
     #[error("signature verification failed: {0}")]
-    Signature(#[from] VerifyError),
+    Signature(VerifyError),
     #[error(transparent)]
     Event(#[from] EventError),
     #[error("body is not UTF-8")]
@@ -109,6 +109,12 @@ enum Refusal {
     BodyRead(String),
     #[error(transparent)]
     Handle(#[from] HandleError),
+}
+
+impl From<VerifyError> for Refusal {
+    fn from(e: VerifyError) -> Self {
+        Refusal::Signature(e)
+    }
 }
 
 impl IntoResponse for Refusal {

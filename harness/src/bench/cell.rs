@@ -24,19 +24,19 @@ use crate::workload::Workload;
 /// Why a cell broke. Each says what was being done; the cause follows it.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum CellError {
-    #[error("provisioning: {0}")]
+    #[error("provisioning")]
     Provision(#[from] provision::ProvisionError),
-    #[error("preparing the schema: {0}")]
+    #[error("preparing the schema")]
     Schema(#[from] receivers::store::StoreError),
-    #[error("reading the database: {0}")]
+    #[error("reading the database")]
     Observe(#[from] TablesError),
-    #[error("workers: {0}")]
+    #[error("workers")]
     Fleet(#[from] FleetError),
-    #[error("sender: {0}")]
+    #[error("sender")]
     Sender(#[from] sender::SendError),
     #[error("the inbox still had {0} pending rows after the quiet timeout")]
     NotQuiet(u64),
-    #[error("chaos: {0}")]
+    #[error("chaos")]
     Chaos(#[from] chaos::ChaosError),
 }
 

@@ -167,7 +167,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
                     Some(server)
                 }
                 Err(e) => {
-                    let reason = e.to_string();
+                    let reason = crate::reason::reason(&e);
                     bars.say(&format!("skipping postgres: {reason}"));
                     for &design in &config.designs {
                         report.skipped.push(CellNote { backend, design, reason: reason.clone() });
@@ -193,7 +193,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
                     report.rows.push(row);
                 }
                 Err(e) => {
-                    let reason = e.to_string();
+                    let reason = crate::reason::reason(&e);
                     bars.say(&format!("{backend} {design} broke: {reason}"));
                     report.broken.push(CellNote { backend, design, reason });
                 }

@@ -14,9 +14,11 @@ pub mod crash;
 pub mod jitter;
 pub mod retention;
 
-pub use jitter::{JitterMeasured, JitterSection, jitter};
+pub use jitter::{JitterSection, jitter};
 
 use serde::{Deserialize, Serialize};
+
+use crate::reason::reason;
 
 /// The experiments' sections of a report; each is empty unless its experiment ran.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -75,7 +77,7 @@ impl Experiments {
                 }
                 Kind::Jitter => match run_jitter(seed, DELIVERIES, RECOVER_S, jitter::TIME_SCALE).await {
                     Ok(j) => e.jitter = Some(j),
-                    Err(err) => e.errors.push(format!("jitter: {err}")),
+                    Err(err) => e.errors.push(format!("jitter: {}", reason(&err))),
                 },
                 Kind::Retention => {
                     let (runs, errors) =
@@ -94,16 +96,16 @@ impl Experiments {
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
     /// No database.
-    #[error("provisioning: {0}")]
+    #[error("provisioning")]
     Provision(#[from] provision::ProvisionError),
     /// The database failed.
-    #[error("database: {0}")]
+    #[error("preparing the schema")]
     Store(#[from] receivers::store::StoreError),
     /// Reading what was applied failed.
-    #[error("reading the database: {0}")]
+    #[error("reading the database")]
     Observe(#[from] crate::observer::TablesError),
     /// A worker could not be started, stopped or restarted.
-    #[error("workers: {0}")]
+    #[error("workers")]
     Fleet(#[from] crate::fleet::FleetError),
     /// The run did not go as the experiment requires.
     #[error("{0}")]
@@ -160,7 +162,9 @@ impl Setup {
                 Backend::Postgres => match self.postgres_server().await {
                     Ok(server) => Some(server),
                     Err(e) => {
-                        errors.extend(items.iter().map(|&i| format!("{} on {backend}: {e}", label(i))));
+                        errors.extend(
+                            items.iter().map(|&i| format!("{} on {backend}: {}", label(i), reason(&e))),
+                        );
                         continue;
                     }
                 },
@@ -170,16 +174,20 @@ impl Setup {
                 let db = match provision::FreshDb::create(pg, None).await {
                     Ok(db) => db,
                     Err(e) => {
-                        errors.push(format!("{} on {backend}: {e}", label(item)));
+                        errors.push(format!("{} on {backend}: {}", label(item), reason(&e)));
                         continue;
                     }
                 };
                 match each(backend, item, db.url()).await {
                     Ok(t) => done.push(t),
-                    Err(e) => errors.push(format!("{} on {backend}: {e}", label(item))),
+                    Err(e) => errors.push(format!("{} on {backend}: {}", label(item), reason(&e))),
                 }
                 if let Err(e) = db.discard().await {
-                    errors.push(format!("{} on {backend}: dropping the database: {e}", label(item)));
+                    errors.push(format!(
+                        "{} on {backend}: dropping the database: {}",
+                        label(item),
+                        reason(&e)
+                    ));
                 }
             }
         }

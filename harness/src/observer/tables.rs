@@ -28,9 +28,15 @@ pub enum TablesError {
     /// The URL names no database the receivers use.
     #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db): {0}")]
     Url(String),
-    /// A query or connection failed.
-    #[error(transparent)]
-    Database(#[from] sqlx::Error),
+    /// A query or connection failed (sqlx's message carries its cause; it is not chained again).
+    #[error("{0}")]
+    Database(sqlx::Error),
+}
+
+impl From<sqlx::Error> for TablesError {
+    fn from(e: sqlx::Error) -> Self {
+        TablesError::Database(e)
+    }
 }
 
 /// A connection pool to the receivers' database, Postgres or SQLite.

@@ -186,12 +186,13 @@ pub enum StoreError {
     /// The URL names no supported database.
     #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db): {0}")]
     Url(String),
-    /// A query or connection failed.
+    /// A query or connection failed. (sqlx's message already carries its cause, so it is not
+    /// chained as a source too: each cause reads once.)
     #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     /// The schema migrations failed.
     #[error("migration failed: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    Migrate(sqlx::migrate::MigrateError),
     /// The side effect refuses the event, and will every time (a poison event, or a credit that
     /// would overflow the balance).
     #[error("side effect refused: {0}")]
@@ -205,6 +206,18 @@ pub enum StoreError {
         /// What was found.
         why: String,
     },
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::Database(e)
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        StoreError::Migrate(e)
+    }
 }
 
 impl StoreError {
