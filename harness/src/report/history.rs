@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use super::Report;
+use super::{Report, page};
 
 /// Every run under `dir` (a folder per run holding report.json), oldest first.
 pub fn load_runs(dir: &Path) -> std::io::Result<Vec<(PathBuf, Report)>> {
@@ -131,37 +131,27 @@ pub fn rebuild_index(dir: &Path) -> std::io::Result<usize> {
     }
     std::fs::write(dir.join("index.md"), &md)?;
 
-    let mut html = String::from(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hookbench runs</title>\n<style>\
-         body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}\
-         table{border-collapse:collapse;font-size:.9rem}td,th{border:1px solid #ccc;padding:.25rem .5rem}\
-         figcaption{font-weight:600}</style></head><body>\n<h1>hookbench runs</h1>\n",
-    );
+    let mut figures = Vec::new();
     for (id, title, y, metric) in trend_charts() {
-        match trend_svg(&runs, title, y, metric) {
-            Ok(svg) => {
-                let _ =
-                    write!(html, "<figure id=\"{id}\"><figcaption>{title}</figcaption>\n{svg}\n</figure>\n");
-            }
-            Err(e) => {
-                let _ = write!(html, "<p>{title}: not drawn ({e})</p>");
+        figures.push(match trend_svg(&runs, title, y, metric) {
+            Ok(svg) => page::figure(id, title, &svg),
+            Err(e) => page::note(&format!("{title}: not drawn ({e})")),
+        });
+    }
+    let lines: Vec<_> = runs.iter().rev().map(|(path, r)| run_line(path, r)).collect();
+    let body = maud::html! {
+        @for f in &figures { (f) }
+        table {
+            tr { @for h in RUN_HEADER { th { (h) } } }
+            @for line in &lines {
+                tr {
+                    td { a href=(format!("{}/report.html", line[0])) { (line[0]) } }
+                    @for c in &line[1..] { td { (c) } }
+                }
             }
         }
-    }
-    html.push_str("<table><tr>");
-    for h in RUN_HEADER {
-        let _ = write!(html, "<th>{h}</th>");
-    }
-    html.push_str("</tr>\n");
-    for (path, r) in runs.iter().rev() {
-        let line = run_line(path, r);
-        let _ = write!(html, "<tr><td><a href=\"{0}/report.html\">{0}</a></td>", line[0]);
-        for c in &line[1..] {
-            let _ = write!(html, "<td>{c}</td>");
-        }
-        html.push_str("</tr>\n");
-    }
-    html.push_str("</table></body></html>\n");
+    };
+    let html = page::page("hookbench runs", body);
     std::fs::write(dir.join("index.html"), html)?;
     Ok(runs.len())
 }

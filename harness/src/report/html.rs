@@ -2,13 +2,11 @@
 //! inline SVG: latency percentile curves per design for each backend, and duplicate applies and
 //! stale accounts per design and backend with the model beside them.
 
-use std::fmt::Write;
-
 use plotters::prelude::*;
 use receivers::store::Backend;
 
 use super::markdown::{backends, designs};
-use super::{Report, Row};
+use super::{Report, Row, page};
 
 /// The charts the page promises, by id and title (tests check each is there).
 pub fn chart_titles(report: &Report) -> Vec<(String, String)> {
@@ -244,22 +242,9 @@ fn jitter_chart(report: &Report, title: &str) -> Result<String, Box<dyn std::err
     Ok(svg)
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
-/// Renders report.html.
+/// Renders report.html: the charts, then report.md's sections and tables.
 pub fn render_html(report: &Report) -> String {
-    let mut html = String::new();
-    let _ = write!(
-        html,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>hookbench {id}</title>\n<style>\
-         body{{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}}\
-         table{{border-collapse:collapse;margin:1rem 0;font-size:.9rem}}td,th{{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}}\
-         td:first-child,th:first-child,td:nth-child(2){{text-align:left}}figure{{margin:1.5rem 0}}figcaption{{font-weight:600}}\
-         .note{{color:#555}}</style></head><body>\n<h1>hookbench run {id}</h1>\n",
-        id = escape(&report.run_id)
-    );
+    let mut body = Vec::new();
     let drawn: Drawn = (|| {
         for (id, title) in chart_titles(report) {
             let svg = match id.strip_prefix("latency-") {
@@ -275,68 +260,17 @@ pub fn render_html(report: &Report) -> String {
                     f.stale_accounts
                 })?,
             };
-            let _ = write!(
-                html,
-                "<figure id=\"{id}\"><figcaption>{}</figcaption>\n{svg}\n</figure>\n",
-                escape(&title)
-            );
+            body.push(page::figure(&id, &title, &svg));
         }
         Ok(())
     })();
     if let Err(e) = drawn {
-        let _ = write!(html, "<p class=\"note\">charts could not be drawn: {}</p>", escape(&e.to_string()));
+        body.push(page::note(&format!("charts could not be drawn: {e}")));
     }
-    // The tables, from the Markdown rendering's data.
+    // The tables and sections: report.md without its own title (the page has one).
     let md = super::markdown::render_markdown(report);
-    html.push_str(&markdown_tables_to_html(&md));
-    html.push_str("</body></html>\n");
-    html
-}
-
-/// Turns the Markdown report (headings, paragraphs, pipe tables, lists) into HTML.
-fn markdown_tables_to_html(md: &str) -> String {
-    let mut out = String::new();
-    let mut in_table = false;
-    for line in md.lines() {
-        let cells = |l: &str| -> Vec<String> {
-            l.trim().trim_matches('|').split('|').map(|c| escape(c.trim()).replace("**", "")).collect()
-        };
-        if line.starts_with('|') {
-            if line.contains("---") {
-                continue;
-            }
-            if !in_table {
-                out.push_str("<table><tr>");
-                for c in cells(line) {
-                    let _ = write!(out, "<th>{c}</th>");
-                }
-                out.push_str("</tr>\n");
-                in_table = true;
-            } else {
-                out.push_str("<tr>");
-                for c in cells(line) {
-                    let _ = write!(out, "<td>{c}</td>");
-                }
-                out.push_str("</tr>\n");
-            }
-            continue;
-        }
-        if in_table {
-            out.push_str("</table>\n");
-            in_table = false;
-        }
-        if let Some(h) = line.strip_prefix("## ") {
-            let _ = writeln!(out, "<h2>{}</h2>", escape(h));
-        } else if line.starts_with("# ") {
-            continue; // the page has its own h1
-        } else if let Some(item) = line.strip_prefix("- ") {
-            let _ = writeln!(out, "<p>&bull; {}</p>", escape(item));
-        } else if !line.trim().is_empty() {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(line));
-        }
-    }
-    if in_table {
-        out.push_str("</table>\n");
-    }
-    out
+    let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
+    body.push(page::markdown(without_title));
+    let title = format!("hookbench run {}", report.run_id);
+    page::page(&title, maud::html! { @for part in &body { (part) } })
 }

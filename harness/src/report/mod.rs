@@ -4,6 +4,7 @@
 mod history;
 mod html;
 mod markdown;
+mod page;
 mod sections;
 mod table;
 

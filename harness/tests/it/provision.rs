@@ -1,7 +1,5 @@
 //! Provisioning: every run gets a fresh database that no other run sees, dropped afterwards.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -35,7 +33,7 @@ async fn insert_account(url: &str) {
 
 #[tokio::test]
 async fn postgres_runs_get_separate_databases_that_are_dropped() {
-    let server = common::pg_server();
+    let server = testkit::pg_server();
     let (a, b) = (server.fresh_database().await.expect("a"), server.fresh_database().await.expect("b"));
     assert_ne!(a.name, b.name);
     let (sa, sb) = (

@@ -12,7 +12,7 @@ fn hookbench(args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8(out)?)
 }
 
-const SCHEMA: &str = include_str!("../../reports/report.schema.json");
+const SCHEMA: &str = include_str!("../../../reports/report.schema.json");
 
 #[test]
 fn the_committed_schema_is_the_one_the_types_generate() {

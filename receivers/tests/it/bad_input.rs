@@ -1,19 +1,17 @@
 //! Bad input through the router, on real Postgres and SQLite: each refusal is a 4xx with its
 //! reason, and the database is unchanged afterwards.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{Db, credit, now, secret};
 use receivers::app::{AppState, router};
 use receivers::design::Design;
 use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Verifier};
 use receivers::store::Backend;
 use receivers::transport::DEFAULT_MAX_BODY_BYTES as MAX_BODY_BYTES;
+use testkit::{Db, credit, now, secret};
 use tower::ServiceExt;
 
 struct Case {

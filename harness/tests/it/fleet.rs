@@ -2,16 +2,14 @@
 //! meet in the database, not in one process's memory; a SIGKILLed worker leaves nothing half
 //! written while the others keep serving.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::{Db, SECRET, credit, post, try_post};
 use hookbench::fleet::{Fleet, WorkerSpec};
 use receivers::design::Design;
 use receivers::store::{Backend, Isolation};
+use testkit::{Db, SECRET, credit, post, try_post};
 
 fn spec(design: Design, db: &Db, work_delay: Duration) -> WorkerSpec {
     WorkerSpec {

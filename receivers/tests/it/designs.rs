@@ -1,12 +1,10 @@
 //! Every design on real Postgres and real SQLite, served on 127.0.0.1:0 in this process.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Db, Server, credit, plan, post};
 use receivers::design::Design;
 use receivers::store::Backend;
+use testkit::{Db, Server, credit, plan, post};
 
 async fn each_design(check: impl AsyncFn(Backend, Design)) {
     for backend in Backend::ALL {
@@ -131,7 +129,7 @@ async fn a_database_that_goes_away_answers_5xx_and_writes_nothing_half() {
     // The database disappears under the receiver (sessions ended, database dropped).
     let name = db.url.rsplit('/').next().expect("database name").to_string();
     assert!(name.starts_with("hookbench_") && !name.contains('?'), "{name}");
-    let admin = sqlx::PgPool::connect(common::pg_server().admin_url()).await.expect("admin");
+    let admin = sqlx::PgPool::connect(testkit::pg_server().admin_url()).await.expect("admin");
     sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE \"{name}\" WITH (FORCE)")))
         .execute(&admin)
         .await
@@ -157,7 +155,7 @@ async fn a_receiver_not_started_for_fault_injection_ignores_the_crash_header() {
             .post(server.url())
             .header(receivers::signature::HEADER_ID, event.id())
             .header(receivers::signature::HEADER_TIMESTAMP, ts.to_string())
-            .header(receivers::signature::HEADER_SIGNATURE, common::secret().sign(event.id(), ts, &body))
+            .header(receivers::signature::HEADER_SIGNATURE, testkit::secret().sign(event.id(), ts, &body))
             .header(receivers::fault::HEADER_FAULT, receivers::fault::Fault::CrashAfterKey.as_str())
             .body(body)
             .send()

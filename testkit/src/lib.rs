@@ -1,13 +1,15 @@
-//! Shared test support: real databases (a Postgres server per test binary, a fresh database or
-//! SQLite file per test), signed deliveries, and queries the assertions read.
-#![allow(dead_code)]
+//! What hookbench's tests share (a dev-dependency of `receivers` and of `hookbench`): real
+//! databases (a Postgres server per test binary, a fresh database or SQLite file per test, and
+//! queries of the test's own for its assertions), a receiver served in this process, signed
+//! deliveries, a TCP proxy that can be cut, and `hookbench serve` as a process.
+#![allow(missing_docs)]
 
 pub mod proxy;
 pub mod worker;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use provision::{FreshDatabase, PostgresMode, PostgresServer, PostgresSettings, SqliteFile};
 use receivers::app::{self, AppState};
@@ -15,7 +17,8 @@ use receivers::design::Design;
 use receivers::event::Event;
 use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret, Verifier};
 use receivers::store::{Backend, Store, StoreOptions};
-use tokio::net::TcpListener;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 pub const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -283,4 +286,47 @@ pub async fn try_post(
 
 pub async fn post(client: &reqwest::Client, url: &str, event: &Event) -> (u16, String) {
     post_raw(client, url, event.id(), serde_json::to_vec(event).expect("json")).await
+}
+
+/// Posts `event` until it is acknowledged, for at most `within`; the last answer.
+pub async fn post_until_acknowledged(
+    client: &reqwest::Client,
+    url: &str,
+    id: &str,
+    within: Duration,
+) -> (u16, String) {
+    let start = Instant::now();
+    loop {
+        let answer = match Signed::new(&credit(id, 100)).request(client, url).send().await {
+            Ok(r) => (r.status().as_u16(), r.text().await.unwrap_or_default()),
+            Err(e) => (0, e.to_string()),
+        };
+        if answer.0 == 200 || start.elapsed() > within {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `GET` of `url`: the status and the body.
+pub async fn health(client: &reqwest::Client, url: &str) -> (u16, String) {
+    answer(client.get(url)).await
+}
+
+/// A request head that passes the checks made before the body is read (the signature headers
+/// are present and the timestamp is fresh), so the server goes on to read the body.
+pub fn signed_looking_head(framing: &str) -> String {
+    format!(
+        "POST /webhooks/acme HTTP/1.1\r\nhost: 127.0.0.1\r\nwebhook-id: evt_000001\r\n\
+         webhook-timestamp: {}\r\nwebhook-signature: v1,bm90IGEgcmVhbCBvbmU=\r\n\
+         content-type: application/json\r\n{framing}\r\n",
+        now()
+    )
+}
+
+/// Connects to `addr` and writes `bytes`.
+pub async fn send(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(bytes).await.expect("write");
+    stream
 }

@@ -15,18 +15,19 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Starts `hookbench serve` with `args` (besides `--listen` and `--secret`).
-    pub fn spawn(args: &[&str]) -> Self {
-        Self::start(std::path::Path::new(env!("CARGO_BIN_EXE_hookbench")), args, None)
+    /// Starts `exe serve` (the `hookbench` executable) with `args` (besides `--listen` and
+    /// `--secret`).
+    pub fn spawn(exe: &str, args: &[&str]) -> Self {
+        Self::start(std::path::Path::new(exe), args, None)
     }
 
     /// Starts it as user `uid`, from a copy of the executable in `dir` (which `uid` can read: the
     /// build directory may sit where other users cannot reach, such as /root).
-    pub fn spawn_as(uid: u32, dir: &std::path::Path, args: &[&str]) -> Self {
-        let exe = dir.join("hookbench");
-        std::fs::copy(env!("CARGO_BIN_EXE_hookbench"), &exe).expect("copy the executable");
-        std::os::unix::fs::chown(&exe, Some(uid), Some(uid)).expect("chown the executable");
-        Self::start(&exe, args, Some(uid))
+    pub fn spawn_as(exe: &str, uid: u32, dir: &std::path::Path, args: &[&str]) -> Self {
+        let copy = dir.join("hookbench");
+        std::fs::copy(exe, &copy).expect("copy the executable");
+        std::os::unix::fs::chown(&copy, Some(uid), Some(uid)).expect("chown the executable");
+        Self::start(&copy, args, Some(uid))
     }
 
     fn start(exe: &std::path::Path, args: &[&str], uid: Option<u32>) -> Self {

@@ -18,7 +18,7 @@ fn from_events_line(text: &str) -> &str {
 }
 
 /// The article's published output, from `events:` to the end, as printed in the article.
-const PUBLISHED: &str = include_str!("fixtures/article-output.txt");
+const PUBLISHED: &str = include_str!("../fixtures/article-output.txt");
 
 #[test]
 fn model_with_no_arguments_prints_the_articles_published_output() {

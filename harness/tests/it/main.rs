@@ -1,0 +1,16 @@
+//! hookbench as its users run it, through the real command line (`cli::run` with parsed
+//! arguments) and real worker processes, on real Postgres (one server for this binary:
+//! `DATABASE_URL`, or a container) and real SQLite. The time-scaled jitter test has a binary of
+//! its own (`tests/jitter.rs`), so nothing else shares the machine with its clock. Support lives
+//! in the `testkit` crate, shared with the receivers' tests.
+
+mod bench;
+mod checker;
+mod experiments;
+mod fleet;
+mod model;
+mod provision;
+mod reports;
+mod serve_cli;
+mod sign;
+mod worker_process;
