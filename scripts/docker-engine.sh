@@ -11,10 +11,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 if ! command -v dockerd >/dev/null 2>&1; then
-  echo "docker-engine: installing docker.io" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends docker.io >/dev/null 2>&1
+  "$(dirname "$0")/apt-install.sh" docker.io
 fi
 echo "docker-engine: starting dockerd (no bridge, no iptables)" >&2
 log=${TMPDIR:-/tmp}/hookbench-dockerd.log

@@ -3,7 +3,7 @@
 # `hookbench perf`, which prints the two ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-need() { command -v "$1" >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq "$2" >/dev/null; }; }
+need() { command -v "$1" >/dev/null 2>&1 || ./scripts/apt-install.sh "$2"; }
 need wrk wrk
 need pgbench postgresql-client
 if [ -z "${DATABASE_URL:-}" ]; then

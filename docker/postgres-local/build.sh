@@ -9,8 +9,7 @@ image=${1:-hookbench/postgres-local:15}
 here=$(cd "$(dirname "$0")" && pwd)
 pg=/usr/lib/postgresql/15
 if [ ! -x "$pg/bin/postgres" ]; then
-  echo "postgres-local: installing postgresql-15" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+  "$here/../../scripts/apt-install.sh" postgresql-15
 fi
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
