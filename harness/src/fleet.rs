@@ -213,7 +213,7 @@ impl Fleet {
 
     /// Waits until worker `i` answers `/healthz` with a 200; a worker just started on a loaded
     /// machine may answer 503 while its first database connection opens. The last answer after
-    /// [`HEALTHY_WITHIN`].
+    /// `HEALTHY_WITHIN`.
     pub async fn wait_healthy(&self, i: usize) -> Result<(), FleetError> {
         let deadline = tokio::time::Instant::now() + HEALTHY_WITHIN;
         loop {

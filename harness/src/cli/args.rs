@@ -29,7 +29,7 @@ pub struct Cli {
 /// hookbench's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the bench: the article's workload delivered for real, in parallel, to each design's
+    /// Run the bench: the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) workload delivered for real, in parallel, to each design's
     /// worker processes on Postgres and SQLite, then checked from the database.
     ///
     /// Prints the article-style table (with latency, and the model's figures beside the real
@@ -157,7 +157,7 @@ pub struct BenchArgs {
     /// Where Postgres comes from.
     #[command(flatten)]
     pub postgres: PostgresArgs,
-    /// The run's directory [default: reports/<UTC timestamp>-<short git sha>].
+    /// The run's directory [default: reports/TIMESTAMP-SHA: the UTC time and the short git commit].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Keep each cell's database (Postgres databases, SQLite files under --out).

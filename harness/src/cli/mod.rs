@@ -1,4 +1,4 @@
-//! The command line, a thin edge: [`args`] holds every flag, and each command has a module of its
+//! The command line, a thin edge: `args` holds every flag, and each command has a module of its
 //! own whose `run` turns the arguments into the library's config (refusing a bad combination
 //! before anything starts, naming the flag), calls the library, and prints. Errors become
 //! `anyhow` here and only here. Tests call [`run`] with parsed arguments and a buffer, so they

@@ -26,7 +26,7 @@ impl fmt::Display for EventId {
 pub enum EventKind {
     /// Add `amount` credits to the account.
     Credit {
-        /// Credits to add (always 100 in the article).
+        /// Credits to add (always 100 in the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md)).
         amount: i64,
     },
     /// Set the account's plan to `plan_v{version}`.
