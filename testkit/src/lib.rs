@@ -16,7 +16,7 @@ use receivers::app::{self, AppState};
 use receivers::design::Design;
 use receivers::event::Event;
 use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret, Verifier};
-use receivers::store::{Backend, Store, StoreOptions};
+use receivers::store::{Backend, INBOX_MAX_ATTEMPTS, Store, StoreOptions};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -135,13 +135,20 @@ impl Db {
         self.scalar(sql).await
     }
 
+    /// Inbox rows neither processed nor dead letters.
+    pub async fn pending(&self) -> i64 {
+        let sql = "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1";
+        match &self.pool {
+            Pool::Postgres(pool) => sqlx::query_scalar(sql).bind(INBOX_MAX_ATTEMPTS).fetch_one(pool).await,
+            Pool::Sqlite(pool) => sqlx::query_scalar(sql).bind(INBOX_MAX_ATTEMPTS).fetch_one(pool).await,
+        }
+        .expect(sql)
+    }
+
     /// Waits until the inbox has no pending row (a safeguard, not a speed check).
     pub async fn drain_inbox(&self) {
         for _ in 0..600 {
-            let pending = self
-                .scalar("SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5")
-                .await;
-            if pending == 0 {
+            if self.pending().await == 0 {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -332,7 +332,8 @@ pub enum InboxStep {
     },
 }
 
-/// How many failed attempts leave an inbox row as a dead letter.
+/// How many failed attempts leave an inbox row as a dead letter. The migrations' partial index
+/// `webhook_inbox_pending` repeats the 5 (an index predicate cannot take a parameter): change both.
 pub const INBOX_MAX_ATTEMPTS: i64 = 5;
 
 /// The receivers' handle on their database, Postgres or SQLite.
