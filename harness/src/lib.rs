@@ -40,4 +40,5 @@ pub mod report;
 mod sender;
 mod serve;
 mod stats;
+pub mod wire;
 pub mod workload;

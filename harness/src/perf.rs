@@ -21,7 +21,8 @@ use serde::Serialize;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::fleet::{Fleet, WorkerSpec};
-use crate::sender::{self, Progress, RetryPolicy, SenderConfig, wire_event};
+use crate::sender::{self, Progress, RetryPolicy, SenderConfig};
+use crate::wire::Wire;
 use crate::workload::{Workload, WorkloadConfig};
 use provision::{PostgresServer, PostgresSettings};
 
@@ -118,6 +119,7 @@ fn closed_loop(connections: usize) -> SenderConfig {
         timeout: Duration::from_secs(30),
         retry: RetryPolicy::default(),
         source: "perf".to_string(),
+        record: false,
     }
 }
 
@@ -186,7 +188,7 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     let urls = fleet.workers().iter().map(|w| w.webhook_url("perf")).collect();
     let workload = Arc::new(plain_credits(pgbench * 0.6, config.seconds));
     let sent =
-        sender::run(workload, urls, secret, closed_loop(config.connections), Arc::new(Progress::default()))
+        sender::run(workload, urls, Arc::new(Wire::hookbench(&secret)), closed_loop(config.connections), Arc::new(Progress::default()))
             .await?;
     fleet.stop().await?;
     db.drop_database().await?;
@@ -208,16 +210,13 @@ pub async fn http_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     let url = format!("http://{}/webhooks/perf", addr["listening"].as_str().unwrap_or_default());
 
     // wrk POSTs the same body with the same headers the sender sends.
-    let secret = Secret::from_bytes(b"hookbench-perf".to_vec());
-    let sample = plain_credits(1.0, 1);
-    let body = serde_json::to_string(&wire_event(&sample, 0)).unwrap_or_default();
-    let ts = jiff::Timestamp::now().as_second();
-    let lua = format!(
-        "wrk.method = \"POST\"\nwrk.body = [[{body}]]\nwrk.headers[\"content-type\"] = \"application/json\"\n\
-         wrk.headers[\"webhook-id\"] = \"evt_000000\"\nwrk.headers[\"webhook-timestamp\"] = \"{ts}\"\n\
-         wrk.headers[\"webhook-signature\"] = \"{}\"\n",
-        secret.sign("evt_000000", ts, body.as_bytes())
-    );
+    let wire = Arc::new(Wire::hookbench(&Secret::from_bytes(b"hookbench-perf".to_vec())));
+    let sample = wire.fields(&plain_credits(1.0, 1), 0);
+    let body = wire.body(&sample);
+    let mut lua = format!("wrk.method = \"POST\"\nwrk.body = [[{}]]\n", String::from_utf8_lossy(&body));
+    for (name, value) in wire.headers(&sample, &body, jiff::Timestamp::now().as_second()) {
+        lua.push_str(&format!("wrk.headers[\"{name}\"] = \"{value}\"\n"));
+    }
     let script = tempfile::Builder::new().suffix(".lua").tempfile()?;
     std::fs::write(script.path(), lua)?;
     let text = tool_output(
@@ -238,7 +237,7 @@ pub async fn http_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     let sent = sender::run(
         workload,
         vec![url],
-        secret,
+        wire,
         closed_loop(config.connections),
         Arc::new(Progress::default()),
     )

@@ -19,6 +19,7 @@ use crate::observer::{self, Tables, TablesError};
 use crate::progress::Bars;
 use crate::report::{ModelFigures, Row};
 use crate::sender::{self, Progress, SendReport};
+use crate::wire::Wire;
 use crate::workload::Workload;
 
 /// Why a cell broke. Each says what was being done; the cause follows it.
@@ -181,7 +182,7 @@ impl Cell<'_> {
             _ => None,
         };
         let sent =
-            sender::run(self.workload.clone(), urls, site.secret.clone(), config.sender.clone(), progress)
+            sender::run(self.workload.clone(), urls, Arc::new(Wire::hookbench(&site.secret)), config.sender.clone(), progress)
                 .await;
         let _ = stop_chaos.send(true);
         let chaos = match chaos {

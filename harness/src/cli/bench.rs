@@ -50,6 +50,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
                     max_attempts: args.max_attempts,
                 },
                 source: "bench".to_string(),
+                record: false,
             },
             work_delay: args.receiver.work_delay,
             isolation: args.receiver.isolation,

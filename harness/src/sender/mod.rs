@@ -5,8 +5,8 @@
 //! waiting for a slot keeps its planned time, so latency measured from it is corrected for
 //! coordinated omission. Each group runs in its own tokio task; the copies of a concurrent group
 //! run in their own tasks, are released together by a barrier and go to different workers over
-//! different connections. Every attempt is signed afresh (new `webhook-timestamp`, same
-//! `webhook-id`). A 2xx whose ack the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) draw says was lost is dropped and counted as a
+//! different connections. Every attempt is signed afresh (a new timestamp, the same delivery id),
+//! its body and headers from the run's [`Wire`]. A 2xx whose ack the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) draw says was lost is dropped and counted as a
 //! timeout; 5xx, timeouts and connection errors are retried with exponential backoff and full
 //! jitter. Attempt numbers, lost acks and jitter draws are keyed as in the article.
 
@@ -14,12 +14,12 @@ mod pool;
 mod retry;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use std::sync::Mutex;
+
 use bytes::Bytes;
-use receivers::event::Event as WireEvent;
-use receivers::signature::Secret;
 use tokio::sync::{Barrier, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -27,7 +27,8 @@ use tokio::time::Instant;
 pub use retry::RetryPolicy;
 
 use crate::stats::{CounterSnapshot, Counters, Latency, Percentiles};
-use crate::workload::{EventKind, Group, Workload};
+use crate::wire::{Fields, Wire};
+use crate::workload::{Group, Workload};
 
 /// How the sender sends.
 #[derive(Debug, Clone)]
@@ -43,6 +44,8 @@ pub struct SenderConfig {
     pub retry: RetryPolicy,
     /// The `{source}` in `/webhooks/{source}`.
     pub source: String,
+    /// Keep every attempt ([`SendReport::attempts`]), for witnesses.
+    pub record: bool,
 }
 
 /// Why a send could not start.
@@ -64,6 +67,32 @@ pub struct SendReport {
     pub latency_actual: Percentiles,
     /// From the first planned send to the last response.
     pub elapsed: Duration,
+    /// Per workload event: whether any attempt was answered with a 2xx (acknowledged, even when
+    /// the article's lost-ack draw then dropped the answer).
+    pub acked: Vec<bool>,
+    /// Per workload event: whether an attempt was refused with a 4xx.
+    pub refused: Vec<bool>,
+    /// Every attempt, in the order they finished, when [`SenderConfig::record`] asked for them.
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// One attempt as the sender saw it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct AttemptRecord {
+    /// The workload event's index.
+    pub event: usize,
+    /// The attempt's number for its event (1 first).
+    pub attempt: u32,
+    /// When it was sent, in milliseconds from the start of the send.
+    pub sent_ms: f64,
+    /// When its answer (or the lack of one) was known.
+    pub done_ms: f64,
+    /// The worker URL's index.
+    pub target: usize,
+    /// The connection it went over (numbered from 1 as connections open; 0: none opened).
+    pub connection: u64,
+    /// The HTTP status, or `timeout`, `no-connection`.
+    pub outcome: String,
 }
 
 /// The live view of a send in progress (for progress bars).
@@ -73,33 +102,16 @@ pub struct Progress {
     pub counters: Counters,
 }
 
-/// The wire body of `workload`'s event `i`. A poison credit goes out with its amount negated: it
-/// passes the signature and the wire format, and the side effect refuses it.
-pub fn wire_event(workload: &Workload, i: usize) -> WireEvent {
-    let e = &workload.events[i];
-    let id = e.id().to_string();
-    let account = i64::from(e.account);
-    let created = i64::try_from(e.created).unwrap_or(i64::MAX);
-    match e.kind {
-        EventKind::Credit { amount } => {
-            let amount = if workload.is_poisoned(i) { -amount } else { amount };
-            WireEvent::Credit { id, account, amount, created }
-        }
-        EventKind::Plan { version, .. } => WireEvent::Plan {
-            id,
-            account,
-            plan: format!("plan_v{version}"),
-            version: i64::from(version),
-            created,
-        },
-    }
-}
-
 struct Ctx {
     workload: Arc<Workload>,
     pool: pool::Pool,
-    secret: Secret,
+    wire: Arc<Wire>,
     config: SenderConfig,
+    start: Instant,
+    acked: Vec<AtomicBool>,
+    refused: Vec<AtomicBool>,
+    // A std Mutex: held for one push, never across an await.
+    records: Mutex<Vec<AttemptRecord>>,
     slots: Arc<Semaphore>,
     attempts: Vec<AtomicU32>,
     next_worker: AtomicUsize,
@@ -125,6 +137,16 @@ enum Attempt {
     NoReceiver,
 }
 
+impl Attempt {
+    fn outcome(&self) -> String {
+        match self {
+            Self::Status(s) => s.to_string(),
+            Self::Timeout => "timeout".to_string(),
+            Self::NoReceiver => "no-connection".to_string(),
+        }
+    }
+}
+
 impl Ctx {
     fn next_attempt(&self, event: usize) -> u32 {
         self.attempts[event].fetch_add(1, Ordering::Relaxed) + 1
@@ -134,24 +156,44 @@ impl Ctx {
         self.next_worker.fetch_add(1, Ordering::Relaxed) % self.pool.len()
     }
 
-    async fn send(&self, worker: usize, id: &str, body: &Bytes) -> Attempt {
+    /// One attempt, signed afresh; the outcome and the connection it went over.
+    async fn send(&self, worker: usize, fields: &Fields, body: &Bytes) -> (Attempt, u64) {
         let ts = jiff::Timestamp::now().as_second();
-        let [id, timestamp, signature] = self.secret.headers(id, ts, body);
-        let headers = [id, timestamp, signature, ("content-type", "application/json".to_string())];
-        match tokio::time::timeout(self.config.timeout, self.pool.post(worker, &headers, body.clone())).await
-        {
+        let headers = self.wire.headers(fields, body, ts);
+        let connection = pool::Connection::default();
+        let post = self.pool.post(worker, &headers, body.clone(), &connection);
+        let attempt = match tokio::time::timeout(self.config.timeout, post).await {
             Ok(Ok(status)) => Attempt::Status(status.as_u16()),
             Ok(Err(_)) => Attempt::NoReceiver,
             Err(_) => Attempt::Timeout,
+        };
+        (attempt, connection.id())
+    }
+
+    fn record(&self, event: usize, attempt: u32, worker: usize, times: (Instant, Instant), sent: (&Attempt, u64)) {
+        if !self.config.record {
+            return;
+        }
+        let ms = |t: Instant| t.saturating_duration_since(self.start).as_secs_f64() * 1e3;
+        let record = AttemptRecord {
+            event,
+            attempt,
+            sent_ms: ms(times.0),
+            done_ms: ms(times.1),
+            target: worker,
+            connection: sent.1,
+            outcome: sent.0.outcome(),
+        };
+        if let Ok(mut records) = self.records.lock() {
+            records.push(record);
         }
     }
 
     /// One copy's delivery: attempts until acknowledged, refused with a 4xx, or given up.
-    async fn deliver(&self, body: &Bytes, copy: Copy) {
+    async fn deliver(&self, fields: &Fields, body: &Bytes, copy: Copy) {
         let Copy { event, mut attempt, mut worker, mut planned, mut slot, barrier } = copy;
         let w = &self.workload;
         let id = w.events[event].id();
-        let id_text = id.to_string();
         let c = &self.progress.counters;
         if let Some(b) = barrier {
             b.wait().await;
@@ -162,8 +204,9 @@ impl Ctx {
             if retry > 0 {
                 Counters::bump(&c.retries);
             }
-            let outcome = self.send(worker, &id_text, body).await;
+            let (outcome, connection) = self.send(worker, fields, body).await;
             let done = Instant::now();
+            self.record(event, attempt, worker, (sent, done), (&outcome, connection));
             if w.is_poisoned(event) {
                 Counters::bump(&c.poison_attempts);
                 if !matches!(outcome, Attempt::Status(s) if (200..300).contains(&s)) {
@@ -175,6 +218,7 @@ impl Ctx {
             let again = match outcome {
                 Attempt::Status(s) if (200..300).contains(&s) => {
                     Counters::bump(&c.status_2xx);
+                    self.acked[event].store(true, Ordering::Relaxed);
                     // The article's lost ack: the receiver committed, the sender never heard.
                     let lost = w.ack_lost(id, attempt);
                     if lost {
@@ -184,6 +228,7 @@ impl Ctx {
                 }
                 Attempt::Status(s) if (400..500).contains(&s) => {
                     Counters::bump(&c.status_4xx);
+                    self.refused[event].store(true, Ordering::Relaxed);
                     false // a bad request does not get better by sending it again
                 }
                 Attempt::Status(_) => {
@@ -219,12 +264,13 @@ impl Ctx {
 
     async fn group(self: Arc<Self>, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
         let event = g.event as usize;
-        let body = Bytes::from(serde_json::to_vec(&wire_event(&self.workload, event)).unwrap_or_default());
+        let fields = self.wire.fields(&self.workload, event);
+        let body = self.wire.body(&fields);
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();
             let copy = Copy { event, attempt, worker, planned, slot: Some(slots), barrier: None };
-            self.deliver(&body, copy).await;
+            self.deliver(&fields, &body, copy).await;
         } else {
             // Each copy in its own task, to its own worker, released together.
             let barrier = Arc::new(Barrier::new(usize::from(g.copies)));
@@ -235,10 +281,10 @@ impl Ctx {
                 let slot = if last { Some(take_rest(&mut slots)) } else { slots.split(1) };
                 let attempt = self.next_attempt(event);
                 let worker = (first_worker + copy) % self.pool.len();
-                let (ctx, body, barrier) = (self.clone(), body.clone(), barrier.clone());
+                let (ctx, fields, body, barrier) = (self.clone(), fields.clone(), body.clone(), barrier.clone());
                 copies.spawn(async move {
                     let copy = Copy { event, attempt, worker, planned, slot, barrier: Some(barrier) };
-                    ctx.deliver(&body, copy).await;
+                    ctx.deliver(&fields, &body, copy).await;
                 });
             }
             while copies.join_next().await.is_some() {}
@@ -253,11 +299,11 @@ fn take_rest(slots: &mut OwnedSemaphorePermit) -> OwnedSemaphorePermit {
     slots.split(n).unwrap_or_else(|| unreachable!("a permit can always be split by its own size"))
 }
 
-/// Sends `workload`'s plan to the workers at `urls`, signing with `secret`.
+/// Sends `workload`'s plan to the workers at `urls`, bodies and signatures from `wire`.
 pub async fn run(
     workload: Arc<Workload>,
     urls: Vec<String>,
-    secret: Secret,
+    wire: Arc<Wire>,
     config: SenderConfig,
     progress: Arc<Progress>,
 ) -> Result<SendReport, SendError> {
@@ -266,12 +312,18 @@ pub async fn run(
     if pool.is_empty() {
         return Err(SendError::BadUrl("no worker to send to".to_string()));
     }
-    let attempts = (0..workload.events.len()).map(|_| AtomicU32::new(0)).collect();
+    let n = workload.events.len();
+    let attempts = (0..n).map(|_| AtomicU32::new(0)).collect();
+    let start = Instant::now() + Duration::from_millis(10);
     let ctx = Arc::new(Ctx {
         workload: workload.clone(),
         pool,
-        secret,
+        wire,
         config: config.clone(),
+        start,
+        acked: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        refused: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        records: Mutex::new(Vec::new()),
         slots: Arc::new(Semaphore::new(concurrency)),
         attempts,
         next_worker: AtomicUsize::new(0),
@@ -279,7 +331,6 @@ pub async fn run(
         intended: Latency::default(),
         actual: Latency::default(),
     });
-    let start = Instant::now() + Duration::from_millis(10);
     let first_at = workload.groups.first().map_or(0.0, |g| g.at);
     let mut tasks = JoinSet::new();
     for g in &workload.groups {
@@ -299,10 +350,14 @@ pub async fn run(
     }
     while tasks.join_next().await.is_some() {}
     let elapsed = start.elapsed();
+    let flags = |v: &[AtomicBool]| v.iter().map(|b| b.load(Ordering::Relaxed)).collect();
     Ok(SendReport {
         counters: ctx.progress.counters.snapshot(),
         latency_intended: ctx.intended.percentiles(),
         latency_actual: ctx.actual.percentiles(),
         elapsed,
+        acked: flags(&ctx.acked),
+        refused: flags(&ctx.refused),
+        attempts: ctx.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
     })
 }

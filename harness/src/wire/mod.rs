@@ -1,0 +1,91 @@
+//! What goes on the wire for one attempt: the body (`payload`) and the provider's signature
+//! headers (`signing`), for hookbench's own receivers and for anyone's.
+//!
+//! [`Wire`] is the sender's one source of bodies and headers. A bench uses hookbench's format and
+//! Standard Webhooks; an audit chooses both, and puts every id and account of its run in a space of
+//! its own ([`IdSpace`]) so that a receiver with a long-lived database never sees an id twice across
+//! audits.
+
+pub mod payload;
+pub mod signing;
+
+use bytes::Bytes;
+use receivers::signature::Secret;
+
+use crate::workload::{EventKind, Workload};
+pub use payload::{Fields, Kind, Payload, PayloadError};
+pub use signing::{Scheme, SecretError, Signer};
+
+/// Where a run's ids and accounts live.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IdSpace {
+    /// Put before every workload id (`evt_000132` becomes `<prefix>evt_000132`).
+    pub prefix: String,
+    /// Added to every workload account.
+    pub account_base: i64,
+}
+
+/// Bodies and signatures for a run.
+#[derive(Debug, Clone)]
+pub struct Wire {
+    /// How attempts are signed.
+    pub signer: Signer,
+    /// What bodies look like.
+    pub payload: Payload,
+    /// The run's ids and accounts.
+    pub ids: IdSpace,
+}
+
+impl Wire {
+    /// hookbench's format signed with Standard Webhooks under `secret`, ids as the workload has
+    /// them (what a bench sends its own receivers).
+    pub fn hookbench(secret: &Secret) -> Self {
+        let signer = Signer::new(Scheme::StandardWebhooks, &[secret.to_whsec()])
+            .unwrap_or_else(|_| unreachable!("a Secret's whsec form is a valid Standard Webhooks secret"));
+        Self { signer, payload: Payload::Hookbench, ids: IdSpace::default() }
+    }
+
+    /// The fields of `workload`'s event `i` in this run's id space. A poison credit goes out with
+    /// its amount negated: it passes the signature and the wire format, and the side effect
+    /// refuses it.
+    pub fn fields(&self, workload: &Workload, i: usize) -> Fields {
+        let e = &workload.events[i];
+        let id = format!("{}{}", self.ids.prefix, e.id());
+        let account = i64::from(e.account) + self.ids.account_base;
+        let created = i64::try_from(e.created).unwrap_or(i64::MAX);
+        match e.kind {
+            EventKind::Credit { amount } => {
+                let amount = if workload.is_poisoned(i) { -amount } else { amount };
+                Fields { id, kind: Kind::Credit, account, amount, plan: String::new(), version: 0, created }
+            }
+            EventKind::Plan { version, .. } => Fields {
+                id,
+                kind: Kind::Update,
+                account,
+                amount: 0,
+                plan: format!("plan_v{version}"),
+                version: i64::from(version),
+                created,
+            },
+        }
+    }
+
+    /// The body of `f`.
+    pub fn body(&self, f: &Fields) -> Bytes {
+        Bytes::from(self.payload.render(f))
+    }
+
+    /// The headers of one attempt of `f` with `body` at `timestamp` (Unix seconds), the
+    /// content type included.
+    pub fn headers(&self, f: &Fields, body: &[u8], timestamp: i64) -> Vec<(&'static str, String)> {
+        let attempt = signing::Attempt { id: &f.id, event_type: self.payload.event_type(f.kind), timestamp, body };
+        let mut headers = self.signer.headers(&attempt);
+        headers.push(("content-type", "application/json".to_string()));
+        headers
+    }
+
+    /// The workload index of an id this run sent (`None` for anything else).
+    pub fn workload_index(&self, id: &str) -> Option<usize> {
+        id.strip_prefix(self.ids.prefix.as_str())?.strip_prefix("evt_")?.parse().ok()
+    }
+}

@@ -1,0 +1,321 @@
+//! The bodies deliveries carry (`--payload`): hookbench's own wire format, a Stripe Event object,
+//! or the user's template with placeholders.
+//!
+//! A template is a JSON object with the keys `credit` and `update`, each the body for that kind of
+//! event, in which `{{id}}`, `{{account}}`, `{{amount}}`, `{{plan}}`, `{{version}}` and
+//! `{{created}}` are filled in: a string that is exactly one numeric placeholder (`"{{amount}}"`)
+//! becomes that number; placeholders inside longer strings are filled in as text
+//! (`"cus_{{account}}"`). Object keys are left as they are. docs/audit.md has a complete example.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use receivers::event::Event as HookbenchEvent;
+use serde_json::{Map, Value};
+
+/// One event as the sender knows it, before it becomes a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fields {
+    /// The delivery id, the same on every attempt.
+    pub id: String,
+    /// A credit or a plan update.
+    pub kind: Kind,
+    /// The account the event is for.
+    pub account: i64,
+    /// Credits added (credits only; 0 for updates).
+    pub amount: i64,
+    /// The plan's name (updates only; empty for credits).
+    pub plan: String,
+    /// The account's plan version this update carries (updates only; 0 for credits).
+    pub version: i64,
+    /// Creation time, Unix seconds.
+    pub created: i64,
+}
+
+/// The two kinds of event every workload has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Adds `amount` to an account: applying it twice is visible.
+    Credit,
+    /// Sets an account's plan at `version`: applying an older one late is visible.
+    Update,
+}
+
+/// What `--payload` names.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    /// hookbench's wire format (`credit.added`, `plan.updated`).
+    Hookbench,
+    /// A Stripe Event object: `id`, `object: "event"`, `type`, `created`, `data.object`.
+    Stripe,
+    /// The user's template.
+    Template(Template),
+}
+
+/// A template file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    /// The file could not be read.
+    #[error("--payload {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("--payload {path}: not JSON: {source}")]
+    NotJson {
+        /// The file.
+        path: PathBuf,
+        /// Where and why.
+        source: serde_json::Error,
+    },
+    /// The JSON is not an object with `credit` and `update`, or names an unknown placeholder.
+    #[error("--payload {path}: {problem}")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+const PLACEHOLDERS: [&str; 6] = ["id", "account", "amount", "plan", "version", "created"];
+const NUMERIC: [&str; 4] = ["account", "amount", "version", "created"];
+
+impl FromStr for Payload {
+    type Err = PayloadError;
+
+    /// `hookbench`, `stripe`, or the path of a template file.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "hookbench" => Ok(Self::Hookbench),
+            "stripe" => Ok(Self::Stripe),
+            path => Template::read(Path::new(path)).map(Self::Template),
+        }
+    }
+}
+
+impl Payload {
+    /// The name a report shows.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Hookbench => "hookbench".to_string(),
+            Self::Stripe => "stripe".to_string(),
+            Self::Template(t) => t.path.display().to_string(),
+        }
+    }
+
+    /// The event type a provider names in a header (`X-GitHub-Event`, `X-Shopify-Topic`).
+    pub fn event_type(&self, kind: Kind) -> &'static str {
+        match (self, kind) {
+            (Self::Stripe, Kind::Credit) => "payment_intent.succeeded",
+            (Self::Stripe, Kind::Update) => "customer.subscription.updated",
+            (_, Kind::Credit) => receivers::event::CREDIT_TYPE,
+            (_, Kind::Update) => receivers::event::PLAN_TYPE,
+        }
+    }
+
+    /// The body of `e`.
+    pub fn render(&self, e: &Fields) -> Vec<u8> {
+        let value = match self {
+            Self::Hookbench => serde_json::to_value(hookbench_event(e)).unwrap_or(Value::Null),
+            Self::Stripe => stripe_event(self.event_type(e.kind), e),
+            Self::Template(t) => t.render(e),
+        };
+        serde_json::to_vec(&value).unwrap_or_default()
+    }
+}
+
+fn hookbench_event(e: &Fields) -> HookbenchEvent {
+    let (id, account, created) = (e.id.clone(), e.account, e.created);
+    match e.kind {
+        Kind::Credit => HookbenchEvent::Credit { id, account, amount: e.amount, created },
+        Kind::Update => HookbenchEvent::Plan { id, account, plan: e.plan.clone(), version: e.version, created },
+    }
+}
+
+fn stripe_event(event_type: &str, e: &Fields) -> Value {
+    let object = match e.kind {
+        Kind::Credit => serde_json::json!({
+            "id": format!("pi_{}", e.id), "object": "payment_intent", "account": e.account,
+            "amount": e.amount, "currency": "usd", "status": "succeeded",
+        }),
+        Kind::Update => serde_json::json!({
+            "id": format!("sub_{}", e.account), "object": "subscription", "account": e.account,
+            "plan": e.plan, "version": e.version, "status": "active",
+        }),
+    };
+    serde_json::json!({
+        "id": e.id, "object": "event", "api_version": "2025-10-29.clover", "type": event_type,
+        "created": e.created, "livemode": false, "pending_webhooks": 1, "data": { "object": object },
+    })
+}
+
+/// A template: the bodies of a credit and of an update, with placeholders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    path: PathBuf,
+    credit: Value,
+    update: Value,
+}
+
+impl Template {
+    /// Reads and checks a template file.
+    pub fn read(path: &Path) -> Result<Self, PayloadError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PayloadError::Read { path: path.into(), source })?;
+        let value: Value =
+            serde_json::from_str(&text).map_err(|source| PayloadError::NotJson { path: path.into(), source })?;
+        let shape = |problem: String| PayloadError::Shape { path: path.into(), problem };
+        let Value::Object(mut map) = value else {
+            return Err(shape("a template is a JSON object with the keys `credit` and `update`".into()));
+        };
+        let mut take = |key: &str| map.remove(key).ok_or_else(|| shape(format!("the key `{key}` is missing")));
+        let (credit, update) = (take("credit")?, take("update")?);
+        if let Some(extra) = map.keys().next() {
+            return Err(shape(format!("unknown key `{extra}` (a template has `credit` and `update`)")));
+        }
+        for (key, body) in [("credit", &credit), ("update", &update)] {
+            if let Some(unknown) = unknown_placeholder(body) {
+                return Err(shape(format!(
+                    "`{key}` uses the placeholder {{{{{unknown}}}}}; the known ones are {}",
+                    PLACEHOLDERS.map(|p| format!("{{{{{p}}}}}")).join(", ")
+                )));
+            }
+        }
+        Ok(Self { path: path.into(), credit, update })
+    }
+
+    /// The body of `e`.
+    pub fn render(&self, e: &Fields) -> Value {
+        let body = match e.kind {
+            Kind::Credit => &self.credit,
+            Kind::Update => &self.update,
+        };
+        fill(body, e)
+    }
+}
+
+fn value_of(name: &str, e: &Fields) -> Option<Value> {
+    Some(match name {
+        "id" => Value::from(e.id.as_str()),
+        "account" => Value::from(e.account),
+        "amount" => Value::from(e.amount),
+        "plan" => Value::from(e.plan.as_str()),
+        "version" => Value::from(e.version),
+        "created" => Value::from(e.created),
+        _ => return None,
+    })
+}
+
+fn fill(v: &Value, e: &Fields) -> Value {
+    match v {
+        Value::String(s) => fill_string(s, e),
+        Value::Array(items) => Value::Array(items.iter().map(|i| fill(i, e)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), fill(v, e))).collect::<Map<_, _>>()),
+        other => other.clone(),
+    }
+}
+
+fn fill_string(s: &str, e: &Fields) -> Value {
+    if let Some(name) = s.strip_prefix("{{").and_then(|r| r.strip_suffix("}}"))
+        && NUMERIC.contains(&name)
+    {
+        return value_of(name, e).unwrap_or(Value::Null);
+    }
+    let mut out = s.to_string();
+    for name in PLACEHOLDERS {
+        let token = format!("{{{{{name}}}}}");
+        if out.contains(&token) {
+            let text = match value_of(name, e) {
+                Some(Value::String(t)) => t,
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            out = out.replace(&token, &text);
+        }
+    }
+    Value::String(out)
+}
+
+/// The first `{{name}}` in `v`'s strings that is not a known placeholder.
+fn unknown_placeholder(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => {
+            let mut rest = s.as_str();
+            while let Some(start) = rest.find("{{") {
+                let after = &rest[start + 2..];
+                let end = after.find("}}")?;
+                let name = &after[..end];
+                if !PLACEHOLDERS.contains(&name) {
+                    return Some(name.to_string());
+                }
+                rest = &after[end + 2..];
+            }
+            None
+        }
+        Value::Array(items) => items.iter().find_map(unknown_placeholder),
+        Value::Object(map) => map.values().find_map(unknown_placeholder),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn credit() -> Fields {
+        Fields {
+            id: "evt_7".into(),
+            kind: Kind::Credit,
+            account: 42,
+            amount: 1500,
+            plan: String::new(),
+            version: 0,
+            created: 1_764_460_800,
+        }
+    }
+
+    fn template(text: &str) -> Result<Template, PayloadError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, text).expect("write");
+        Template::read(&path)
+    }
+
+    #[test]
+    fn a_lone_numeric_placeholder_becomes_a_number_and_others_are_text() {
+        let t = template(
+            r#"{"credit": {"id": "{{id}}", "data": {"customer": "cus_{{account}}", "amount_cents": "{{amount}}", "tags": ["{{id}}-{{amount}}"]}},
+                "update": {"id": "{{id}}", "plan": "{{plan}}", "version": "{{version}}"}}"#,
+        )
+        .expect("template");
+        let body = t.render(&credit());
+        assert_eq!(
+            body,
+            serde_json::json!({"id": "evt_7", "data": {"customer": "cus_42", "amount_cents": 1500, "tags": ["evt_7-1500"]}})
+        );
+    }
+
+    #[test]
+    fn a_template_names_what_is_wrong() {
+        let err = template(r#"{"credit": {"a": "{{amount}}"}}"#).expect_err("no update").to_string();
+        assert!(err.contains("the key `update` is missing"), "{err}");
+        let err = template(r#"{"credit": {"a": "{{amout}}"}, "update": {}}"#).expect_err("typo").to_string();
+        assert!(err.contains("{{amout}}") && err.contains("{{amount}}"), "{err}");
+        let err = template("[1]").expect_err("not an object").to_string();
+        assert!(err.contains("JSON object"), "{err}");
+        let err = template("{").expect_err("not JSON").to_string();
+        assert!(err.contains("not JSON"), "{err}");
+    }
+
+    #[test]
+    fn a_stripe_event_carries_the_fields_in_data_object() {
+        let body: Value = serde_json::from_slice(&Payload::Stripe.render(&credit())).expect("json");
+        assert_eq!(body["object"], "event");
+        assert_eq!(body["type"], "payment_intent.succeeded");
+        assert_eq!(body["data"]["object"]["amount"], 1500);
+        assert_eq!(body["data"]["object"]["account"], 42);
+    }
+}
