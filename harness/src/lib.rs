@@ -24,6 +24,7 @@
 //! run ran on), and [`cli`], the command
 //! line; `main.rs` only calls [`cli::main`]. Databases come from the `provision` crate.
 
+pub mod audit;
 mod bench;
 mod chaos;
 pub mod checker;

@@ -187,9 +187,14 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     let fleet = Fleet::start(spec, config.workers).await?;
     let urls = fleet.workers().iter().map(|w| w.webhook_url("perf")).collect();
     let workload = Arc::new(plain_credits(pgbench * 0.6, config.seconds));
-    let sent =
-        sender::run(workload, urls, Arc::new(Wire::hookbench(&secret)), closed_loop(config.connections), Arc::new(Progress::default()))
-            .await?;
+    let sent = sender::run(
+        workload,
+        urls,
+        Arc::new(Wire::hookbench(&secret)),
+        closed_loop(config.connections),
+        Arc::new(Progress::default()),
+    )
+    .await?;
     fleet.stop().await?;
     db.drop_database().await?;
     let hookbench = sent.counters.status_2xx as f64 / sent.elapsed.as_secs_f64();

@@ -181,9 +181,14 @@ impl Cell<'_> {
             ))),
             _ => None,
         };
-        let sent =
-            sender::run(self.workload.clone(), urls, Arc::new(Wire::hookbench(&site.secret)), config.sender.clone(), progress)
-                .await;
+        let sent = sender::run(
+            self.workload.clone(),
+            urls,
+            Arc::new(Wire::hookbench(&site.secret)),
+            config.sender.clone(),
+            progress,
+        )
+        .await;
         let _ = stop_chaos.send(true);
         let chaos = match chaos {
             Some(task) => task.await.unwrap_or_else(|e| Err(e.into())),

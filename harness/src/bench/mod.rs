@@ -153,6 +153,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
         skipped: Vec::new(),
         broken: Vec::new(),
         experiments: Default::default(),
+        audit: None,
     };
     let _ = std::fs::create_dir_all(config.out.join("logs"));
     // The matrix's Postgres server, kept for the experiments when there are any.

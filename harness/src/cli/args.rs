@@ -36,6 +36,15 @@ pub enum Command {
     /// ones) and writes report.json, report.md and report.html into --out. Fails only when nothing
     /// could run or a cell broke.
     Bench(Box<BenchArgs>),
+    /// Audit a receiver hookbench did not start, black-box: the article's go-live checklist
+    /// (sequential duplicate, concurrent copies, lost ack, out of order, late replay, secret
+    /// rotation, hostile input, parallel load) sent to URL, judged from what an observer saw
+    /// applied: the receiver's own database through your queries, or a sink its side effect calls.
+    ///
+    /// Prints a verdict table and writes report.json, report.md and report.html into --out.
+    /// Exits 0 when every check that ran passed, 1 when one failed, 2 when the audit could not
+    /// run (unreachable URL, bad flags, an observer query that fails). docs/audit.md has examples.
+    Audit(Box<AuditArgs>),
     /// Measure how close hookbench gets to this machine's limits: the atomic design against
     /// pgbench running the same transaction, and the sender against wrk on a trivial endpoint,
     /// at the same connection count. Needs pgbench and wrk.
@@ -512,4 +521,99 @@ pub struct ReceiverArgs {
     /// Database connections in each worker process's pool.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_connections: u32,
+}
+
+/// Arguments of `hookbench audit`.
+#[derive(Debug, Clone, Args)]
+pub struct AuditArgs {
+    /// The receiver's webhook URL (http://host:port/path).
+    pub url: String,
+    /// How deliveries are signed: standard-webhooks, stripe, github, shopify or none.
+    #[arg(long, default_value = "standard-webhooks", value_enum)]
+    pub signing: crate::wire::Scheme,
+    /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe).
+    /// Give it twice, old and new, for the secret-rotation check.
+    #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true, value_delimiter = ',')]
+    pub secret: Vec<String>,
+    /// The bodies: hookbench, stripe (an Event object), or a template file (docs/audit.md).
+    #[arg(long, default_value = "hookbench", value_name = "hookbench|stripe|FILE")]
+    pub payload: String,
+    /// The receiver's database, read-only (postgres://... or sqlite:...).
+    #[arg(long, value_name = "URL")]
+    pub observe_db: Option<String>,
+    /// SQL returning one row per applied side effect (its event id), or (event id, count) rows.
+    #[arg(long, value_name = "SQL")]
+    pub applied_query: Option<String>,
+    /// SQL returning (account, version) for each account the receiver holds.
+    #[arg(long, value_name = "SQL")]
+    pub state_query: Option<String>,
+    /// Serve a sink at ADDR for the receiver's side effect to call instead of the real downstream
+    /// service; each call is one side effect.
+    #[arg(long, value_name = "ADDR")]
+    pub sink: Option<String>,
+    /// The JSON field of a sink call that carries the event id, when the call has no
+    /// Idempotency-Key header.
+    #[arg(long, default_value = "event_id")]
+    pub sink_key: String,
+    /// The checks to run, comma-separated (default: all that the observers allow).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub checks: Vec<crate::audit::Check>,
+    /// Events per probing check (sequential duplicate, concurrent copies, lost ack; accounts for
+    /// out of order).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub probe_events: usize,
+    /// Copies released together in the concurrent check.
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=64))]
+    pub copies: usize,
+    /// How long after the run the late replay is sent.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub replay_after: Duration,
+    /// A shell command run before the late replay (your purge job), e.g. `./purge-old-keys.sh`.
+    #[arg(long, value_name = "CMD")]
+    pub retention_cmd: Option<String>,
+    /// Logical events in the parallel load.
+    #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
+    pub events: usize,
+    /// Seed of the load's draws.
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Accounts the load's events are spread over.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub accounts: u32,
+    /// Events per second in the load (open loop, coordinated omission corrected).
+    #[arg(long, default_value_t = 200.0)]
+    pub rate: f64,
+    /// Requests in flight at most in the load.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// An attempt taking longer counts as a timeout and is retried.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Attempts per event in the load before it is given up.
+    #[arg(long, default_value_t = 10)]
+    pub max_attempts: u32,
+    /// How long a stalled body may be held open before it counts against the receiver.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub stall_wait: Duration,
+    /// Size of the oversized body the hostile-input check sends.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub oversized_bytes: usize,
+    /// How long the observers must see no change before the audit judges.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub quiet: Duration,
+    /// How long to wait for the observers to settle at most.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub settle_max: Duration,
+    /// The prefix of every event id this audit sends (default: `a` and the time in base 36).
+    #[arg(long)]
+    pub id_prefix: Option<String>,
+    /// Added to every account number (default: from the time, a range no earlier audit used).
+    #[arg(long)]
+    pub account_base: Option<i64>,
+    /// Where the reports go (default reports/audit-<time>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No step lines on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
 }

@@ -5,6 +5,7 @@
 //! exercise the real binary's paths without spawning it.
 
 mod args;
+mod audit;
 mod bench;
 mod db;
 mod experiments;
@@ -23,7 +24,19 @@ use clap::Parser;
 
 pub use args::*;
 
-/// Parses the process's arguments, runs, and turns an error into a message and exit status 1.
+/// A command's ending that must reach the shell as a particular exit status (the audit's 1 for
+/// a failed check, 2 for an audit that could not run).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Exit {
+    /// The status.
+    pub code: u8,
+    /// What to print.
+    pub message: String,
+}
+
+/// Parses the process's arguments, runs, and turns an error into a message and exit status 1
+/// (or the status an [`Exit`] carries).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     raise_open_file_limit();
@@ -32,7 +45,10 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("hookbench: error: {err:#}");
-            ExitCode::FAILURE
+            match err.downcast_ref::<Exit>() {
+                Some(exit) => ExitCode::from(exit.code),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -41,6 +57,7 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Bench(args) => bench::run(&args, out),
+        Command::Audit(args) => audit::run(&args, out),
         Command::Perf(args) => perf::run(&args, out),
         Command::ServeOk { listen } => perf::run_ok_endpoint(listen, out),
         Command::Jitter(args) => experiments::run_jitter(&args, out),

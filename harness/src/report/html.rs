@@ -244,6 +244,11 @@ fn jitter_chart(report: &Report, title: &str) -> Result<String, Box<dyn std::err
 
 /// Renders report.html: the charts, then report.md's sections and tables.
 pub fn render_html(report: &Report) -> String {
+    if report.audit.is_some() {
+        let md = super::audit_markdown(report);
+        let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
+        return page::page(&format!("hookbench audit {}", report.run_id), page::markdown(without_title));
+    }
     let mut body = Vec::new();
     let drawn: Drawn = (|| {
         for (id, title) in chart_titles(report) {

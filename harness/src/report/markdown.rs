@@ -28,6 +28,9 @@ fn ms(us: u64) -> String {
 
 /// Renders report.md.
 pub fn render_markdown(report: &Report) -> String {
+    if report.audit.is_some() {
+        return super::audit_markdown(report);
+    }
     let mut md = String::new();
     let p = &report.parameters;
     let _ = writeln!(md, "# hookbench run {}\n", report.run_id);

@@ -1,6 +1,7 @@
 //! What a bench run leaves: `report.json` (one row per backend × design, with the run's
 //! parameters, versions and machine) and the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md)-style table printed at the end.
 
+mod audit;
 mod history;
 mod html;
 mod markdown;
@@ -14,6 +15,7 @@ use receivers::design::Design;
 use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
+pub use audit::{audit_markdown, render_audit_table};
 pub use history::{Comparison, compare, rebuild_index};
 pub use html::{chart_titles, render_html};
 pub use markdown::render_markdown;
@@ -206,6 +208,10 @@ pub struct Report {
     /// The failure experiments that ran with this report (crash, jitter, retention).
     #[serde(default, skip_serializing_if = "Experiments::is_empty")]
     pub experiments: Experiments,
+    /// The audit's verdicts, when this is an audit's report (`hookbench audit`); `rows` is then
+    /// empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<crate::audit::AuditSection>,
 }
 
 impl Report {

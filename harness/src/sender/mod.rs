@@ -170,7 +170,14 @@ impl Ctx {
         (attempt, connection.id())
     }
 
-    fn record(&self, event: usize, attempt: u32, worker: usize, times: (Instant, Instant), sent: (&Attempt, u64)) {
+    fn record(
+        &self,
+        event: usize,
+        attempt: u32,
+        worker: usize,
+        times: (Instant, Instant),
+        sent: (&Attempt, u64),
+    ) {
         if !self.config.record {
             return;
         }
@@ -281,7 +288,8 @@ impl Ctx {
                 let slot = if last { Some(take_rest(&mut slots)) } else { slots.split(1) };
                 let attempt = self.next_attempt(event);
                 let worker = (first_worker + copy) % self.pool.len();
-                let (ctx, fields, body, barrier) = (self.clone(), fields.clone(), body.clone(), barrier.clone());
+                let (ctx, fields, body, barrier) =
+                    (self.clone(), fields.clone(), body.clone(), barrier.clone());
                 copies.spawn(async move {
                     let copy = Copy { event, attempt, worker, planned, slot, barrier: Some(barrier) };
                     ctx.deliver(&fields, &body, copy).await;

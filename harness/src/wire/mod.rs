@@ -78,7 +78,8 @@ impl Wire {
     /// The headers of one attempt of `f` with `body` at `timestamp` (Unix seconds), the
     /// content type included.
     pub fn headers(&self, f: &Fields, body: &[u8], timestamp: i64) -> Vec<(&'static str, String)> {
-        let attempt = signing::Attempt { id: &f.id, event_type: self.payload.event_type(f.kind), timestamp, body };
+        let attempt =
+            signing::Attempt { id: &f.id, event_type: self.payload.event_type(f.kind), timestamp, body };
         let mut headers = self.signer.headers(&attempt);
         headers.push(("content-type", "application/json".to_string()));
         headers

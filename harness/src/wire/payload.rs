@@ -132,7 +132,9 @@ fn hookbench_event(e: &Fields) -> HookbenchEvent {
     let (id, account, created) = (e.id.clone(), e.account, e.created);
     match e.kind {
         Kind::Credit => HookbenchEvent::Credit { id, account, amount: e.amount, created },
-        Kind::Update => HookbenchEvent::Plan { id, account, plan: e.plan.clone(), version: e.version, created },
+        Kind::Update => {
+            HookbenchEvent::Plan { id, account, plan: e.plan.clone(), version: e.version, created }
+        }
     }
 }
 
@@ -164,14 +166,16 @@ pub struct Template {
 impl Template {
     /// Reads and checks a template file.
     pub fn read(path: &Path) -> Result<Self, PayloadError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PayloadError::Read { path: path.into(), source })?;
-        let value: Value =
-            serde_json::from_str(&text).map_err(|source| PayloadError::NotJson { path: path.into(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| PayloadError::Read { path: path.into(), source })?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|source| PayloadError::NotJson { path: path.into(), source })?;
         let shape = |problem: String| PayloadError::Shape { path: path.into(), problem };
         let Value::Object(mut map) = value else {
             return Err(shape("a template is a JSON object with the keys `credit` and `update`".into()));
         };
-        let mut take = |key: &str| map.remove(key).ok_or_else(|| shape(format!("the key `{key}` is missing")));
+        let mut take =
+            |key: &str| map.remove(key).ok_or_else(|| shape(format!("the key `{key}` is missing")));
         let (credit, update) = (take("credit")?, take("update")?);
         if let Some(extra) = map.keys().next() {
             return Err(shape(format!("unknown key `{extra}` (a template has `credit` and `update`)")));
@@ -213,7 +217,9 @@ fn fill(v: &Value, e: &Fields) -> Value {
     match v {
         Value::String(s) => fill_string(s, e),
         Value::Array(items) => Value::Array(items.iter().map(|i| fill(i, e)).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), fill(v, e))).collect::<Map<_, _>>()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), fill(v, e))).collect::<Map<_, _>>())
+        }
         other => other.clone(),
     }
 }

@@ -29,7 +29,9 @@ const SHOPIFY_SHOP_DOMAIN: &str = "hookbench-audit.myshopify.com";
 const SHOPIFY_API_VERSION: &str = "2025-10";
 
 /// How deliveries are signed (`--signing`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheme {
     /// Standard Webhooks (Svix and the providers built on it): `webhook-id`, `webhook-timestamp`,
@@ -75,7 +77,9 @@ impl Scheme {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SecretError {
     /// A Standard Webhooks secret is not `whsec_<base64>`.
-    #[error("secret {index}: a Standard Webhooks secret is `whsec_` followed by base64 (as the provider shows it)")]
+    #[error(
+        "secret {index}: a Standard Webhooks secret is `whsec_` followed by base64 (as the provider shows it)"
+    )]
     NotWhsec {
         /// Which `--secret` (1-based).
         index: usize,
@@ -126,11 +130,8 @@ impl Signer {
         if scheme.signs() && secrets.is_empty() {
             return Err(SecretError::Missing(scheme.as_str()));
         }
-        let keys = secrets
-            .iter()
-            .enumerate()
-            .map(|(i, s)| key_bytes(scheme, s, i + 1))
-            .collect::<Result<_, _>>()?;
+        let keys =
+            secrets.iter().enumerate().map(|(i, s)| key_bytes(scheme, s, i + 1)).collect::<Result<_, _>>()?;
         Ok(Self { scheme, keys })
     }
 
@@ -167,7 +168,11 @@ impl Signer {
                 let signed = [a.id.as_bytes(), b".", ts.as_bytes(), b".", a.body];
                 let sigs: Vec<String> =
                     self.keys.iter().map(|k| format!("v1,{}", STANDARD.encode(mac(k, &signed)))).collect();
-                vec![("webhook-id", a.id.to_string()), ("webhook-timestamp", ts), ("webhook-signature", sigs.join(" "))]
+                vec![
+                    ("webhook-id", a.id.to_string()),
+                    ("webhook-timestamp", ts),
+                    ("webhook-signature", sigs.join(" ")),
+                ]
             }
             Scheme::Stripe => {
                 let signed = [ts.as_bytes(), b".", a.body];
@@ -252,11 +257,17 @@ mod tests {
     fn signatures_match_the_providers_libraries() {
         let file: Vectors =
             serde_json::from_str(include_str!("../../tests/vectors/signing.json")).expect("vectors are JSON");
-        let schemes: std::collections::BTreeSet<&str> = file.vectors.iter().map(|v| v.scheme.as_str()).collect();
+        let schemes: std::collections::BTreeSet<&str> =
+            file.vectors.iter().map(|v| v.scheme.as_str()).collect();
         assert_eq!(schemes.len(), 4, "a vector for each signing scheme: {schemes:?}");
         for v in &file.vectors {
             let signer = Signer::new(v.scheme, &v.secrets).expect("the vector's secrets");
-            let attempt = Attempt { id: &v.id, event_type: &v.event_type, timestamp: v.timestamp, body: v.body.as_bytes() };
+            let attempt = Attempt {
+                id: &v.id,
+                event_type: &v.event_type,
+                timestamp: v.timestamp,
+                body: v.body.as_bytes(),
+            };
             let ours: std::collections::BTreeMap<String, String> =
                 signer.headers(&attempt).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
             assert_eq!(ours, v.headers, "{} {}", v.scheme.as_str(), v.id);
@@ -266,7 +277,10 @@ mod tests {
     #[test]
     fn a_standard_webhooks_secret_must_be_whsec_base64() {
         let secrets = ["not-a-whsec".to_string()];
-        assert_eq!(Signer::new(Scheme::StandardWebhooks, &secrets).err(), Some(SecretError::NotWhsec { index: 1 }));
+        assert_eq!(
+            Signer::new(Scheme::StandardWebhooks, &secrets).err(),
+            Some(SecretError::NotWhsec { index: 1 })
+        );
         assert_eq!(Signer::new(Scheme::Github, &[]).err(), Some(SecretError::Missing("github")));
         assert!(Signer::new(Scheme::None, &[]).is_ok());
     }

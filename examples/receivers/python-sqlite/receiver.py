@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""A webhook receiver written as a stranger to hookbench would write it: Python's standard library,
+its own SQLite schema, Standard Webhooks signatures, and a JSON body of its own shape:
+
+    {"id": "evt_1", "type": "payment.succeeded",
+     "data": {"customer": "cus_42", "amount_cents": 1500}}
+    {"id": "evt_2", "type": "subscription.updated",
+     "data": {"customer": "cus_42", "plan": "pro", "version": 3}}
+
+--mode safe records the event id and applies the effect in one transaction, and guards plan
+updates by version; --mode unsafe checks whether the id was seen, does its work, then records it
+(two copies arriving together both pass the check) and overwrites the plan whatever its version.
+With --sink URL, each applied payment also calls that URL (the "downstream service") with an
+Idempotency-Key header. `hookbench audit` is tested against both modes (docs/audit.md).
+
+    python3 receiver.py --db app.db --secret whsec_... [--secret whsec_...] [--mode safe] [--port 0]
+
+Prints {"listening": "127.0.0.1:PORT"} once it listens.
+"""
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import sqlite3
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MAX_BODY = 1 << 20
+TOLERANCE_S = 300
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS handled_events (event_id TEXT PRIMARY KEY, handled_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS payments (
+    id INTEGER PRIMARY KEY, event_id TEXT NOT NULL, customer INTEGER NOT NULL, cents INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS subscriptions (
+    customer INTEGER PRIMARY KEY, plan TEXT NOT NULL, version INTEGER NOT NULL);
+"""
+
+
+class Refused(Exception):
+    """A request answered with a 4xx: it will not get better by sending it again."""
+
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status = status
+
+
+def verify(secrets, headers, body):
+    msg_id = headers.get("webhook-id")
+    timestamp = headers.get("webhook-timestamp")
+    signatures = headers.get_all("webhook-signature") or []
+    if not msg_id or not timestamp or not signatures:
+        raise Refused(400, "missing webhook headers")
+    try:
+        ts = int(timestamp)
+    except ValueError:
+        raise Refused(400, "bad webhook-timestamp")
+    if abs(time.time() - ts) > TOLERANCE_S:
+        raise Refused(400, "timestamp outside the tolerance")
+    signed = f"{msg_id}.{timestamp}.".encode() + body
+    offered = [s.split(",", 1)[1] for line in signatures for s in line.split() if s.startswith("v1,")]
+    for secret in secrets:
+        key = base64.b64decode(secret.removeprefix("whsec_"))
+        expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+        if any(hmac.compare_digest(expected, o) for o in offered):
+            return msg_id
+    raise Refused(400, "no matching signature")
+
+
+def parse(body, msg_id):
+    try:
+        event = json.loads(body)
+        data = event["data"]
+        customer = int(str(data["customer"]).removeprefix("cus_"))
+    except (ValueError, KeyError, TypeError):
+        raise Refused(400, "malformed event")
+    if event.get("id") != msg_id:
+        raise Refused(400, "body id does not match webhook-id")
+    return event, data, customer
+
+
+class App:
+    def __init__(self, db, secrets, mode, sink):
+        self.db, self.secrets, self.mode, self.sink = db, secrets, mode, sink
+        with self.connect() as conn:
+            conn.executescript(SCHEMA)
+
+    def connect(self):
+        conn = sqlite3.connect(self.db, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        return conn
+
+    def call_sink(self, event_id, cents):
+        if not self.sink:
+            return
+        request = urllib.request.Request(
+            self.sink, data=json.dumps({"event_id": event_id, "cents": cents}).encode(),
+            headers={"Idempotency-Key": event_id, "Content-Type": "application/json"}, method="POST")
+        urllib.request.urlopen(request, timeout=10).read()
+
+    def apply(self, conn, event, data, customer):
+        if event.get("type") == "payment.succeeded":
+            cents = data.get("amount_cents")
+            if not isinstance(cents, int) or not -10**12 <= cents <= 10**12:
+                raise Refused(400, "amount_cents out of range")
+            conn.execute("INSERT INTO payments (event_id, customer, cents) VALUES (?, ?, ?)",
+                         (event["id"], customer, cents))
+            return cents
+        if event.get("type") == "subscription.updated":
+            version = data.get("version")
+            if not isinstance(version, int):
+                raise Refused(400, "version must be an integer")
+            guard = "WHERE excluded.version > subscriptions.version" if self.mode == "safe" else ""
+            conn.execute(
+                "INSERT INTO subscriptions (customer, plan, version) VALUES (?, ?, ?) "
+                f"ON CONFLICT (customer) DO UPDATE SET plan = excluded.plan, version = excluded.version {guard}",
+                (customer, str(data.get("plan")), version))
+            return None
+        raise Refused(400, "unknown event type")
+
+    def handle(self, headers, body):
+        msg_id = verify(self.secrets, headers, body)
+        event, data, customer = parse(body, msg_id)
+        conn = self.connect()
+        try:
+            if self.mode == "safe":
+                conn.execute("BEGIN IMMEDIATE")
+                fresh = conn.execute("INSERT OR IGNORE INTO handled_events VALUES (?, ?)",
+                                     (msg_id, time.time())).rowcount == 1
+                cents = self.apply(conn, event, data, customer) if fresh else None
+                conn.execute("COMMIT")
+            else:
+                seen = conn.execute("SELECT 1 FROM handled_events WHERE event_id = ?", (msg_id,)).fetchone()
+                fresh = seen is None
+                cents = None
+                if fresh:
+                    time.sleep(0.05)  # the handler's real work: the window two copies slip through
+                    cents = self.apply(conn, event, data, customer)
+                    conn.execute("INSERT OR IGNORE INTO handled_events VALUES (?, ?)", (msg_id, time.time()))
+        except Exception:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.close()
+        if fresh and cents is not None:
+            self.call_sink(msg_id, cents)
+        return "applied" if fresh else "duplicate"
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 5  # a stalled header or body is dropped after 5 s
+    app = None
+
+    def answer(self, status, text):
+        payload = json.dumps({"result": text}).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_POST(self):
+        if self.path.split("?")[0] != "/webhooks":
+            self.answer(404, "no such endpoint")
+            return
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            self.answer(413, "body too large")
+            self.close_connection = True
+            return
+        body = self.rfile.read(length)
+        if len(body) < length:
+            self.close_connection = True
+            return
+        try:
+            self.answer(200, self.app.handle(self.headers, body))
+        except Refused as e:
+            self.answer(e.status, str(e))
+        except Exception as e:  # the database or the sink failed: retry later
+            self.answer(500, f"{type(e).__name__}: {e}")
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, help="the SQLite file")
+    parser.add_argument("--secret", action="append", required=True, help="whsec_... (repeat to rotate)")
+    parser.add_argument("--mode", choices=["safe", "unsafe"], default="safe")
+    parser.add_argument("--sink", help="URL the payment side effect calls")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args()
+    Handler.app = App(args.db, args.secret, args.mode, args.sink)
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    print(json.dumps({"listening": f"127.0.0.1:{server.server_address[1]}"}), flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,359 @@
+//! `hookbench audit`: the article's go-live checklist run against a receiver hookbench did not
+//! start and cannot see inside, in any language, with its own schema and its provider's
+//! signatures.
+//!
+//! The audit sends each check's deliveries (`checks`: single attempts on fresh connections from
+//! `probe`; the parallel load through the bench's sender, in `load`), asks the observers
+//! (`observe`: the receiver's database through the user's read-only queries, or a sink standing in
+//! for its downstream service) what was applied once they have settled, and judges each check
+//! (`verdict`). Every id and account of a run is its own ([`crate::wire::IdSpace`]), so audits can
+//! be repeated against one long-lived database.
+
+mod checks;
+mod load;
+mod observe;
+mod probe;
+pub mod verdict;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicI64;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+pub use observe::ObserveError;
+pub use verdict::{AuditSection, Check, CheckResult, Status};
+
+use crate::sender::{self, Progress, RetryPolicy, SenderConfig};
+use crate::wire::{IdSpace, Payload, Scheme, SecretError, Signer, Wire};
+use crate::workload::{Workload, WorkloadConfig, WorkloadError};
+use checks::{Ctx, Hostility, Pending};
+use observe::{Observation, Observers, Sink, SqlObserver};
+
+/// Everything an audit is told.
+#[derive(Debug, Clone)]
+pub struct AuditConfig {
+    /// The receiver's webhook URL.
+    pub url: String,
+    /// How deliveries are signed.
+    pub signing: Scheme,
+    /// The secrets, as the provider shows them; several for the rotation check.
+    pub secrets: Vec<String>,
+    /// What bodies look like.
+    pub payload: Payload,
+    /// The receiver's database (`postgres://` or `sqlite:`), read-only.
+    pub observe_db: Option<String>,
+    /// Rows of applied side effects: `(event id)` per apply or `(event id, count)`.
+    pub applied_query: Option<String>,
+    /// `(account, version)` per account.
+    pub state_query: Option<String>,
+    /// Where the sink listens.
+    pub sink: Option<String>,
+    /// The JSON field a sink call carries its key in, without an `Idempotency-Key` header.
+    pub sink_key: String,
+    /// The checks to run (empty: every check the observers allow).
+    pub checks: Vec<Check>,
+    /// Events per probing check.
+    pub probe_events: usize,
+    /// Copies released together in the concurrent check.
+    pub copies: usize,
+    /// How long to wait before the late replay.
+    pub replay_after: Duration,
+    /// Run (through the shell) before the late replay: the receiver's own purge job.
+    pub retention_cmd: Option<String>,
+    /// The parallel load's workload.
+    pub workload: WorkloadConfig,
+    /// Events per second in the load.
+    pub rate: f64,
+    /// Requests in flight at most in the load.
+    pub concurrency: usize,
+    /// Per-attempt timeout.
+    pub timeout: Duration,
+    /// Retries in the load.
+    pub retry: RetryPolicy,
+    /// How long a stalled body may be held.
+    pub stall_wait: Duration,
+    /// The oversized body's size.
+    pub oversized_bytes: usize,
+    /// How long the observers must see no change to count as settled.
+    pub quiet: Duration,
+    /// How long to wait for them to settle at most.
+    pub settle_max: Duration,
+    /// The run's id prefix (default: `a` and the start time in base 36, then `_`).
+    pub id_prefix: Option<String>,
+    /// Added to every account (default: from the start time, a range no earlier audit used).
+    pub account_base: Option<i64>,
+}
+
+/// Why an audit could not run (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// Flags that do not go together, or a bad value.
+    #[error("{0}")]
+    Config(String),
+    /// A secret the scheme cannot use.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    /// A workload parameter.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// The URL is not http://host/path.
+    #[error(transparent)]
+    Url(#[from] probe::BadUrl),
+    /// Nothing answers at the URL.
+    #[error("the receiver at {url} is unreachable: {reason}")]
+    Unreachable {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// An observer failed.
+    #[error(transparent)]
+    Observe(#[from] ObserveError),
+    /// The load's sender could not start.
+    #[error("the parallel load could not start: {0}")]
+    Send(#[from] sender::SendError),
+    /// `--retention-cmd` failed.
+    #[error("--retention-cmd failed: {0}")]
+    Retention(String),
+}
+
+impl AuditConfig {
+    /// Refuses flags that do not go together, naming them.
+    pub fn validate(&self) -> Result<(), AuditError> {
+        let config = |s: &str| Err(AuditError::Config(s.to_string()));
+        Signer::new(self.signing, &self.secrets)?;
+        if self.observe_db.is_none() && self.sink.is_none() {
+            return config(
+                "an audit needs an observer: --observe-db URL with --applied-query (and --state-query), or --sink ADDR",
+            );
+        }
+        if self.observe_db.is_some() && self.applied_query.is_none() && self.state_query.is_none() {
+            return config("--observe-db needs --applied-query, --state-query or both");
+        }
+        if self.observe_db.is_none() && (self.applied_query.is_some() || self.state_query.is_some()) {
+            return config("--applied-query and --state-query need --observe-db");
+        }
+        if self.copies < 2 {
+            return config("--copies must be at least 2");
+        }
+        if self.probe_events == 0 {
+            return config("--probe-events must be at least 1");
+        }
+        if !(self.rate > 0.0) {
+            return config("--rate must be above 0");
+        }
+        if self.concurrency == 0 {
+            return config("--concurrency must be at least 1");
+        }
+        self.workload.validate()?;
+        Ok(())
+    }
+
+    /// The checks to run: those asked for, in the checklist's order.
+    fn selected(&self) -> Vec<Check> {
+        Check::ALL.into_iter().filter(|c| self.checks.is_empty() || self.checks.contains(c)).collect()
+    }
+}
+
+/// Why a check cannot run with these observers and this scheme, if it cannot.
+fn cannot_run(check: Check, observers: &Observers, signer: &Signer) -> Option<String> {
+    let needs_applies = "needs an observer of applies (--applied-query or --sink)";
+    match check {
+        Check::OutOfOrder if !observers.sees_state() => {
+            Some("needs --state-query (each account's version)".into())
+        }
+        Check::OutOfOrder => None,
+        Check::SecretRotation if !signer.scheme().signs() => Some("--signing none signs nothing".into()),
+        Check::SecretRotation if signer.secrets() < 2 => {
+            Some("give --secret twice (the old secret and the new) to test a rotation".into())
+        }
+        Check::ParallelLoad if !observers.sees_applies() && !observers.sees_state() => {
+            Some(needs_applies.into())
+        }
+        Check::ParallelLoad => None,
+        _ if !observers.sees_applies() => Some(needs_applies.into()),
+        _ => None,
+    }
+}
+
+/// The run's ids and accounts: given, or made from the clock so that no earlier audit used them.
+fn id_space(config: &AuditConfig) -> IdSpace {
+    let now = jiff::Timestamp::now();
+    let millis = u64::try_from(now.as_millisecond()).unwrap_or(0);
+    let prefix = config.id_prefix.clone().unwrap_or_else(|| format!("a{}_", base36(millis)));
+    // Ten thousand accounts a second, wrapping every ~11.5 days: far below 2^53.
+    let account_base = config.account_base.unwrap_or(1_000_000 + (now.as_second() % 1_000_000) * 10_000);
+    IdSpace { prefix, account_base }
+}
+
+fn base36(mut n: u64) -> String {
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(digits[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Runs `command` through the shell and waits for it.
+async fn run_shell(command: &str) -> Result<(), AuditError> {
+    let status = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .status()
+        .await
+        .map_err(|e| AuditError::Retention(e.to_string()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(AuditError::Retention(format!("`{command}` exited with {status}")))
+    }
+}
+
+/// Runs the audit, reporting each step through `step`.
+pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSection, AuditError> {
+    config.validate()?;
+    let start = Instant::now();
+    let probe = probe::Probe::new(&config.url, config.timeout, start)?;
+    probe
+        .reachable()
+        .await
+        .map_err(|e| AuditError::Unreachable { url: config.url.clone(), reason: e.to_string() })?;
+    let observers = start_observers(config).await?;
+    let ids = id_space(config);
+    let signer = Signer::new(config.signing, &config.secrets)?;
+    let wire = Arc::new(Wire { signer: signer.clone(), payload: config.payload.clone(), ids: ids.clone() });
+    let probe_accounts = ids.account_base + i64::from(config.workload.accounts);
+    let ctx = Arc::new(Ctx { probe, wire: wire.clone(), next_account: AtomicI64::new(probe_accounts) });
+
+    let selected = config.selected();
+    let mut results: Vec<CheckResult> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
+    let n = config.probe_events;
+    for &check in &selected {
+        if let Some(why) = cannot_run(check, &observers, &signer) {
+            results.push(CheckResult::skipped(check, why));
+            continue;
+        }
+        step(check.as_str());
+        let p = match check {
+            Check::SequentialDuplicate => checks::sequential_duplicate(&ctx, n).await,
+            Check::ConcurrentCopies => checks::concurrent_copies(&ctx, n, config.copies).await,
+            Check::LostAck => checks::lost_ack(&ctx, n).await,
+            Check::OutOfOrder => checks::out_of_order(&ctx, n, 6).await,
+            Check::SecretRotation => checks::secret_rotation(&ctx).await,
+            Check::HostileInput => {
+                let h = Hostility { oversized_bytes: config.oversized_bytes, stall_wait: config.stall_wait };
+                checks::hostile_input(&ctx, h).await
+            }
+            Check::LateReplay | Check::ParallelLoad => continue,
+        };
+        pending.push(p);
+    }
+
+    let mut load = None;
+    if selected.contains(&Check::ParallelLoad)
+        && cannot_run(Check::ParallelLoad, &observers, &signer).is_none()
+    {
+        step("parallel-load");
+        let workload = Arc::new(Workload::generate(&config.workload)?);
+        let sender_config = SenderConfig {
+            rate: Some(config.rate),
+            concurrency: config.concurrency,
+            timeout: config.timeout,
+            retry: config.retry.clone(),
+            source: String::new(),
+            record: true,
+        };
+        let offset_ms = ctx.probe.now_ms();
+        let sent = sender::run(
+            workload.clone(),
+            vec![config.url.clone()],
+            wire.clone(),
+            sender_config,
+            Arc::new(Progress::default()),
+        )
+        .await?;
+        load = Some((workload, sent, offset_ms));
+    }
+
+    step("waiting for the observers to settle");
+    let seen = observers.settled(config.quiet, config.settle_max).await?;
+    let mut figures = None;
+    for p in &pending {
+        results.push(p.judge(&seen));
+    }
+    if let Some((workload, sent, offset_ms)) = &load {
+        let (result, f) = load::judge(workload, &wire, sent, &seen, *offset_ms);
+        results.push(result);
+        figures = Some(f);
+    }
+
+    if selected.contains(&Check::LateReplay) {
+        results.push(late_replay(config, &ctx, &observers, &pending, &seen, step).await?);
+    }
+    results.sort_by_key(|r| r.check);
+    Ok(AuditSection {
+        url: config.url.clone(),
+        signing: config.signing.as_str().to_string(),
+        payload: config.payload.name(),
+        observers: observers.names(),
+        id_prefix: ids.prefix,
+        account_base: ids.account_base,
+        checks: results,
+        load: figures,
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+async fn start_observers(config: &AuditConfig) -> Result<Observers, AuditError> {
+    let mut observers = Observers::default();
+    if let Some(addr) = &config.sink {
+        observers.sink = Some(Sink::start(addr, &config.sink_key).await?);
+    }
+    if let Some(url) = &config.observe_db {
+        let sql = SqlObserver::connect(url, config.applied_query.clone(), config.state_query.clone()).await?;
+        observers.sql = Some(sql);
+        // A query that fails or has the wrong shape stops the audit before anything is sent.
+        observers.observe().await?;
+    }
+    Ok(observers)
+}
+
+async fn late_replay(
+    config: &AuditConfig,
+    ctx: &Ctx,
+    observers: &Observers,
+    pending: &[Pending],
+    seen: &Observation,
+    step: &(dyn Fn(&str) + Sync),
+) -> Result<CheckResult, AuditError> {
+    if let Some(why) = cannot_run(Check::LateReplay, observers, &ctx.wire.signer) {
+        return Ok(CheckResult::skipped(Check::LateReplay, why));
+    }
+    let sample = checks::replay_sample(pending, seen, 10);
+    if let Some(cmd) = &config.retention_cmd {
+        step("running --retention-cmd");
+        run_shell(cmd).await?;
+    }
+    if !config.replay_after.is_zero() {
+        step(&format!("waiting {} before the late replay", humantime::format_duration(config.replay_after)));
+        tokio::time::sleep(config.replay_after).await;
+    }
+    step("late-replay");
+    let mut p = checks::late_replay(ctx, &sample).await;
+    p.note = format!(
+        "after {}{}",
+        humantime::format_duration(config.replay_after),
+        if config.retention_cmd.is_some() { " and --retention-cmd" } else { "" }
+    );
+    let after = observers.settled(config.quiet, config.settle_max).await?;
+    Ok(checks::judge_replay(&p, seen, &after))
+}

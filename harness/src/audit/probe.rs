@@ -1,0 +1,237 @@
+//! The audit's own HTTP client for single deliveries: each attempt on a fresh connection, so that
+//! copies really arrive on separate connections and every attempt can name its connection (the
+//! local port), plus the raw requests no well-behaved client sends: one dropped before its answer
+//! is read, and one whose body stalls.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, Uri};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+use super::verdict::AttemptLog;
+
+/// Where the receiver is, and how long an answer may take.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    authority: String,
+    path: String,
+    timeout: Duration,
+    start: Instant,
+}
+
+/// The receiver's URL is not `http://host:port/path`.
+#[derive(Debug, thiserror::Error)]
+#[error("the receiver URL `{url}` is not http://host[:port]/path: {reason}")]
+pub struct BadUrl {
+    url: String,
+    reason: String,
+}
+
+/// One attempt's result.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The status, when one came.
+    pub status: Option<u16>,
+    /// The log line for witnesses.
+    pub log: AttemptLog,
+}
+
+impl Answer {
+    /// Whether it was a 2xx.
+    pub fn acked(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+
+    /// Whether it was a 4xx.
+    pub fn refused(&self) -> bool {
+        self.status.is_some_and(|s| (400..500).contains(&s))
+    }
+}
+
+impl Probe {
+    /// A probe of `url`, its clock started at `start`.
+    pub fn new(url: &str, timeout: Duration, start: Instant) -> Result<Self, BadUrl> {
+        let bad = |reason: &str| BadUrl { url: url.to_string(), reason: reason.to_string() };
+        let uri: Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(bad("only http:// is supported (put a TLS-terminating proxy's plain side here)"));
+        }
+        let host = uri.host().ok_or_else(|| bad("no host"))?;
+        let port = uri.port_u16().unwrap_or(80);
+        let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
+        Ok(Self { authority: format!("{host}:{port}"), path, timeout, start })
+    }
+
+    /// The URL's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Milliseconds since the audit started.
+    pub fn now_ms(&self) -> f64 {
+        self.start.elapsed().as_secs_f64() * 1e3
+    }
+
+    fn log(&self, at_ms: f64, outcome: String, connection: String, note: &str) -> AttemptLog {
+        AttemptLog { at_ms, outcome, connection, note: note.to_string() }
+    }
+
+    /// Whether anything listens at the URL's host and port.
+    pub async fn reachable(&self) -> Result<(), std::io::Error> {
+        tokio::time::timeout(self.timeout, TcpStream::connect(&self.authority))
+            .await
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer to connect"))?
+            .map(drop)
+    }
+
+    /// POSTs `body` with `headers` to `path` (the URL's own when `None`) on a new connection.
+    pub async fn post(
+        &self,
+        path: Option<&str>,
+        headers: &[(&'static str, String)],
+        body: Bytes,
+        note: &str,
+    ) -> Answer {
+        let at_ms = self.now_ms();
+        let path = path.unwrap_or(&self.path).to_string();
+        let result = tokio::time::timeout(self.timeout, self.exchange(&path, headers, body)).await;
+        let (status, outcome, connection) = match result {
+            Ok(Ok((status, port))) => (Some(status), status.to_string(), port),
+            Ok(Err((reason, port))) => (None, reason, port),
+            Err(_) => (None, format!("timeout after {:?}", self.timeout), String::new()),
+        };
+        Answer { status, log: self.log(at_ms, outcome, connection, note) }
+    }
+
+    async fn exchange(
+        &self,
+        path: &str,
+        headers: &[(&'static str, String)],
+        body: Bytes,
+    ) -> Result<(u16, String), (String, String)> {
+        let stream = TcpStream::connect(&self.authority)
+            .await
+            .map_err(|e| (format!("no connection: {e}"), String::new()))?;
+        let port = stream.local_addr().map(|a| format!("port {}", a.port())).unwrap_or_default();
+        let fail = |what: &str, e: hyper::Error| (format!("{what}: {e}"), port.clone());
+        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| fail("handshake", e))?;
+        tokio::spawn(conn);
+        let mut req = Request::post(path).header(hyper::header::HOST, self.authority.as_str());
+        for (name, value) in headers {
+            req = req.header(*name, value.as_str());
+        }
+        let req = req.body(Full::new(body)).map_err(|e| (format!("bad request: {e}"), port.clone()))?;
+        let response = send.send_request(req).await.map_err(|e| fail("closed before an answer", e))?;
+        let status = response.status().as_u16();
+        let _ = response.into_body().collect().await;
+        Ok((status, port))
+    }
+
+    fn raw_head(&self, headers: &[(&'static str, String)], content_length: usize) -> String {
+        let mut head = format!(
+            "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {content_length}\r\n",
+            self.path, self.authority
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("connection: close\r\n\r\n");
+        head
+    }
+
+    /// Sends the whole request, waits `linger` (long enough for the request to arrive and short of
+    /// any answer a database write needs), and drops the connection without reading the answer.
+    pub async fn post_and_drop(
+        &self,
+        headers: &[(&'static str, String)],
+        body: &[u8],
+        linger: Duration,
+    ) -> AttemptLog {
+        let at_ms = self.now_ms();
+        let Ok(mut stream) = TcpStream::connect(&self.authority).await else {
+            return self.log(at_ms, "no connection".into(), String::new(), "lost ack");
+        };
+        let port = stream.local_addr().map(|a| format!("port {}", a.port())).unwrap_or_default();
+        let mut bytes = self.raw_head(headers, body.len()).into_bytes();
+        bytes.extend_from_slice(body);
+        let outcome = match stream.write_all(&bytes).await {
+            Ok(()) => {
+                tokio::time::sleep(linger).await;
+                "dropped before the answer".to_string()
+            }
+            Err(e) => format!("write failed: {e}"),
+        };
+        drop(stream);
+        self.log(at_ms, outcome, port, "lost ack: connection dropped")
+    }
+
+    /// Sends the head and `sent` of `declared` body bytes, then nothing. The result is how long
+    /// the receiver took to answer or close, or `None` when it still held the connection after
+    /// `wait`.
+    pub async fn stall(
+        &self,
+        headers: &[(&'static str, String)],
+        declared: usize,
+        sent: &[u8],
+        wait: Duration,
+    ) -> (Option<Duration>, AttemptLog) {
+        let at_ms = self.now_ms();
+        let Ok(mut stream) = TcpStream::connect(&self.authority).await else {
+            return (None, self.log(at_ms, "no connection".into(), String::new(), "stalled body"));
+        };
+        let port = stream.local_addr().map(|a| format!("port {}", a.port())).unwrap_or_default();
+        let mut bytes = self.raw_head(headers, declared).into_bytes();
+        bytes.extend_from_slice(sent);
+        let began = Instant::now();
+        if stream.write_all(&bytes).await.is_err() {
+            return (
+                Some(began.elapsed()),
+                self.log(at_ms, "closed while sending".into(), port, "stalled body"),
+            );
+        }
+        let mut buf = [0u8; 512];
+        match tokio::time::timeout(wait, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                let took = began.elapsed();
+                (
+                    Some(took),
+                    self.log(
+                        at_ms,
+                        format!("closed after {:.1} s", took.as_secs_f64()),
+                        port,
+                        "stalled body",
+                    ),
+                )
+            }
+            Ok(Ok(n)) => {
+                let took = began.elapsed();
+                let line = String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_string();
+                (
+                    Some(took),
+                    self.log(
+                        at_ms,
+                        format!("`{line}` after {:.1} s", took.as_secs_f64()),
+                        port,
+                        "stalled body",
+                    ),
+                )
+            }
+            Err(_) => (
+                None,
+                self.log(
+                    at_ms,
+                    format!("still open after {:.0} s", wait.as_secs_f64()),
+                    port,
+                    "stalled body",
+                ),
+            ),
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! What an audit concludes: a verdict per check, with its evidence and witness events.
+
+use serde::{Deserialize, Serialize};
+
+/// The go-live checklist's items, in the article's order.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    /// The same event twice in a row: applied once.
+    SequentialDuplicate,
+    /// K copies released together on separate connections: applied once.
+    ConcurrentCopies,
+    /// Sent whole, connection dropped before the answer, then retried: applied once.
+    LostAck,
+    /// Each account's updates in a shuffled order: the final state is the latest version.
+    OutOfOrder,
+    /// Acknowledged events re-sent after the run with fresh signatures: nothing applied again.
+    LateReplay,
+    /// Deliveries signed with each secret accepted; one signed with none refused.
+    SecretRotation,
+    /// Tampered, unsigned, stale, malformed, oversized, replayed-elsewhere, re-bodied, overflowing
+    /// and stalled requests: refused, nothing applied, nothing hung.
+    HostileInput,
+    /// The seeded workload at a rate, with the article's faults: no duplicate, none lost, none stale.
+    ParallelLoad,
+}
+
+impl Check {
+    /// Every check, in order.
+    pub const ALL: [Check; 8] = [
+        Self::SequentialDuplicate,
+        Self::ConcurrentCopies,
+        Self::LostAck,
+        Self::OutOfOrder,
+        Self::LateReplay,
+        Self::SecretRotation,
+        Self::HostileInput,
+        Self::ParallelLoad,
+    ];
+
+    /// The name `--checks` takes and reports show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SequentialDuplicate => "sequential-duplicate",
+            Self::ConcurrentCopies => "concurrent-copies",
+            Self::LostAck => "lost-ack",
+            Self::OutOfOrder => "out-of-order",
+            Self::LateReplay => "late-replay",
+            Self::SecretRotation => "secret-rotation",
+            Self::HostileInput => "hostile-input",
+            Self::ParallelLoad => "parallel-load",
+        }
+    }
+}
+
+/// PASS, FAIL or SKIPPED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Status {
+    /// Every expectation held.
+    Pass,
+    /// One did not; the witnesses show which.
+    Fail,
+    /// Not run; the evidence says why.
+    Skipped,
+}
+
+impl Status {
+    /// As printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "PASS",
+            Self::Fail => "FAIL",
+            Self::Skipped => "SKIPPED",
+        }
+    }
+}
+
+/// One attempt as the audit saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AttemptLog {
+    /// Milliseconds from the audit's start to the send.
+    pub at_ms: f64,
+    /// The HTTP status, or what happened instead (`dropped before the answer`, `timeout`,
+    /// `no connection`, `closed`).
+    pub outcome: String,
+    /// The connection: the audit's local port for probes, the sender's connection number for the
+    /// load.
+    pub connection: String,
+    /// What the attempt was (`copy 2 of 8`, `wrong secret`, `to /webhooks/other`), when it says
+    /// more than "a delivery".
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// An event that shows a failure: its id, every attempt, and what the observers saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Witness {
+    /// The event's id (or the account, for a state witness).
+    pub id: String,
+    /// What went wrong, in a few words.
+    pub problem: String,
+    /// Its attempts, in order.
+    pub attempts: Vec<AttemptLog>,
+    /// What the observers saw (`applied 2 times`, `final version 3 of 6`).
+    pub observed: String,
+}
+
+/// One check's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CheckResult {
+    /// Which check.
+    pub check: Check,
+    /// PASS, FAIL or SKIPPED.
+    pub status: Status,
+    /// The evidence in one line (or why it was skipped).
+    pub evidence: String,
+    /// For a FAIL, the first witnesses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<Witness>,
+}
+
+impl CheckResult {
+    /// A skipped check and why.
+    pub fn skipped(check: Check, why: impl Into<String>) -> Self {
+        Self { check, status: Status::Skipped, evidence: why.into(), witnesses: Vec::new() }
+    }
+}
+
+/// The parallel load's figures, as `bench` reports them for a cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LoadFigures {
+    /// Logical events sent.
+    pub events: u64,
+    /// Attempts sent.
+    pub deliveries: u64,
+    /// Attempts answered 2xx, 4xx, 5xx; timed out.
+    pub status_2xx: u64,
+    /// Attempts answered 4xx.
+    pub status_4xx: u64,
+    /// Attempts answered 5xx.
+    pub status_5xx: u64,
+    /// Attempts timed out (or whose ack the workload dropped).
+    pub timeouts: u64,
+    /// Credit events applied more than once.
+    pub dup_events: u64,
+    /// Applies beyond the first.
+    pub extra_applies: u64,
+    /// Credit events acknowledged with a 2xx and never applied.
+    pub lost: u64,
+    /// Accounts whose final plan version is not their latest (`null` without a state query).
+    pub stale_accounts: Option<u64>,
+    /// Events refused with a 4xx and applied anyway.
+    pub refused_applied: u64,
+    /// Events given up on after the retry budget (never acknowledged).
+    pub gave_up: u64,
+    /// Latency from each attempt's planned time (coordinated omission corrected), microseconds.
+    pub latency_us: crate::stats::Percentiles,
+    /// Attempts per second.
+    pub throughput_per_s: f64,
+}
+
+/// The audit section of a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AuditSection {
+    /// The receiver's URL.
+    pub url: String,
+    /// The signing scheme.
+    pub signing: String,
+    /// The payload (`hookbench`, `stripe` or the template's path).
+    pub payload: String,
+    /// The observers that judged it (`sql`, `sink`, with the state query or not).
+    pub observers: Vec<String>,
+    /// The prefix every id of this audit carries, and the first account it used.
+    pub id_prefix: String,
+    /// Added to every account number.
+    pub account_base: i64,
+    /// One verdict per check, in the checklist's order.
+    pub checks: Vec<CheckResult>,
+    /// The parallel load's figures, when it ran.
+    pub load: Option<LoadFigures>,
+    /// The audit's wall time.
+    pub wall_s: f64,
+}
+
+impl AuditSection {
+    /// Whether a check that ran failed.
+    pub fn failed(&self) -> bool {
+        self.checks.iter().any(|c| c.status == Status::Fail)
+    }
+}
