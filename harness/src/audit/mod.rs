@@ -141,7 +141,7 @@ impl AuditConfig {
         if self.probe_events == 0 {
             return config("--probe-events must be at least 1");
         }
-        if !(self.rate > 0.0) {
+        if self.rate.is_nan() || self.rate <= 0.0 {
             return config("--rate must be above 0");
         }
         if self.concurrency == 0 {
@@ -268,7 +268,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
             rate: Some(config.rate),
             concurrency: config.concurrency,
             timeout: config.timeout,
-            retry: config.retry.clone(),
+            retry: config.retry,
             source: String::new(),
             record: true,
         };

@@ -533,7 +533,7 @@ pub struct AuditArgs {
     pub signing: crate::wire::Scheme,
     /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe).
     /// Give it twice, old and new, for the secret-rotation check.
-    #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true, value_delimiter = ',')]
+    #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true)]
     pub secret: Vec<String>,
     /// The bodies: hookbench, stripe (an Event object), or a template file (docs/audit.md).
     #[arg(long, default_value = "hookbench", value_name = "hookbench|stripe|FILE")]

@@ -24,7 +24,7 @@ impl Report {
                 rate: Some(config.rate),
                 work_delay: String::new(),
                 timeout: humantime::format_duration(config.timeout).to_string(),
-                retry: config.retry.clone(),
+                retry: config.retry,
                 isolation: String::new(),
                 inbox_workers: 0,
                 p_duplicate: w.p_duplicate,

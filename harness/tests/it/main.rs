@@ -4,6 +4,7 @@
 //! its own (`tests/jitter.rs`), so nothing else shares the machine with its clock. Support lives
 //! in the `testkit` crate, shared with the receivers' tests.
 
+mod audit;
 mod bench;
 mod checker;
 mod experiments;

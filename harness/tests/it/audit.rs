@@ -1,0 +1,276 @@
+//! `hookbench audit` against receivers it did not start, through the real command line: the
+//! repository's own `serve` workers on Postgres and SQLite, observed through their tables as a
+//! stranger's would be (the designs that must fail do, the ones that must pass do), and a Python
+//! receiver with a schema and body of its own (examples/receivers/python-sqlite), through SQL and
+//! through a sink its side effect calls.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use clap::Parser;
+use hookbench::audit::{Check, Status};
+use hookbench::cli::{Cli, Exit, run};
+use hookbench::report::Report;
+use receivers::design::Design;
+use receivers::store::Backend;
+use testkit::{Db, SECRET};
+
+/// A second secret, for the rotation check.
+const SECRET_2: &str = "whsec_c2Vjb25kLXNlY3JldC1mb3Itcm90YXRpb24=";
+const APPLIED: &str = "SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id";
+const STATE: &str = "SELECT id, plan_version FROM accounts";
+
+/// A receiver process, killed when dropped.
+struct Receiver {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `cmd`, which prints `{"listening": "127.0.0.1:PORT", ...}` once it listens.
+fn start(mut cmd: Command) -> Receiver {
+    let mut child = cmd.stdout(Stdio::piped()).stdin(Stdio::null()).spawn().expect("receiver starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("first line");
+    let json: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let addr = json["listening"].as_str().expect("listening").to_string();
+    Receiver { child, addr }
+}
+
+fn serve(design: Design, db: &Db) -> Receiver {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookbench"));
+    cmd.args(["serve", "--design", design.as_str(), "--database-url", &db.url, "--listen", "127.0.0.1:0"]);
+    cmd.args(["--secret", &format!("{SECRET} {SECRET_2}"), "--body-timeout", "1s", "--work-delay", "20ms"]);
+    start(cmd)
+}
+
+fn python_receiver(db: &Path, mode: &str, sink: Option<&str>) -> Receiver {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/receiver.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(script).args(["--db", db.to_str().expect("utf-8"), "--mode", mode, "--port", "0"]);
+    cmd.args(["--secret", SECRET, "--secret", SECRET_2]);
+    if let Some(url) = sink {
+        cmd.args(["--sink", url]);
+    }
+    start(cmd)
+}
+
+/// Runs `hookbench audit` with `args`; its exit status (0, 1 or 2) and, when it ran, its report.
+fn audit(args: &[&str]) -> (u8, Option<Report>) {
+    let out = tempfile::tempdir().expect("tempdir");
+    let dir = out.path().join("audit");
+    let base = ["hookbench", "audit", "--no-progress", "--out", dir.to_str().expect("utf-8")];
+    let common =
+        ["--secret", SECRET, "--secret", SECRET_2, "--events", "200", "--rate", "400", "--quiet", "300ms"];
+    let cli = Cli::try_parse_from(base.iter().chain(&common).chain(args)).expect("arguments parse");
+    let mut printed = Vec::new();
+    let code = match run(cli, &mut printed) {
+        Ok(()) => 0,
+        Err(e) => e.downcast_ref::<Exit>().map_or_else(|| panic!("not an exit status: {e:#}"), |x| x.code),
+    };
+    let report = Report::read_json(&dir.join("report.json")).ok();
+    if let Some(r) = &report {
+        for file in ["report.md", "report.html"] {
+            assert!(dir.join(file).exists(), "{file} written");
+        }
+        assert!(r.audit.is_some(), "an audit section");
+    }
+    eprintln!("{}", String::from_utf8_lossy(&printed));
+    (code, report)
+}
+
+fn verdicts(report: &Report) -> Vec<(Check, Status)> {
+    report.audit.as_ref().expect("audit").checks.iter().map(|c| (c.check, c.status)).collect()
+}
+
+fn status(report: &Report, check: Check) -> Status {
+    verdicts(report)
+        .into_iter()
+        .find(|(c, _)| *c == check)
+        .map_or_else(|| panic!("{check:?} in the report"), |(_, s)| s)
+}
+
+/// The repository's designs, audited black-box: naive and check-then-insert fail the duplicate
+/// checks, atomic passes them and fails out-of-order, version-guard and inbox pass everything.
+fn audit_the_designs(backend: Backend) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    for design in
+        [Design::Naive, Design::CheckThenInsert, Design::Atomic, Design::VersionGuard, Design::Inbox]
+    {
+        let db = rt.block_on(Db::fresh(backend));
+        let receiver = serve(design, &db);
+        let url = format!("http://{}/webhooks/acme", receiver.addr);
+        let (code, report) = audit(&[
+            &url,
+            "--observe-db",
+            &db.url,
+            "--applied-query",
+            APPLIED,
+            "--state-query",
+            STATE,
+            "--copies",
+            "4",
+            "--stall-wait",
+            "5s",
+        ]);
+        let report = report.expect("a report");
+        let v = verdicts(&report);
+        let context = format!("{backend} {design}: {v:?}");
+        match design {
+            Design::Naive => {
+                assert_eq!(code, 1, "{context}");
+                assert_eq!(status(&report, Check::SequentialDuplicate), Status::Fail, "{context}");
+                assert_eq!(status(&report, Check::ConcurrentCopies), Status::Fail, "{context}");
+                let a = report.audit.as_ref().expect("audit");
+                let seq = a.checks.iter().find(|c| c.check == Check::SequentialDuplicate).expect("seq");
+                assert!(seq.witnesses[0].problem.contains("applied 2 times"), "{:?}", seq.witnesses[0]);
+                assert_eq!(seq.witnesses[0].attempts.len(), 2, "both attempts named");
+            }
+            Design::CheckThenInsert => {
+                assert_eq!(code, 1, "{context}");
+                assert_eq!(status(&report, Check::SequentialDuplicate), Status::Pass, "{context}");
+                assert_eq!(status(&report, Check::ConcurrentCopies), Status::Fail, "{context}");
+            }
+            Design::Atomic => {
+                assert_eq!(code, 1, "{context}");
+                for check in
+                    [Check::SequentialDuplicate, Check::ConcurrentCopies, Check::LostAck, Check::LateReplay]
+                {
+                    assert_eq!(status(&report, check), Status::Pass, "{check:?}: {context}");
+                }
+                assert_eq!(status(&report, Check::OutOfOrder), Status::Fail, "{context}");
+            }
+            _ => {
+                assert_eq!(code, 0, "{context}");
+                assert!(v.iter().all(|(_, s)| *s == Status::Pass), "{context}");
+                assert_eq!(v.len(), Check::ALL.len(), "{context}");
+            }
+        }
+        drop(receiver);
+        rt.block_on(db.cleanup());
+    }
+}
+
+#[test]
+fn the_designs_on_sqlite_fail_and_pass_the_checks_they_should() {
+    audit_the_designs(Backend::Sqlite);
+}
+
+#[test]
+fn the_designs_on_postgres_fail_and_pass_the_checks_they_should() {
+    audit_the_designs(Backend::Postgres);
+}
+
+const TEMPLATE: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/template.json");
+
+fn python_sql_audit(mode: &str) -> (u8, Report) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("app.db");
+    let receiver = python_receiver(&db, mode, None);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let observe = format!("sqlite://{}", db.display());
+    let (code, report) = audit(&[
+        &url,
+        "--payload",
+        TEMPLATE,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        "SELECT event_id, count(*) FROM payments GROUP BY event_id",
+        "--state-query",
+        "SELECT customer, version FROM subscriptions",
+        "--copies",
+        "4",
+        "--stall-wait",
+        "8s",
+    ]);
+    (code, report.expect("a report"))
+}
+
+#[test]
+fn a_python_receiver_in_safe_mode_passes_every_check() {
+    let (code, report) = python_sql_audit("safe");
+    let v = verdicts(&report);
+    assert_eq!(code, 0, "{v:?}");
+    assert!(v.iter().all(|(_, s)| *s == Status::Pass), "{v:?}");
+}
+
+#[test]
+fn a_python_receiver_in_unsafe_mode_fails_and_names_its_duplicates() {
+    let (code, report) = python_sql_audit("unsafe");
+    assert_eq!(code, 1);
+    let a = report.audit.as_ref().expect("audit");
+    let copies = a.checks.iter().find(|c| c.check == Check::ConcurrentCopies).expect("concurrent copies");
+    assert_eq!(copies.status, Status::Fail);
+    let w = &copies.witnesses[0];
+    assert!(w.problem.starts_with("applied ") && w.observed.contains("sql: applied"), "{w:?}");
+    assert_eq!(w.attempts.len(), 4, "every copy named");
+    let ports: std::collections::BTreeSet<&str> = w.attempts.iter().map(|a| a.connection.as_str()).collect();
+    assert_eq!(ports.len(), 4, "each copy on a connection of its own: {ports:?}");
+    assert_eq!(status(&report, Check::OutOfOrder), Status::Fail);
+}
+
+#[test]
+fn a_sink_sees_side_effects_outside_the_database() {
+    let port =
+        std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("addr").port();
+    let sink = format!("127.0.0.1:{port}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (mode, expected) in [("unsafe", 1), ("safe", 0)] {
+        let receiver = python_receiver(
+            &dir.path().join(format!("{mode}.db")),
+            mode,
+            Some(&format!("http://{sink}/charges")),
+        );
+        let url = format!("http://{}/webhooks", receiver.addr);
+        let checks = "sequential-duplicate,concurrent-copies,lost-ack,out-of-order,parallel-load";
+        let (code, report) =
+            audit(&[&url, "--payload", TEMPLATE, "--sink", &sink, "--checks", checks, "--copies", "4"]);
+        let report = report.expect("a report");
+        assert_eq!(code, expected, "{mode}: {:?}", verdicts(&report));
+        // Without a state query the out-of-order check cannot run, and says why.
+        let a = report.audit.as_ref().expect("audit");
+        let ooo = a.checks.iter().find(|c| c.check == Check::OutOfOrder).expect("out of order");
+        assert_eq!(ooo.status, Status::Skipped);
+        assert!(ooo.evidence.contains("--state-query"), "{}", ooo.evidence);
+        if mode == "unsafe" {
+            let copies = a.checks.iter().find(|c| c.check == Check::ConcurrentCopies).expect("copies");
+            assert!(copies.witnesses[0].observed.contains("sink: applied"), "{:?}", copies.witnesses[0]);
+        }
+    }
+}
+
+#[test]
+fn an_unreachable_receiver_or_a_bad_query_is_exit_2_with_one_line() {
+    let (code, report) = audit(&["http://127.0.0.1:1/webhooks", "--sink", "127.0.0.1:0"]);
+    assert_eq!((code, report.is_none()), (2, true));
+    let out = Command::new(env!("CARGO_BIN_EXE_hookbench"))
+        .args(["audit", "http://127.0.0.1:1/webhooks", "--secret", SECRET, "--sink", "127.0.0.1:0"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("unreachable"), "{stderr}");
+
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let db = rt.block_on(Db::fresh(Backend::Sqlite));
+    let receiver = serve(Design::Atomic, &db);
+    let url = format!("http://{}/webhooks/acme", receiver.addr);
+    let (code, _) =
+        audit(&[&url, "--observe-db", &db.url, "--applied-query", "SELECT nope FROM credit_ledger"]);
+    assert_eq!(code, 2);
+    let (code, _) = audit(&[&url, "--observe-db", &db.url, "--applied-query", "SELECT 1, 2, 3"]);
+    assert_eq!(code, 2, "a query of the wrong shape stops the audit");
+    let (code, _) = audit(&[&url]);
+    assert_eq!(code, 2, "no observer");
+}
