@@ -39,6 +39,10 @@ postgres-image:
     ./scripts/docker-engine.sh
     ./docker/postgres-local/build.sh
 
+# Audit your receiver, black-box: `just audit URL --secret ... --observe-db ... --applied-query ...` (docs/audit.md).
+audit URL *ARGS:
+    cargo run --release --locked -p hookbench -- audit {{URL}} {{ARGS}}
+
 # The main job (scripts/bench.sh: readies Postgres, runs every design on both backends, writes reports/<run>/).
 bench *ARGS:
     ./scripts/bench.sh {{ARGS}}

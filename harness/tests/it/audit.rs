@@ -274,3 +274,40 @@ fn an_unreachable_receiver_or_a_bad_query_is_exit_2_with_one_line() {
     let (code, _) = audit(&[&url]);
     assert_eq!(code, 2, "no observer");
 }
+
+#[test]
+fn a_purge_before_the_late_replay_lets_an_event_apply_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("app.db");
+    let receiver = python_receiver(&db, "safe", None);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let observe = format!("sqlite://{}", db.display());
+    // The user's purge job, too eager: it forgets every key.
+    let purge = format!(
+        "python3 -c \"import sqlite3; c = sqlite3.connect('{}'); c.execute('DELETE FROM handled_events'); c.commit()\"",
+        db.display()
+    );
+    let (code, report) = audit(&[
+        &url,
+        "--payload",
+        TEMPLATE,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        "SELECT event_id FROM payments",
+        "--checks",
+        "sequential-duplicate,late-replay",
+        "--retention-cmd",
+        &purge,
+        "--replay-after",
+        "100ms",
+    ]);
+    let report = report.expect("a report");
+    assert_eq!(code, 1, "{:?}", verdicts(&report));
+    assert_eq!(status(&report, Check::SequentialDuplicate), Status::Pass);
+    let a = report.audit.as_ref().expect("audit");
+    let replay = a.checks.iter().find(|c| c.check == Check::LateReplay).expect("late replay");
+    assert_eq!(replay.status, Status::Fail);
+    assert!(replay.witnesses[0].problem.contains("1 before the replay, 2 after"), "{:?}", replay.witnesses[0]);
+    assert!(replay.evidence.contains("--retention-cmd"), "{}", replay.evidence);
+}
