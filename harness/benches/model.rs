@@ -1,4 +1,4 @@
-//! How long the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) workload and model take: `cargo bench -p hookbench --bench model`.
+//! How long the article's workload and model take: `cargo bench -p hookbench --bench model`.
 
 use std::hint::black_box;
 

@@ -1,6 +1,7 @@
 //! hookbench measures whether webhook receivers apply every event exactly once, under real
-//! parallel at-least-once delivery, and puts beside each real figure the one the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md)
-//! "Webhook Idempotency and Retries: 4 Receiver Handlers Tested" simulates for the same seed.
+//! parallel at-least-once delivery, and puts beside each real figure the one the article
+//! "Webhook Idempotency and Retries: 4 Receiver Handlers Tested" (docs/article.md) simulates for
+//! the same seed. `audit` runs the article's go-live checklist against anyone's receiver.
 //!
 //! # Layout
 //!
@@ -18,11 +19,13 @@
 //! - [`report`]: report.json (with its schema), report.md, report.html, the terminal table, the
 //!   history index and `report compare`.
 //!
+//! [`audit`] sends the checklist to a receiver hookbench did not start, over the same [`wire`]
+//! (payloads and the providers' signing schemes), and judges it through observers of its own.
+//!
 //! Around them: `bench` (the matrix of backend × design cells, each a `Cell` of named steps),
 //! `experiments` (crash, jitter, retention for real), `perf` (hookbench beside pgbench and wrk),
 //! `progress` (bars while a run runs), `reason` (an error as a report keeps it), `machine` (what a
-//! run ran on), and [`cli`], the command
-//! line; `main.rs` only calls [`cli::main`]. Databases come from the `provision` crate.
+//! run ran on), and [`cli`], the command line; `main.rs` only calls [`cli::main`]. Databases come from the `provision` crate.
 
 pub mod audit;
 mod bench;

@@ -39,7 +39,7 @@ impl Machine {
         }
     }
 
-    /// One line: `<cpu> <os> <arch>`, as the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) script prints its machine.
+    /// One line: `<cpu> <os> <arch>`, as the article's script prints its machine.
     pub fn summary(&self) -> String {
         format!("{} {} {}", self.cpu, self.os, self.arch)
     }

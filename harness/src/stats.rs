@@ -80,7 +80,7 @@ pub struct Counters {
     pub status_4xx: AtomicU64,
     /// Attempts answered 5xx.
     pub status_5xx: AtomicU64,
-    /// Attempts that timed out, or whose response was lost (the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) lost ack).
+    /// Attempts that timed out, or whose response was lost (the article's lost ack).
     pub timeouts: AtomicU64,
     /// Attempts that found no receiver (connection refused or reset).
     pub connect_errors: AtomicU64,

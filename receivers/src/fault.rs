@@ -1,4 +1,4 @@
-//! Fault injection for the failure experiments: crashes at the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) injected point.
+//! Fault injection for the failure experiments: crashes at the article's injected point.
 //!
 //! A receiver started with injection enabled (`hookbench serve --inject-faults`) honours the
 //! `hookbench-fault` request header; every other receiver ignores it, so no request can make a

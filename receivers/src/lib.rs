@@ -4,7 +4,7 @@
 //! - [`event`]: the JSON bodies on the wire.
 //! - [`store`]: Postgres and SQLite; every dialect difference lives there.
 //! - [`design`]: the receiver designs, one module per kind.
-//! - [`fault`]: crashes injected at the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) point, for the failure experiments.
+//! - [`fault`]: crashes injected at the article's point, for the failure experiments.
 //! - [`app`]: the axum router (`POST /webhooks/{source}`, `GET /healthz`) and [`app::serve`].
 //! - [`transport`]: HTTP/1 only, with every wait bounded (header and body timeouts, a cap on
 //!   connections, a body limit).

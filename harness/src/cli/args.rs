@@ -29,7 +29,7 @@ pub struct Cli {
 /// hookbench's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the bench: the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) workload delivered for real, in parallel, to each design's
+    /// Run the bench: the article's workload delivered for real, in parallel, to each design's
     /// worker processes on Postgres and SQLite, then checked from the database.
     ///
     /// Prints the article-style table (with latency, and the model's figures beside the real
@@ -610,7 +610,7 @@ pub struct AuditArgs {
     /// Added to every account number (default: from the time, a range no earlier audit used).
     #[arg(long)]
     pub account_base: Option<i64>,
-    /// Where the reports go (default reports/audit-<time>).
+    /// Where the reports go (default `reports/audit-<time>-<sha>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// No step lines on stderr.

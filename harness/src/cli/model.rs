@@ -1,4 +1,4 @@
-//! `hookbench model`: the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) simulation, printed as its script prints it.
+//! `hookbench model`: the article's simulation, printed as its script prints it.
 
 use std::io::Write;
 

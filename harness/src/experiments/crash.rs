@@ -1,4 +1,4 @@
-//! `hookbench crash`: the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) crash test with real process deaths.
+//! `hookbench crash`: the article's crash test with real process deaths.
 //!
 //! One worker process of `hookbench serve --inject-faults` per cell. The article's 2,000 credit
 //! events are delivered one at a time, as its script's queue does; attempt `n` of event `id`

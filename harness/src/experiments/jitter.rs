@@ -1,4 +1,4 @@
-//! `hookbench jitter`: the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) sender experiment for real. Many deliveries fail at the same moment against a real HTTP receiver that answers 503
+//! `hookbench jitter`: the article's sender experiment for real. Many deliveries fail at the same moment against a real HTTP receiver that answers 503
 //! until a recovery time and 200 after; each retries with exponential backoff, without and with
 //! full jitter. Each delivery's attempt times are drawn exactly as the model draws them
 //! ([`crate::model::jitter::attempt_times`]), then sent for real with time divided by

@@ -1,7 +1,7 @@
 //! The article's failure experiments, run for real beside the model's figures:
 //!
 //! - [`crash`]: a worker process aborts after the dedupe key is written and before the side
-//!   effect, with the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) keyed chance; the fleet restarts it and the delivery is retried.
+//!   effect, with the article's keyed chance; the fleet restarts it and the delivery is retried.
 //! - [`jitter`]: deliveries failing together against a receiver that answers 503 until it
 //!   recovers, retried with and without full jitter.
 //! - [`retention`]: dedupe keys that really expire and are purged, on a virtual clock, against

@@ -1,4 +1,4 @@
-//! `hookbench retention`: the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) retention test against a real dedupe store whose keys
+//! `hookbench retention`: the article's retention test against a real dedupe store whose keys
 //! expire.
 //!
 //! Each of the article's three retry schedules is replayed for every one of its four key

@@ -67,7 +67,7 @@ pub fn run(seed: u32, design: CrashDesign) -> CrashResult {
     run_events(seed, design, CRASH_EVENTS)
 }
 
-/// The crash test with `events` events instead of the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) 2,000 (the first `events` of
+/// The crash test with `events` events instead of the article's 2,000 (the first `events` of
 /// its ids, so the draws are the script's).
 pub fn run_events(seed: u32, design: CrashDesign, events: usize) -> CrashResult {
     let mut queue: VecDeque<(usize, u32)> = (0..events).map(|i| (i, 1)).collect();

@@ -23,7 +23,7 @@ enum Guard {
     Version,
 }
 
-/// One of the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) handlers.
+/// One of the article's handlers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Handler {

@@ -1,6 +1,6 @@
 //! The article's single-process model, reproduced exactly.
 //!
-//! [`ModelReport::run`] computes every figure the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) script prints: the handler table, the
+//! [`ModelReport::run`] computes every figure the article's script prints: the handler table, the
 //! traced event, the same-second pairs, the retention table, the crash table and the sender's
 //! jitter lines. [`ModelReport::render`] prints them as the script does, line for line, from its
 //! `events:` line on; the figures serialize to JSON as well.

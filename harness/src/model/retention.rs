@@ -17,7 +17,7 @@ pub const P_MANUAL: f64 = 0.005;
 /// A provider's retry schedule: attempt times in seconds after the first.
 #[derive(Debug, Clone, Serialize)]
 pub struct Schedule {
-    /// The name the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) prints.
+    /// The name the article prints.
     pub name: &'static str,
     /// Attempt offsets in seconds, the first at 0.
     pub offsets: Vec<f64>,

@@ -1,4 +1,4 @@
-//! report.md: the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md)-style tables, model and real side by side for each design, Postgres and
+//! report.md: the article-style tables, model and real side by side for each design, Postgres and
 //! SQLite side by side; the latency table; the run's parameters, versions and machine.
 
 use std::fmt::Write;

@@ -1,5 +1,5 @@
 //! What a bench run leaves: `report.json` (one row per backend × design, with the run's
-//! parameters, versions and machine) and the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md)-style table printed at the end.
+//! parameters, versions and machine) and the article-style table printed at the end.
 
 mod audit;
 mod history;

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::Report;
 
-/// The table a reader of the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) recognises: one block per backend.
+/// The table a reader of the article recognises: one block per backend.
 pub fn render_table(report: &Report) -> String {
     let mut out = String::new();
     let p = &report.parameters;

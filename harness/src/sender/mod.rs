@@ -6,7 +6,7 @@
 //! coordinated omission. Each group runs in its own tokio task; the copies of a concurrent group
 //! run in their own tasks, are released together by a barrier and go to different workers over
 //! different connections. Every attempt is signed afresh (a new timestamp, the same delivery id),
-//! its body and headers from the run's [`Wire`]. A 2xx whose ack the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) draw says was lost is dropped and counted as a
+//! its body and headers from the run's [`Wire`]. A 2xx whose ack the article's draw says was lost is dropped and counted as a
 //! timeout; 5xx, timeouts and connection errors are retried with exponential backoff and full
 //! jitter. Attempt numbers, lost acks and jitter draws are keyed as in the article.
 

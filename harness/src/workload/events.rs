@@ -26,7 +26,7 @@ impl fmt::Display for EventId {
 pub enum EventKind {
     /// Add `amount` credits to the account.
     Credit {
-        /// Credits to add (always 100 in the article ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md)).
+        /// Credits to add (always 100 in the article).
         amount: i64,
     },
     /// Set the account's plan to `plan_v{version}`.

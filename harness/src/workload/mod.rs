@@ -1,4 +1,4 @@
-//! The seeded workload every run uses: the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) events and delivery plan, bit for bit.
+//! The seeded workload every run uses: the article's events and delivery plan, bit for bit.
 //!
 //! [`Workload::generate`] gives, for a seed and an event count, exactly the events the article's
 //! script generates (`makeEvents`) and exactly its delivery groups (`makeGroups`), including every

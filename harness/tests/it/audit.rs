@@ -308,6 +308,10 @@ fn a_purge_before_the_late_replay_lets_an_event_apply_again() {
     let a = report.audit.as_ref().expect("audit");
     let replay = a.checks.iter().find(|c| c.check == Check::LateReplay).expect("late replay");
     assert_eq!(replay.status, Status::Fail);
-    assert!(replay.witnesses[0].problem.contains("1 before the replay, 2 after"), "{:?}", replay.witnesses[0]);
+    assert!(
+        replay.witnesses[0].problem.contains("1 before the replay, 2 after"),
+        "{:?}",
+        replay.witnesses[0]
+    );
     assert!(replay.evidence.contains("--retention-cmd"), "{}", replay.evidence);
 }

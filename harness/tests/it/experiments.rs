@@ -14,7 +14,7 @@ fn run_json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn a_crash_after_the_key_loses_the_event_only_when_the_key_committed_alone() {
-    // The first 500 of the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) crash events: the model crashes 5 of them.
+    // The first 500 of the article's crash events: the model crashes 5 of them.
     let rows = run_json(&[
         "hookbench",
         "crash",

@@ -1,4 +1,4 @@
-//! `hookbench model` through the real command-line entry point, against the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md)
+//! `hookbench model` through the real command-line entry point, against the article's
 //! published output.
 
 use clap::Parser;

@@ -12,7 +12,7 @@
 //! | `split` | [`split`] | INSERT the id and commit; then apply in a second transaction (the crash test's foil) |
 //!
 //! `split` is not in the bench's default matrix: without crashes it behaves like `atomic`. It is
-//! the design the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) crash test shows losing events.
+//! the design the article's crash test shows losing events.
 //!
 //! The simulated work (`--work-delay`) stands where the article's `await io()` stands: after the
 //! check in `check-then-insert`, before the transaction in the others, never inside one.

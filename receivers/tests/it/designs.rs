@@ -62,7 +62,7 @@ async fn an_older_plan_update_is_refused_by_version_guard_and_inbox() {
         let db = Db::fresh(backend).await;
         let server = Server::start(design, &db, Duration::ZERO).await;
         let client = reqwest::Client::new();
-        // v2 arrives first, then v1, both created in the same second (the article's ("Webhook Idempotency and Retries: 4 Receiver Handlers Tested"; docs/article.md) tie).
+        // v2 arrives first, then v1, both created in the same second (the article's tie).
         for event in [plan("evt_000091", 2, 1_790_000_039), plan("evt_000090", 1, 1_790_000_039)] {
             let (status, body) = post(&client, &server.url(), &event).await;
             assert_eq!(status, 200, "{backend} {design}: {body}");
