@@ -20,10 +20,9 @@ use receivers::signature::Secret;
 use receivers::store::{Backend, Isolation};
 
 use crate::chaos::Chaos;
-use crate::machine::Machine;
 use crate::model;
 use crate::progress::Bars;
-use crate::report::{CellNote, Parameters, Report, Versions};
+use crate::report::{CellNote, Parameters, Report};
 use crate::sender::SenderConfig;
 use crate::workload::{Workload, WorkloadConfig, WorkloadError};
 
@@ -142,19 +141,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
     let workload = Arc::new(workload);
     let model_rows = model::handler_table(&workload);
     let bars = Bars::new(config.progress);
-    let mut report = Report {
-        run_id: config.run_id.clone(),
-        started_at: jiff::Timestamp::now().to_string(),
-        git_sha: git_sha(),
-        parameters: parameters(config),
-        versions: Versions { hookbench: env!("CARGO_PKG_VERSION").to_string(), ..Versions::default() },
-        machine: Machine::detect(),
-        rows: Vec::new(),
-        skipped: Vec::new(),
-        broken: Vec::new(),
-        experiments: Default::default(),
-        audit: None,
-    };
+    let mut report = Report::new(config.run_id.clone(), parameters(config));
     let _ = std::fs::create_dir_all(config.out.join("logs"));
     // The matrix's Postgres server, kept for the experiments when there are any.
     let mut kept_server = None;

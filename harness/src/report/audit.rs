@@ -3,45 +3,33 @@
 
 use std::fmt::Write;
 
-use super::{Parameters, Report, Versions};
+use super::{Parameters, Report};
 use crate::audit::AuditConfig;
 use crate::audit::verdict::{AuditSection, Status, Witness};
-use crate::machine::Machine;
 
 impl Report {
     /// The report of an audit: its parameters (the load's), versions, machine and the audit section.
     pub fn of_audit(run_id: String, config: &AuditConfig, audit: AuditSection) -> Self {
         let w = &config.workload;
-        Self {
-            run_id,
-            started_at: jiff::Timestamp::now().to_string(),
-            git_sha: crate::bench::git_sha(),
-            parameters: Parameters {
-                seed: w.seed,
-                events: w.events,
-                workers: 0,
-                concurrency: config.concurrency,
-                rate: Some(config.rate),
-                work_delay: String::new(),
-                timeout: humantime::format_duration(config.timeout).to_string(),
-                retry: config.retry,
-                isolation: String::new(),
-                inbox_workers: 0,
-                p_duplicate: w.p_duplicate,
-                p_ack_lost: w.p_ack_lost,
-                p_concurrent: w.p_concurrent,
-                p_shuffle: w.p_shuffle,
-                chaos: Vec::new(),
-                poison: 0.0,
-            },
-            versions: Versions { hookbench: env!("CARGO_PKG_VERSION").to_string(), ..Versions::default() },
-            machine: Machine::detect(),
-            rows: Vec::new(),
-            skipped: Vec::new(),
-            broken: Vec::new(),
-            experiments: Default::default(),
-            audit: Some(audit),
-        }
+        let parameters = Parameters {
+            seed: w.seed,
+            events: w.events,
+            workers: 0,
+            concurrency: config.concurrency,
+            rate: Some(config.rate),
+            work_delay: String::new(),
+            timeout: humantime::format_duration(config.timeout).to_string(),
+            retry: config.retry,
+            isolation: String::new(),
+            inbox_workers: 0,
+            p_duplicate: w.p_duplicate,
+            p_ack_lost: w.p_ack_lost,
+            p_concurrent: w.p_concurrent,
+            p_shuffle: w.p_shuffle,
+            chaos: Vec::new(),
+            poison: 0.0,
+        };
+        Self { audit: Some(audit), ..Self::new(run_id, parameters) }
     }
 }
 

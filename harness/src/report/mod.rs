@@ -215,6 +215,24 @@ pub struct Report {
 }
 
 impl Report {
+    /// A report of nothing yet: the run's id and parameters, this hookbench's version and commit,
+    /// the machine, and the time.
+    pub fn new(run_id: String, parameters: Parameters) -> Self {
+        Self {
+            run_id,
+            started_at: jiff::Timestamp::now().to_string(),
+            git_sha: crate::bench::git_sha(),
+            parameters,
+            versions: Versions { hookbench: env!("CARGO_PKG_VERSION").to_string(), ..Versions::default() },
+            machine: Machine::detect(),
+            rows: Vec::new(),
+            skipped: Vec::new(),
+            broken: Vec::new(),
+            experiments: Experiments::default(),
+            audit: None,
+        }
+    }
+
     /// Writes `report.json` into `dir`.
     pub fn write_json(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
         std::fs::create_dir_all(dir)?;
