@@ -19,6 +19,9 @@ pub const DEFAULT_IMAGE: &str = "postgres:16-alpine";
 pub const ENV_PG_IMAGE: &str = "HOOKBENCH_PG_IMAGE";
 /// Environment variable choosing the container's network mode (`bridge` or `host`).
 pub const ENV_DOCKER_NETWORK: &str = "HOOKBENCH_DOCKER_NETWORK";
+/// `off` starts containers with `fsync=off`: for tests, which judge transactions, never a
+/// server's crash durability (scripts/test.sh sets it). Runs keep fsync on.
+pub const ENV_PG_FSYNC: &str = "HOOKBENCH_PG_FSYNC";
 
 /// Where Postgres comes from (`--postgres`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -102,9 +105,17 @@ pub struct PostgresSettings {
     pub image: String,
     /// The container's network.
     pub network: DockerNetwork,
+    /// Whether a started container flushes to disk on commit (`HOOKBENCH_PG_FSYNC=off` turns
+    /// it off, for tests).
+    pub fsync: bool,
 }
 
 impl PostgresSettings {
+    /// Whether `HOOKBENCH_PG_FSYNC` leaves fsync on (anything but `off`).
+    pub fn fsync_from_env() -> bool {
+        std::env::var(ENV_PG_FSYNC).ok().is_none_or(|v| v != "off")
+    }
+
     /// Settings from the environment: `DATABASE_URL`, `HOOKBENCH_PG_IMAGE`,
     /// `HOOKBENCH_DOCKER_NETWORK`.
     pub fn from_env(mode: PostgresMode) -> Self {
@@ -114,6 +125,7 @@ impl PostgresSettings {
             url: var("DATABASE_URL"),
             image: var(ENV_PG_IMAGE).unwrap_or_else(|| DEFAULT_IMAGE.to_string()),
             network: var(ENV_DOCKER_NETWORK).and_then(|v| v.parse().ok()).unwrap_or_default(),
+            fsync: Self::fsync_from_env(),
         }
     }
 }
@@ -166,6 +178,9 @@ impl PostgresServer {
     async fn start_container(settings: &PostgresSettings) -> Result<Self, ProvisionError> {
         let (name, tag) = settings.image.rsplit_once(':').unwrap_or((settings.image.as_str(), "latest"));
         let image = Postgres::default().with_fsync_enabled();
+        // Durable by default: a run measures a server as it would be deployed.
+        let no_flush = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
+        let flush_args: &[&str] = if settings.fsync { &[] } else { &no_flush };
         let container_error = |source| ProvisionError::Container { image: settings.image.clone(), source };
         let (container, port) = if settings.network == DockerNetwork::Host {
             // No bridge: the server shares the host's network and listens on 127.0.0.1 only.
@@ -177,7 +192,12 @@ impl PostgresServer {
                 .with_label("org.hookbench", "postgres")
                 .with_label("org.hookbench.session", session_label())
                 .with_startup_timeout(Duration::from_secs(120))
-                .with_cmd(["-c", "listen_addresses=127.0.0.1", "-c", &format!("port={port}")]);
+                .with_cmd(
+                    ["-c", "listen_addresses=127.0.0.1", "-c", &format!("port={port}")]
+                        .into_iter()
+                        .chain(flush_args.iter().copied())
+                        .map(str::to_string),
+                );
             (request.start().await.map_err(container_error)?, port)
         } else {
             let mut request = image
@@ -186,6 +206,9 @@ impl PostgresServer {
                 .with_label("org.hookbench", "postgres")
                 .with_label("org.hookbench.session", session_label())
                 .with_startup_timeout(Duration::from_secs(120));
+            if !settings.fsync {
+                request = request.with_cmd(flush_args.iter().map(|a| a.to_string()));
+            }
             // Docker's predefined `bridge` is the default; naming it would ask to create it.
             if let DockerNetwork::Named(name) = &settings.network {
                 request = request.with_network(name.as_str());

@@ -122,6 +122,7 @@ impl PostgresArgs {
             url: self.database_url.clone(),
             image: self.pg_image.clone(),
             network: self.docker_network.clone(),
+            fsync: PostgresSettings::fsync_from_env(),
         }
     }
 }
