@@ -56,7 +56,7 @@ pub enum Payload {
 #[derive(Debug, thiserror::Error)]
 pub enum PayloadError {
     /// The file could not be read.
-    #[error("--payload {path}: {source}")]
+    #[error("reading --payload {path}")]
     Read {
         /// The file.
         path: PathBuf,
@@ -64,7 +64,7 @@ pub enum PayloadError {
         source: std::io::Error,
     },
     /// The file is not JSON.
-    #[error("--payload {path}: not JSON: {source}")]
+    #[error("--payload {path} is not JSON")]
     NotJson {
         /// The file.
         path: PathBuf,
@@ -312,8 +312,9 @@ mod tests {
         assert!(err.contains("{{amout}}") && err.contains("{{amount}}"), "{err}");
         let err = template("[1]").expect_err("not an object").to_string();
         assert!(err.contains("JSON object"), "{err}");
-        let err = template("{").expect_err("not JSON").to_string();
-        assert!(err.contains("not JSON"), "{err}");
+        let err = template("{").expect_err("not JSON");
+        assert!(err.to_string().contains("is not JSON"), "{err}");
+        assert!(std::error::Error::source(&err).is_some(), "the parser's message is the cause");
     }
 
     #[test]
