@@ -221,8 +221,11 @@ fn atomic_and_inbox_lose_and_double_nothing_while_workers_are_killed() {
     let (report, table) = chaos_bench(dir.path(), "kill-worker=2", &[]);
     assert_eq!(report.rows.len(), 4, "{table}");
     assert_exactly_once(&report, &table);
+    // At least one kill per cell: how many fit depends on how fast a killed worker is back (it
+    // must answer /healthz first), which a loaded machine stretches; CI saw a Postgres cell with
+    // one kill where this machine sees ten.
     for r in &report.rows {
-        assert!(r.chaos.worker_kills >= 2, "{} {}: chaos never struck\n{table}", r.backend, r.design);
+        assert!(r.chaos.worker_kills >= 1, "{} {}: chaos never struck\n{table}", r.backend, r.design);
     }
     assert!(table.contains("== chaos"), "{table}");
     let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
