@@ -173,8 +173,12 @@ impl Ctx {
 
     /// One signed attempt of `f` on a fresh connection.
     pub async fn deliver(&self, f: &Fields, note: &str) -> Answer {
-        let body = self.wire.body(f);
-        let headers = self.wire.headers(f, &body, now_s());
+        self.deliver_over(&self.wire, f, note).await
+    }
+
+    /// One attempt of `f` with `wire`'s body and signature, on a fresh connection.
+    async fn deliver_over(&self, wire: &Wire, f: &Fields, note: &str) -> Answer {
+        let (body, headers) = wire.attempt(f, now_s());
         self.probe.post(None, &headers, body, note).await
     }
 
@@ -215,8 +219,7 @@ pub async fn concurrent_copies(ctx: &Arc<Ctx>, events: usize, copies: usize) -> 
         for c in 0..copies {
             let (ctx, f, barrier) = (ctx.clone(), sent.fields.clone(), barrier.clone());
             tasks.spawn(async move {
-                let body = ctx.wire.body(&f);
-                let headers = ctx.wire.headers(&f, &body, now_s());
+                let (body, headers) = ctx.wire.attempt(&f, now_s());
                 barrier.wait().await;
                 ctx.probe.post(None, &headers, body, &format!("copy {} of {copies}", c + 1)).await
             });
@@ -239,8 +242,7 @@ pub async fn lost_ack(ctx: &Ctx, events: usize) -> Pending {
     let mut p = Pending::new(Check::LostAck);
     for n in 0..events {
         let mut sent = Sent::new(ctx.credit("ack", n, ctx.account(), 100 + n as i64), Expect::Once);
-        let body = ctx.wire.body(&sent.fields);
-        let headers = ctx.wire.headers(&sent.fields, &body, now_s());
+        let (body, headers) = ctx.wire.attempt(&sent.fields, now_s());
         sent.attempts.push(ctx.probe.post_and_drop(&headers, &body, Duration::from_millis(50)).await);
         tokio::time::sleep(Duration::from_millis(100)).await;
         ctx.until_answered(&mut sent, 5, "retry").await;
@@ -283,28 +285,18 @@ pub async fn secret_rotation(ctx: &Ctx) -> Pending {
     for i in 0..signer.secrets() {
         let f = ctx.credit("rot", i, ctx.account(), 100);
         let mut sent = Sent::new(f, Expect::Once);
-        let answer = deliver_signed(
-            ctx,
-            &sent.fields,
-            &signer.only(i),
-            &format!("signed with secret {} alone", i + 1),
-        )
-        .await;
-        sent.push(answer);
+        let alone = ctx.wire.signed_by(signer.only(i));
+        sent.push(
+            ctx.deliver_over(&alone, &sent.fields, &format!("signed with secret {} alone", i + 1)).await,
+        );
         p.events.push(sent);
     }
     let f = ctx.credit("rot", signer.secrets(), ctx.account(), 100);
     let mut sent = Sent::new(f, Expect::Refused);
-    sent.push(deliver_signed(ctx, &sent.fields, &signer.stranger(), "signed with neither secret").await);
+    let stranger = ctx.wire.signed_by(signer.stranger());
+    sent.push(ctx.deliver_over(&stranger, &sent.fields, "signed with neither secret").await);
     p.events.push(sent);
     p
-}
-
-async fn deliver_signed(ctx: &Ctx, f: &Fields, signer: &crate::wire::Signer, note: &str) -> Answer {
-    let wire = Wire { signer: signer.clone(), payload: ctx.wire.payload.clone(), ids: ctx.wire.ids.clone() };
-    let body = wire.body(f);
-    let headers = wire.headers(f, &body, now_s());
-    ctx.probe.post(None, &headers, body, note).await
 }
 
 /// How the hostile-input check may hold its requests.
@@ -330,8 +322,7 @@ pub async fn hostile_input(ctx: &Ctx, h: Hostility) -> Pending {
     // Refused outright.
     if scheme.signs() {
         let f = next(ctx, &mut n);
-        let body = ctx.wire.body(&f);
-        let headers = ctx.wire.headers(&f, &body, now_s());
+        let (_, headers) = ctx.wire.attempt(&f, now_s());
         let mut tampered = f.clone();
         tampered.amount += 1_000_000;
         let mut sent = Sent::new(f, Expect::Refused);
@@ -340,7 +331,8 @@ pub async fn hostile_input(ctx: &Ctx, h: Hostility) -> Pending {
 
         let f = next(ctx, &mut n);
         let mut sent = Sent::new(f, Expect::Refused);
-        sent.push(deliver_signed(ctx, &sent.fields, &ctx.wire.signer.stranger(), "wrong secret").await);
+        let stranger = ctx.wire.signed_by(ctx.wire.signer.stranger());
+        sent.push(ctx.deliver_over(&stranger, &sent.fields, "wrong secret").await);
         p.events.push(sent);
 
         let f = next(ctx, &mut n);
@@ -358,8 +350,7 @@ pub async fn hostile_input(ctx: &Ctx, h: Hostility) -> Pending {
     if scheme.has_timestamp() {
         for (offset, note) in [(-3600, "timestamp an hour old"), (3600, "timestamp an hour ahead")] {
             let f = next(ctx, &mut n);
-            let body = ctx.wire.body(&f);
-            let headers = ctx.wire.headers(&f, &body, now_s() + offset);
+            let (body, headers) = ctx.wire.attempt(&f, now_s() + offset);
             let mut sent = Sent::new(f, Expect::Refused);
             sent.push(ctx.probe.post(None, &headers, body, note).await);
             p.events.push(sent);
@@ -385,8 +376,7 @@ pub async fn hostile_input(ctx: &Ctx, h: Hostility) -> Pending {
 
     // The cases that broke hookbench's own receivers.
     let f = next(ctx, &mut n);
-    let body = ctx.wire.body(&f);
-    let headers = ctx.wire.headers(&f, &body, now_s());
+    let (body, headers) = ctx.wire.attempt(&f, now_s());
     let mut sent = Sent::new(f, Expect::AtMostOnce);
     sent.push(ctx.probe.post(None, &headers, body.clone(), "to the URL").await);
     for other in other_paths(ctx.probe.path()) {
@@ -417,8 +407,7 @@ pub async fn hostile_input(ctx: &Ctx, h: Hostility) -> Pending {
     }
 
     let f = next(ctx, &mut n);
-    let body = ctx.wire.body(&f);
-    let headers = ctx.wire.headers(&f, &body, now_s());
+    let (body, headers) = ctx.wire.attempt(&f, now_s());
     let (took, log) = ctx.probe.stall(&headers, 1_000_000, &body[..body.len().min(10)], h.stall_wait).await;
     if took.is_none() {
         p.findings.push(Witness {

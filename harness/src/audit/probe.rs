@@ -114,10 +114,7 @@ impl Probe {
         headers: &[(&'static str, String)],
         body: Bytes,
     ) -> Result<(u16, String), (String, String)> {
-        let stream = TcpStream::connect(&self.authority)
-            .await
-            .map_err(|e| (format!("no connection: {e}"), String::new()))?;
-        let port = stream.local_addr().map(|a| format!("port {}", a.port())).unwrap_or_default();
+        let (stream, port) = self.open().await.map_err(|e| (format!("no connection: {e}"), String::new()))?;
         let fail = |what: &str, e: hyper::Error| (format!("{what}: {e}"), port.clone());
         let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
@@ -134,7 +131,16 @@ impl Probe {
         Ok((status, port))
     }
 
-    fn raw_head(&self, headers: &[(&'static str, String)], content_length: usize) -> String {
+    /// A new connection and the name a witness gives it (its local port).
+    async fn open(&self) -> std::io::Result<(TcpStream, String)> {
+        let stream = TcpStream::connect(&self.authority).await?;
+        let port = stream.local_addr().map(|a| format!("port {}", a.port())).unwrap_or_default();
+        Ok((stream, port))
+    }
+
+    /// A request written by hand: a head declaring `content_length` body bytes, then `body`
+    /// (which may be fewer).
+    fn raw_request(&self, headers: &[(&'static str, String)], content_length: usize, body: &[u8]) -> Vec<u8> {
         let mut head = format!(
             "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {content_length}\r\n",
             self.path, self.authority
@@ -143,7 +149,9 @@ impl Probe {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
         head.push_str("connection: close\r\n\r\n");
-        head
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body);
+        bytes
     }
 
     /// Sends the whole request, waits `linger` (long enough for the request to arrive and short of
@@ -155,13 +163,10 @@ impl Probe {
         linger: Duration,
     ) -> AttemptLog {
         let at_ms = self.now_ms();
-        let Ok(mut stream) = TcpStream::connect(&self.authority).await else {
+        let Ok((mut stream, port)) = self.open().await else {
             return self.log(at_ms, "no connection".into(), String::new(), "lost ack");
         };
-        let port = stream.local_addr().map(|a| format!("port {}", a.port())).unwrap_or_default();
-        let mut bytes = self.raw_head(headers, body.len()).into_bytes();
-        bytes.extend_from_slice(body);
-        let outcome = match stream.write_all(&bytes).await {
+        let outcome = match stream.write_all(&self.raw_request(headers, body.len(), body)).await {
             Ok(()) => {
                 tokio::time::sleep(linger).await;
                 "dropped before the answer".to_string()
@@ -183,14 +188,11 @@ impl Probe {
         wait: Duration,
     ) -> (Option<Duration>, AttemptLog) {
         let at_ms = self.now_ms();
-        let Ok(mut stream) = TcpStream::connect(&self.authority).await else {
+        let Ok((mut stream, port)) = self.open().await else {
             return (None, self.log(at_ms, "no connection".into(), String::new(), "stalled body"));
         };
-        let port = stream.local_addr().map(|a| format!("port {}", a.port())).unwrap_or_default();
-        let mut bytes = self.raw_head(headers, declared).into_bytes();
-        bytes.extend_from_slice(sent);
         let began = Instant::now();
-        if stream.write_all(&bytes).await.is_err() {
+        if stream.write_all(&self.raw_request(headers, declared, sent)).await.is_err() {
             return (
                 Some(began.elapsed()),
                 self.log(at_ms, "closed while sending".into(), port, "stalled body"),

@@ -2,9 +2,8 @@
 //! reports and the exit status (0 passed, 1 a check failed, 2 the audit could not run).
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
 
-use super::{AuditArgs, Exit, runtime};
+use super::{AuditArgs, Exit, run_dir, runtime};
 use crate::audit::{self, AuditConfig};
 use crate::report::{Report, render_audit_table};
 use crate::sender::RetryPolicy;
@@ -66,11 +65,7 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     };
     let section =
         runtime().map_err(could_not_run)?.block_on(audit::run(&config, &step)).map_err(could_not_run)?;
-    let run_id = args.out.as_ref().and_then(|p| p.file_name()).map_or_else(
-        || format!("audit-{}", crate::bench::default_run_id()),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&run_id));
+    let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
     let report = Report::of_audit(run_id, &config, section);
     let path =
         report.write_all(&dir).map_err(|e| could_not_run(format!("writing {}: {e}", dir.display())))?;

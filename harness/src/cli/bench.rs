@@ -1,13 +1,12 @@
 //! `hookbench bench`: its arguments as a [`BenchConfig`], the run, the table and the exit status.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use receivers::design::Design;
 use receivers::store::Backend;
 
-use super::{BenchArgs, runtime, worker_exe};
+use super::{BenchArgs, run_dir, runtime, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
 use crate::report::render_table;
 use crate::sender::{RetryPolicy, SenderConfig};
@@ -18,11 +17,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
     /// The run the flags describe, refused (naming the flag) before anything starts when the
     /// flags cannot run together.
     fn try_from(args: &BenchArgs) -> anyhow::Result<Self> {
-        let run_id = args
-            .out
-            .as_ref()
-            .and_then(|p| p.file_name())
-            .map_or_else(bench::default_run_id, |n| n.to_string_lossy().into_owned());
+        let (run_id, out) = run_dir(args.out.as_deref(), "");
         let designs = if args.designs.is_empty() { Design::ALL.to_vec() } else { args.designs.clone() };
         let (backends, targets) = if args.targets.is_empty() {
             (args.backends.clone(), None)
@@ -59,7 +54,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
             postgres: args.postgres.settings(),
             keep: args.keep,
             exe: worker_exe(args.worker_exe.as_deref())?,
-            out: args.out.clone().unwrap_or_else(|| PathBuf::from("reports").join(&run_id)),
+            out,
             run_id,
             quiet_timeout: args.quiet_timeout,
             progress: !args.no_progress && io::stderr().is_terminal(),

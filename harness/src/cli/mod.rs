@@ -97,6 +97,16 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
 }
 
+/// A run's id and directory: `--out` and its last component, else `reports/<prefix><time>-<sha>`.
+fn run_dir(out: Option<&Path>, prefix: &str) -> (String, PathBuf) {
+    let id = out.and_then(Path::file_name).map_or_else(
+        || format!("{prefix}{}", crate::bench::default_run_id()),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let dir = out.map_or_else(|| PathBuf::from("reports").join(&id), Path::to_path_buf);
+    (id, dir)
+}
+
 /// The executable workers run: `chosen` (a hidden flag for tests), else this one.
 fn worker_exe(chosen: Option<&Path>) -> anyhow::Result<PathBuf> {
     match chosen {

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use receivers::design::Design;
-use receivers::event::Event;
+use receivers::event::{CREDIT_TYPE, Event};
 use receivers::fault::{Fault, HEADER_FAULT};
 use receivers::signature::Secret;
 use receivers::store::{Backend, Isolation};
@@ -23,6 +23,8 @@ use super::ExperimentError;
 use crate::fleet::{Fleet, WorkerSpec};
 use crate::model::crash::{self, CrashDesign, CrashResult, crash_event_id, crashes};
 use crate::observer::{self, Observer, Tables};
+use crate::wire::Wire;
+use crate::wire::signing::{Attempt, Signer};
 
 /// The designs the crash table shows: the key committed apart, with the side effect, and the inbox.
 pub const DESIGNS: [Design; 3] = [Design::Split, Design::Atomic, Design::Inbox];
@@ -118,7 +120,8 @@ pub async fn run(
         pool_timeout: crate::fleet::WORKER_POOL_TIMEOUT,
     };
     let mut fleet = Fleet::start(spec, 1).await?;
-    let result = drive(config, design, &mut fleet, &secret).await;
+    let signer = Wire::hookbench(&secret).signer;
+    let result = drive(config, design, &mut fleet, &signer).await;
     let quiet = observer::settle(&tables, design, Duration::from_secs(60)).await;
     fleet.stop().await?;
     let (crashes, other_exits, attempts) = result?;
@@ -151,7 +154,7 @@ async fn drive(
     config: &CrashConfig,
     design: Design,
     fleet: &mut Fleet,
-    secret: &Secret,
+    signer: &Signer,
 ) -> Result<(u64, u64, u64), ExperimentError> {
     // A fresh connection per request: a pooled one may belong to a process that just died.
     let client = reqwest::Client::builder()
@@ -169,7 +172,8 @@ async fn drive(
             let crash = crashes(config.seed, i, n);
             let ts = jiff::Timestamp::now().as_second();
             let mut request = client.post(&url).header("content-type", "application/json").body(body.clone());
-            for (name, value) in secret.headers(&id, ts, body.as_bytes()) {
+            let attempt = Attempt { id: &id, event_type: CREDIT_TYPE, timestamp: ts, body: body.as_bytes() };
+            for (name, value) in signer.headers(&attempt) {
                 request = request.header(name, value);
             }
             if crash {

@@ -85,6 +85,18 @@ impl Wire {
         headers
     }
 
+    /// One attempt of `f` at `timestamp`: its body and headers.
+    pub fn attempt(&self, f: &Fields, timestamp: i64) -> (Bytes, Vec<(&'static str, String)>) {
+        let body = self.body(f);
+        let headers = self.headers(f, &body, timestamp);
+        (body, headers)
+    }
+
+    /// The same wire signed by `signer` instead (one secret alone, or one no receiver holds).
+    pub fn signed_by(&self, signer: Signer) -> Self {
+        Self { signer, ..self.clone() }
+    }
+
     /// The workload index of an id this run sent (`None` for anything else).
     pub fn workload_index(&self, id: &str) -> Option<usize> {
         id.strip_prefix(self.ids.prefix.as_str())?.strip_prefix("evt_")?.parse().ok()

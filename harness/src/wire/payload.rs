@@ -119,12 +119,13 @@ impl Payload {
 
     /// The body of `e`.
     pub fn render(&self, e: &Fields) -> Vec<u8> {
-        let value = match self {
-            Self::Hookbench => serde_json::to_value(hookbench_event(e)).unwrap_or(Value::Null),
-            Self::Stripe => stripe_event(self.event_type(e.kind), e),
-            Self::Template(t) => t.render(e),
+        let bytes = match self {
+            // Straight from the typed event: no JSON tree in between.
+            Self::Hookbench => serde_json::to_vec(&hookbench_event(e)),
+            Self::Stripe => serde_json::to_vec(&stripe_event(self.event_type(e.kind), e)),
+            Self::Template(t) => serde_json::to_vec(&t.render(e)),
         };
-        serde_json::to_vec(&value).unwrap_or_default()
+        bytes.unwrap_or_default()
     }
 }
 

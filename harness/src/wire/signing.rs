@@ -222,13 +222,13 @@ fn key_bytes(scheme: Scheme, secret: &str, index: usize) -> Result<Vec<u8>, Secr
     }
 }
 
-fn mac(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
+fn mac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     // HMAC takes keys of any length, so this cannot fail.
     let mut m = <HmacSha256 as KeyInit>::new_from_slice(key).expect("HMAC accepts any key length");
     for p in parts {
         m.update(p);
     }
-    m.finalize().into_bytes().to_vec()
+    m.finalize().into_bytes().into()
 }
 
 #[cfg(test)]

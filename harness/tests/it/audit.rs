@@ -172,33 +172,28 @@ fn the_designs_on_postgres_fail_and_pass_the_checks_they_should() {
 const TEMPLATE: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/template.json");
 
-fn python_sql_audit(mode: &str) -> (u8, Report) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("app.db");
+/// Audits the Python receiver on `dir/app.db` in `mode` through the SQL observer, with `applied`
+/// as the applied query and `extra` flags.
+fn python_sql_audit(dir: &Path, mode: &str, applied: &str, extra: &[&str]) -> (u8, Report) {
+    let db = dir.join("app.db");
     let receiver = python_receiver(&db, mode, None);
     let url = format!("http://{}/webhooks", receiver.addr);
     let observe = format!("sqlite://{}", db.display());
-    let (code, report) = audit(&[
-        &url,
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        "SELECT event_id, count(*) FROM payments GROUP BY event_id",
-        "--state-query",
-        "SELECT customer, version FROM subscriptions",
-        "--copies",
-        "4",
-        "--stall-wait",
-        "8s",
-    ]);
+    let mut args =
+        vec![url.as_str(), "--payload", TEMPLATE, "--observe-db", &observe, "--applied-query", applied];
+    args.extend_from_slice(extra);
+    let (code, report) = audit(&args);
     (code, report.expect("a report"))
 }
 
+const COUNTS: &str = "SELECT event_id, count(*) FROM payments GROUP BY event_id";
+const EVERY_CHECK: [&str; 6] =
+    ["--state-query", "SELECT customer, version FROM subscriptions", "--copies", "4", "--stall-wait", "8s"];
+
 #[test]
 fn a_python_receiver_in_safe_mode_passes_every_check() {
-    let (code, report) = python_sql_audit("safe");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, report) = python_sql_audit(dir.path(), "safe", COUNTS, &EVERY_CHECK);
     let v = verdicts(&report);
     assert_eq!(code, 0, "{v:?}");
     assert!(v.iter().all(|(_, s)| *s == Status::Pass), "{v:?}");
@@ -206,7 +201,8 @@ fn a_python_receiver_in_safe_mode_passes_every_check() {
 
 #[test]
 fn a_python_receiver_in_unsafe_mode_fails_and_names_its_duplicates() {
-    let (code, report) = python_sql_audit("unsafe");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, report) = python_sql_audit(dir.path(), "unsafe", COUNTS, &EVERY_CHECK);
     assert_eq!(code, 1);
     let a = report.audit.as_ref().expect("audit");
     let copies = a.checks.iter().find(|c| c.check == Check::ConcurrentCopies).expect("concurrent copies");
@@ -278,31 +274,21 @@ fn an_unreachable_receiver_or_a_bad_query_is_exit_2_with_one_line() {
 #[test]
 fn a_purge_before_the_late_replay_lets_an_event_apply_again() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("app.db");
-    let receiver = python_receiver(&db, "safe", None);
-    let url = format!("http://{}/webhooks", receiver.addr);
-    let observe = format!("sqlite://{}", db.display());
     // The user's purge job, too eager: it forgets every key.
     let purge = format!(
         "python3 -c \"import sqlite3; c = sqlite3.connect('{}'); c.execute('DELETE FROM handled_events'); c.commit()\"",
-        db.display()
+        dir.path().join("app.db").display()
     );
-    let (code, report) = audit(&[
-        &url,
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        "SELECT event_id FROM payments",
+    let checks = [
         "--checks",
         "sequential-duplicate,late-replay",
         "--retention-cmd",
         &purge,
         "--replay-after",
         "100ms",
-    ]);
-    let report = report.expect("a report");
+    ];
+    // One row per applied payment: the applied query's other shape.
+    let (code, report) = python_sql_audit(dir.path(), "safe", "SELECT event_id FROM payments", &checks);
     assert_eq!(code, 1, "{:?}", verdicts(&report));
     assert_eq!(status(&report, Check::SequentialDuplicate), Status::Pass);
     let a = report.audit.as_ref().expect("audit");
