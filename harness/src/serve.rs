@@ -30,6 +30,8 @@ pub struct ServeConfig {
     pub secrets: Vec<Secret>,
     /// Simulated work per delivery.
     pub work_delay: Duration,
+    /// How long `split`'s side effect takes after its key is committed.
+    pub effect_delay: Duration,
     /// Postgres isolation.
     pub isolation: Isolation,
     /// Inbox claim loops in this process.
@@ -122,7 +124,8 @@ pub async fn run(
         backend: store.backend(),
     };
     let mut state = AppState::new(config.design, store, Verifier::new(config.secrets), config.work_delay)
-        .with_limits(config.limits);
+        .with_limits(config.limits)
+        .with_effect_delay(config.effect_delay);
     if config.inject_faults {
         // An injected abort should not leave a core file behind.
         let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);

@@ -57,6 +57,8 @@ pub struct AppState {
     pub faults: Arc<Faults>,
     /// The bounds clients are held to.
     pub limits: Limits,
+    /// How long `split`'s side effect takes after its key is committed.
+    pub effect_delay: Duration,
 }
 
 impl AppState {
@@ -71,7 +73,14 @@ impl AppState {
             inbox_wake: Arc::new(Notify::new()),
             faults: Arc::new(Faults::default()),
             limits: Limits::default(),
+            effect_delay: Duration::ZERO,
         }
+    }
+
+    /// The same state, `split`'s side effect taking `delay` after its key is committed.
+    pub fn with_effect_delay(mut self, delay: Duration) -> Self {
+        self.effect_delay = delay;
+        self
     }
 
     /// The same state, holding clients to `limits`.
@@ -204,7 +213,14 @@ async fn receive(
     event.validate(now)?;
     let body_sha256 = hex::encode(Sha256::digest(&body));
     let fault = state.faults.requested(&headers);
-    let delivery = Delivery { source: &source, event: &event, body: text, body_sha256: &body_sha256, fault };
+    let delivery = Delivery {
+        source: &source,
+        event: &event,
+        body: text,
+        body_sha256: &body_sha256,
+        fault,
+        effect_delay: state.effect_delay,
+    };
     let handled =
         design::handle(state.design, &state.store, state.work_delay, &delivery, &state.faults).await;
     match handled {

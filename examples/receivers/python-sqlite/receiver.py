@@ -10,12 +10,19 @@ its own SQLite schema, Standard Webhooks signatures, and a JSON body of its own 
 --mode safe records the event id and applies the effect in one transaction, and guards plan
 updates by version; --mode unsafe checks whether the id was seen, does its work, then records it
 (two copies arriving together both pass the check) and overwrites the plan whatever its version.
+--mode slow is safe, with a handler that holds the receiver's one lock for --delay seconds (a
+receiver with a single worker, or a downstream API it calls one request at a time): its capacity
+is 1 / delay events per second. --refuse-account N makes the handler fail on payments for customer
+N (a poison event): in safe and slow modes it rolls back, parks the event in dead_letters and
+answers 422; in unsafe mode it answers 500, and the sender retries it.
 With --sink URL, each applied payment also calls that URL (the "downstream service") with an
-Idempotency-Key header. `hookbench audit` is tested against both modes (docs/audit.md).
+Idempotency-Key header. GET /healthz answers 200. `hookbench audit` is tested against every mode
+(docs/audit.md).
 
-    python3 receiver.py --db app.db --secret whsec_... [--secret whsec_...] [--mode safe] [--port 0]
+    python3 receiver.py --db app.db --secret whsec_... [--secret whsec_...] [--mode safe|unsafe|slow]
+        [--delay 0.02] [--refuse-account N] [--port 0] [--pid-file app.pid]
 
-Prints {"listening": "127.0.0.1:PORT"} once it listens.
+Prints {"listening": "127.0.0.1:PORT"} once it listens (and writes its pid to --pid-file).
 """
 
 import argparse
@@ -23,6 +30,7 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import sqlite3
 import sys
 import threading
@@ -38,6 +46,7 @@ CREATE TABLE IF NOT EXISTS payments (
     id INTEGER PRIMARY KEY, event_id TEXT NOT NULL, customer INTEGER NOT NULL, cents INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS subscriptions (
     customer INTEGER PRIMARY KEY, plan TEXT NOT NULL, version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS dead_letters (event_id TEXT PRIMARY KEY, reason TEXT NOT NULL, body TEXT NOT NULL);
 """
 
 
@@ -83,9 +92,15 @@ def parse(body, msg_id):
     return event, data, customer
 
 
+class Poison(Exception):
+    """The handler cannot apply this event, however often it is sent."""
+
+
 class App:
-    def __init__(self, db, secrets, mode, sink):
+    def __init__(self, db, secrets, mode, sink, delay=0.0, refuse_account=None):
         self.db, self.secrets, self.mode, self.sink = db, secrets, mode, sink
+        self.delay, self.refuse_account = delay, refuse_account
+        self.one_worker = threading.Lock()
         with self.connect() as conn:
             conn.executescript(SCHEMA)
 
@@ -108,6 +123,8 @@ class App:
             cents = data.get("amount_cents")
             if not isinstance(cents, int) or not -10**12 <= cents <= 10**12:
                 raise Refused(400, "amount_cents out of range")
+            if customer == self.refuse_account:
+                raise Poison(f"customer {customer} cannot be charged")
             conn.execute("INSERT INTO payments (event_id, customer, cents) VALUES (?, ?, ?)",
                          (event["id"], customer, cents))
             return cents
@@ -123,12 +140,27 @@ class App:
             return None
         raise Refused(400, "unknown event type")
 
+    def dead_letter(self, msg_id, reason, body):
+        conn = self.connect()
+        try:
+            conn.execute("INSERT OR IGNORE INTO dead_letters VALUES (?, ?, ?)",
+                         (msg_id, reason, body.decode("utf-8", "replace")))
+        finally:
+            conn.close()
+
     def handle(self, headers, body):
         msg_id = verify(self.secrets, headers, body)
         event, data, customer = parse(body, msg_id)
+        if self.mode == "slow":
+            with self.one_worker:
+                time.sleep(self.delay)
+                return self.handle_parsed(msg_id, event, data, customer, body)
+        return self.handle_parsed(msg_id, event, data, customer, body)
+
+    def handle_parsed(self, msg_id, event, data, customer, body):
         conn = self.connect()
         try:
-            if self.mode == "safe":
+            if self.mode in ("safe", "slow"):
                 conn.execute("BEGIN IMMEDIATE")
                 fresh = conn.execute("INSERT OR IGNORE INTO handled_events VALUES (?, ?)",
                                      (msg_id, time.time())).rowcount == 1
@@ -142,6 +174,13 @@ class App:
                     time.sleep(0.05)  # the handler's real work: the window two copies slip through
                     cents = self.apply(conn, event, data, customer)
                     conn.execute("INSERT OR IGNORE INTO handled_events VALUES (?, ?)", (msg_id, time.time()))
+        except Poison as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if self.mode == "unsafe":
+                raise
+            self.dead_letter(msg_id, str(e), body)
+            raise Refused(422, f"parked as a dead letter: {e}")
         except Exception:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -165,6 +204,12 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+    def do_GET(self):
+        if self.path == "/healthz":
+            self.answer(200, "ok")
+        else:
+            self.answer(404, "no such endpoint")
 
     def do_POST(self):
         if self.path.split("?")[0] != "/webhooks":
@@ -200,13 +245,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, help="the SQLite file")
     parser.add_argument("--secret", action="append", required=True, help="whsec_... (repeat to rotate)")
-    parser.add_argument("--mode", choices=["safe", "unsafe"], default="safe")
+    parser.add_argument("--mode", choices=["safe", "unsafe", "slow"], default="safe")
+    parser.add_argument("--delay", type=float, default=0.02, help="seconds each delivery holds the lock (slow)")
+    parser.add_argument("--refuse-account", type=int, help="payments for this customer fail (poison)")
+    parser.add_argument("--pid-file", help="where to write the process id once listening")
     parser.add_argument("--sink", help="URL the payment side effect calls")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
-    Handler.app = App(args.db, args.secret, args.mode, args.sink)
+    Handler.app = App(args.db, args.secret, args.mode, args.sink, args.delay, args.refuse_account)
+    ThreadingHTTPServer.request_queue_size = 128  # a retry storm arrives all at once
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
+    if args.pid_file:
+        with open(args.pid_file, "w") as f:
+            f.write(f"{os.getpid()}\n")
     print(json.dumps({"listening": f"127.0.0.1:{server.server_address[1]}"}), flush=True)
     try:
         server.serve_forever()

@@ -13,7 +13,7 @@ use tokio::sync::Barrier;
 use super::observe::Observation;
 use super::probe::{Answer, Probe};
 use super::verdict::{AttemptLog, Check, CheckResult, Status, Witness};
-use crate::wire::{Fields, Kind, Wire};
+use crate::wire::{Fields, IdSpace, Kind, Wire};
 
 /// How many witnesses a failing check names.
 pub const WITNESSES: usize = 5;
@@ -49,11 +49,11 @@ pub struct Sent {
 }
 
 impl Sent {
-    fn new(fields: Fields, expect: Expect) -> Self {
+    pub(super) fn new(fields: Fields, expect: Expect) -> Self {
         Self { id: fields.id.clone(), fields, expect, attempts: Vec::new(), acked: false, refused: false }
     }
 
-    fn push(&mut self, answer: Answer) {
+    pub(super) fn push(&mut self, answer: Answer) {
         self.acked |= answer.acked();
         self.refused |= answer.refused();
         self.attempts.push(answer.log);
@@ -156,19 +156,45 @@ fn now_s() -> i64 {
 }
 
 impl Ctx {
-    fn account(&self) -> i64 {
+    pub(super) fn account(&self) -> i64 {
         self.next_account.fetch_add(1, Ordering::Relaxed)
     }
 
-    fn credit(&self, tag: &str, n: usize, account: i64, amount: i64) -> Fields {
+    /// The run's wire for a load of its own: ids under `tag`, and `accounts` accounts no other
+    /// check uses.
+    pub fn load_wire(&self, tag: &str, accounts: u32) -> Wire {
+        let account_base = self.next_account.fetch_add(i64::from(accounts), Ordering::Relaxed);
+        let prefix = format!("{}{tag}", self.wire.ids.prefix);
+        Wire { ids: IdSpace { prefix, account_base }, ..(*self.wire).clone() }
+    }
+
+    pub(super) fn credit(&self, tag: &str, n: usize, account: i64, amount: i64) -> Fields {
         let id = format!("{}{tag}_{n:04}", self.wire.ids.prefix);
-        Fields { id, kind: Kind::Credit, account, amount, plan: String::new(), version: 0, created: now_s() }
+        Fields {
+            id,
+            kind: Kind::Credit,
+            account,
+            amount,
+            plan: String::new(),
+            version: 0,
+            created: now_s(),
+            poisoned: false,
+        }
     }
 
     fn update(&self, tag: &str, n: usize, account: i64, version: i64) -> Fields {
         let id = format!("{}{tag}_{n:04}", self.wire.ids.prefix);
         let plan = format!("plan_v{version}");
-        Fields { id, kind: Kind::Update, account, amount: 0, plan, version, created: now_s() + version }
+        Fields {
+            id,
+            kind: Kind::Update,
+            account,
+            amount: 0,
+            plan,
+            version,
+            created: now_s() + version,
+            poisoned: false,
+        }
     }
 
     /// One signed attempt of `f` on a fresh connection.

@@ -1,39 +1,84 @@
-//! Check 8, the parallel load: the seeded workload sent by the bench's sender in the audit's id
-//! space, judged event by event from what the observers saw.
+//! The audit's loads: a seeded workload sent by the bench's sender in an id space of its own, and
+//! its judgement event by event from what the observers saw. Check 8 (the parallel load) is one;
+//! the crash and poison checks send theirs the same way and judge them with their own [`Rules`].
 
 use std::sync::Arc;
 
 use super::checks::WITNESSES;
 use super::observe::Observation;
 use super::verdict::{AttemptLog, Check, CheckResult, LoadFigures, Status, Witness};
-use crate::sender::{AttemptRecord, SendReport};
+use crate::sender::{self, AttemptRecord, Progress, SendError, SendReport, SenderConfig};
 use crate::wire::Wire;
 use crate::workload::Workload;
 
-/// The sender's attempts of one event, as witness lines (times from the audit's start).
-fn attempts_of(records: &[AttemptRecord], event: usize, offset_ms: f64) -> Vec<AttemptLog> {
+/// A load that was sent.
+#[derive(Debug, Clone)]
+pub struct Load {
+    /// Its events and plan.
+    pub workload: Arc<Workload>,
+    /// Its bodies, signatures and id space.
+    pub wire: Arc<Wire>,
+    /// What the sender saw.
+    pub sent: SendReport,
+    /// Milliseconds from the audit's start to the sender's start.
+    pub offset_ms: f64,
+}
+
+/// Sends `workload` to `url`; `offset_ms` is the audit's clock at the start.
+pub async fn send(
+    url: &str,
+    workload: Workload,
+    wire: Arc<Wire>,
+    config: SenderConfig,
+    offset_ms: f64,
+) -> Result<Load, SendError> {
+    let workload = Arc::new(workload);
+    let progress = Arc::new(Progress::default());
+    let sent = sender::run(workload.clone(), vec![url.to_string()], wire.clone(), config, progress).await?;
+    Ok(Load { workload, wire, sent, offset_ms })
+}
+
+/// What a load is held to.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// The check it answers.
+    pub check: Check,
+    /// Whether each account must end on its latest plan version (needs a state query).
+    pub latest_state: bool,
+    /// Whether every (non-poison) event must be applied by the end, acknowledged or not.
+    pub every_event: bool,
+}
+
+/// The sender's attempts of one event, as witness lines (times from the audit's start), with each
+/// pair of `marks` (a kill and the receiver healthy again) whose first fell between the event's
+/// first send and its last outcome.
+pub fn attempts_of(load: &Load, event: usize, marks: &[[AttemptLog; 2]]) -> Vec<AttemptLog> {
+    let records: Vec<&AttemptRecord> = load.sent.attempts.iter().filter(|r| r.event == event).collect();
     let mut logs: Vec<AttemptLog> = records
         .iter()
-        .filter(|r| r.event == event)
         .map(|r| AttemptLog {
-            at_ms: offset_ms + r.sent_ms,
+            at_ms: load.offset_ms + r.sent_ms,
             outcome: r.outcome.clone(),
             connection: format!("connection {}", r.connection),
-            note: format!("attempt {}", r.attempt),
+            note: format!("attempt {}, outcome after {:.1} ms", r.attempt, r.done_ms - r.sent_ms),
         })
         .collect();
+    let first = records.iter().map(|r| r.sent_ms).fold(f64::INFINITY, f64::min) + load.offset_ms;
+    let last = records.iter().map(|r| r.done_ms).fold(f64::NEG_INFINITY, f64::max) + load.offset_ms;
+    let within = |m: &&[AttemptLog; 2]| m[0].at_ms >= first - 1.0 && m[0].at_ms <= last;
+    logs.extend(marks.iter().filter(within).flat_map(|m| m.iter().cloned()));
     logs.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
     logs
 }
 
-/// The load's figures and verdict.
+/// The load's figures and verdict under `rules`; `marks` go into the witnesses' timelines.
 pub fn judge(
-    workload: &Arc<Workload>,
-    wire: &Wire,
-    sent: &SendReport,
+    load: &Load,
     seen: &Observation,
-    offset_ms: f64,
+    rules: Rules,
+    marks: &[[AttemptLog; 2]],
 ) -> (CheckResult, LoadFigures) {
+    let (workload, sent) = (&load.workload, &load.sent);
     let c = &sent.counters;
     let mut f = LoadFigures {
         events: workload.events.len() as u64,
@@ -53,7 +98,7 @@ pub fn judge(
             witnesses.push(Witness {
                 id: id.to_string(),
                 problem,
-                attempts: attempts_of(&sent.attempts, i, offset_ms),
+                attempts: attempts_of(load, i, marks),
                 observed: seen.describe(id),
             });
         }
@@ -62,7 +107,7 @@ pub fn judge(
         if !e.is_credit() || workload.is_poisoned(i) {
             continue;
         }
-        let id = wire.fields(workload, i).id;
+        let id = load.wire.fields(workload, i).id;
         let (min, max) = seen.applied(&id);
         if max > 1 {
             f.dup_events += 1;
@@ -77,33 +122,25 @@ pub fn judge(
             f.refused_applied += 1;
             witness(i, "refused with a 4xx and applied anyway".into(), &id);
         }
-    }
-    if !seen.states.is_empty() || workload.latest_plan.iter().all(|&v| v == 0) {
-        let mut stale = 0;
-        for (a, &latest) in workload.latest_plan.iter().enumerate() {
-            let account = a as i64 + wire.ids.account_base;
-            let now = seen.states.get(&account).copied();
-            if latest > 0 && now != Some(i64::from(latest)) {
-                stale += 1;
-                if witnesses.len() < WITNESSES {
-                    witnesses.push(Witness {
-                        id: format!("account {account}"),
-                        problem: format!("stale: its latest plan version is {latest}"),
-                        attempts: Vec::new(),
-                        observed: now.map_or("no state".to_string(), |v| format!("final version {v}")),
-                    });
-                }
-            }
+        if rules.every_event && !sent.acked[i] && min == 0 {
+            f.unapplied += 1;
+            witness(i, "never acknowledged and never applied".into(), &id);
         }
-        f.stale_accounts = Some(stale);
+    }
+    if rules.latest_state && (!seen.states.is_empty() || workload.latest_plan.iter().all(|&v| v == 0)) {
+        f.stale_accounts = Some(stale_accounts(load, seen, &mut witnesses));
     }
     let stale = f.stale_accounts.unwrap_or(0);
-    let bad = f.dup_events + f.lost + f.refused_applied + stale;
-    let stale_text = f
-        .stale_accounts
-        .map_or("stale not observed (no --state-query)".to_string(), |s| format!("{s} stale accounts"));
+    let bad = f.dup_events + f.lost + f.refused_applied + f.unapplied + stale;
+    let stale_text = match f.stale_accounts {
+        Some(s) => format!(", {s} stale accounts"),
+        None if rules.latest_state => ", stale not observed (no --state-query)".to_string(),
+        None => String::new(),
+    };
+    let unapplied =
+        if rules.every_event { format!(", {} never applied", f.unapplied) } else { String::new() };
     let evidence = format!(
-        "{} events, {} deliveries: {} dup events, {} lost, {stale_text}, {} refused-and-applied; p50 {:.1} ms, p99 {:.1} ms (intended)",
+        "{} events, {} deliveries: {} dup events, {} lost{unapplied}{stale_text}, {} refused-and-applied; p50 {:.1} ms, p99 {:.1} ms (intended)",
         f.events,
         f.deliveries,
         f.dup_events,
@@ -113,5 +150,26 @@ pub fn judge(
         f.latency_us.p99 as f64 / 1e3
     );
     let status = if bad == 0 { Status::Pass } else { Status::Fail };
-    (CheckResult { check: Check::ParallelLoad, status, evidence, witnesses }, f)
+    (CheckResult { check: rules.check, status, evidence, witnesses }, f)
+}
+
+/// Accounts whose final plan version is not their latest, each a witness while there is room.
+fn stale_accounts(load: &Load, seen: &Observation, witnesses: &mut Vec<Witness>) -> u64 {
+    let mut stale = 0;
+    for (a, &latest) in load.workload.latest_plan.iter().enumerate() {
+        let account = a as i64 + load.wire.ids.account_base;
+        let now = seen.states.get(&account).copied();
+        if latest > 0 && now != Some(i64::from(latest)) {
+            stale += 1;
+            if witnesses.len() < WITNESSES {
+                witnesses.push(Witness {
+                    id: format!("account {account}"),
+                    problem: format!("stale: its latest plan version is {latest}"),
+                    attempts: Vec::new(),
+                    observed: now.map_or("no state".to_string(), |v| format!("final version {v}")),
+                });
+            }
+        }
+    }
+    stale
 }

@@ -9,10 +9,16 @@
 //! (`verdict`). Every id and account of a run is its own ([`crate::wire::IdSpace`]), so audits can
 //! be repeated against one long-lived database.
 
+mod capacity;
 mod checks;
+mod control;
+mod crash;
 mod load;
 mod observe;
+mod poison;
 mod probe;
+pub mod provider;
+mod storm;
 pub mod verdict;
 
 use std::sync::Arc;
@@ -21,11 +27,14 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-pub use observe::ObserveError;
+pub use capacity::{Ramp, parse_ramp};
+pub use control::{Control, ControlError};
+pub use observe::{ObserveError, Queries};
+pub use provider::Provider;
 pub use verdict::{AuditSection, Check, CheckResult, Status};
 
-use crate::sender::{self, Progress, RetryPolicy, SenderConfig};
-use crate::wire::{IdSpace, Payload, Scheme, SecretError, Signer, Wire};
+use crate::sender::{self, RetryPolicy, SenderConfig};
+use crate::wire::{IdSpace, Payload, Poison, Scheme, SecretError, Signer, Wire};
 use crate::workload::{Workload, WorkloadConfig, WorkloadError};
 use checks::{Ctx, Hostility, Pending};
 use observe::{Observation, Observers, Sink, SqlObserver};
@@ -47,6 +56,8 @@ pub struct AuditConfig {
     pub applied_query: Option<String>,
     /// `(account, version)` per account.
     pub state_query: Option<String>,
+    /// `(event id)` per dead letter.
+    pub dead_letter_query: Option<String>,
     /// Where the sink listens.
     pub sink: Option<String>,
     /// The JSON field a sink call carries its key in, without an `Idempotency-Key` header.
@@ -83,6 +94,28 @@ pub struct AuditConfig {
     pub id_prefix: Option<String>,
     /// Added to every account (default: from the start time, a range no earlier audit used).
     pub account_base: Option<i64>,
+    /// How to kill and restart the receiver (the crash and retry-storm checks).
+    pub control: Option<Control>,
+    /// Kills during the crash check's load.
+    pub kills: u32,
+    /// How poison events are made (the poison check runs when set).
+    pub poison: Option<Poison>,
+    /// Chance a credit of the poison check's load is poison.
+    pub poison_chance: f64,
+    /// The other events' p99 with poison may be this many times their p99 without.
+    pub poison_p99_factor: f64,
+    /// The provider whose timeout and schedule the receiver is held to.
+    pub provider: Option<Provider>,
+    /// The capacity ramp (the capacity check runs when set).
+    pub ramp: Option<Ramp>,
+    /// The capacity below which the capacity check fails (default: the ramp's first rate).
+    pub min_capacity: Option<f64>,
+    /// The outage of the retry-storm check, in the provider's time (the check runs when set).
+    pub outage: Option<Duration>,
+    /// How much faster than the provider's clock the retry storm runs.
+    pub time_scale: f64,
+    /// Events in the retry storm's batch.
+    pub storm_events: usize,
 }
 
 /// Why an audit could not run (exit status 2).
@@ -117,6 +150,9 @@ pub enum AuditError {
     /// `--retention-cmd` failed.
     #[error("--retention-cmd failed: {0}")]
     Retention(String),
+    /// The receiver could not be killed or started again.
+    #[error(transparent)]
+    Control(#[from] ControlError),
 }
 
 impl AuditConfig {
@@ -147,6 +183,32 @@ impl AuditConfig {
         if self.concurrency == 0 {
             return config("--concurrency must be at least 1");
         }
+        if self.dead_letter_query.is_some() && self.observe_db.is_none() {
+            return config("--dead-letter-query needs --observe-db");
+        }
+        if self.control.is_some() && self.kills == 0 {
+            return config("--kills must be at least 1");
+        }
+        if self.outage.is_some() && self.control.is_none() {
+            return config("--outage needs --kill-cmd, --start-cmd and --health-url");
+        }
+        if !(self.poison_chance > 0.0 && self.poison_chance <= 1.0) {
+            return config("--poison must be above 0 and at most 1");
+        }
+        if self.poison_p99_factor.is_nan() || self.poison_p99_factor < 1.0 {
+            return config("--poison-p99-factor must be at least 1");
+        }
+        if self.time_scale.is_nan() || self.time_scale <= 0.0 {
+            return config("--time-scale must be above 0");
+        }
+        if self.storm_events == 0 {
+            return config("--storm-events must be at least 1");
+        }
+        if let Some(r) = &self.ramp
+            && (r.steps == 0 || r.step_duration.is_zero())
+        {
+            return config("--ramp-steps and --step-duration must be above 0");
+        }
         self.workload.validate()?;
         Ok(())
     }
@@ -158,7 +220,7 @@ impl AuditConfig {
 }
 
 /// Why a check cannot run with these observers and this scheme, if it cannot.
-fn cannot_run(check: Check, observers: &Observers, signer: &Signer) -> Option<String> {
+fn cannot_run(config: &AuditConfig, check: Check, observers: &Observers, signer: &Signer) -> Option<String> {
     let needs_applies = "needs an observer of applies (--applied-query or --sink)";
     match check {
         Check::OutOfOrder if !observers.sees_state() => {
@@ -173,6 +235,18 @@ fn cannot_run(check: Check, observers: &Observers, signer: &Signer) -> Option<St
             Some(needs_applies.into())
         }
         Check::ParallelLoad => None,
+        Check::Capacity if config.ramp.is_none() => Some("needs --ramp FROM..TO".into()),
+        Check::Capacity => None,
+        Check::Crash if config.control.is_none() => {
+            Some("needs --kill-cmd, --start-cmd and --health-url".into())
+        }
+        Check::Poison if config.poison.is_none() => {
+            Some("needs --poison-account or --poison-template".into())
+        }
+        Check::RetryStorm if config.outage.is_none() => {
+            Some("needs --outage (with --kill-cmd, --start-cmd and --health-url)".into())
+        }
+        Check::RetryStorm => storm::cannot_storm(config.provider.unwrap_or(Provider::StandardWebhooks)),
         _ if !observers.sees_applies() => Some(needs_applies.into()),
         _ => None,
     }
@@ -229,7 +303,9 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let observers = start_observers(config).await?;
     let ids = id_space(config);
     let signer = Signer::new(config.signing, &config.secrets)?;
-    let wire = Arc::new(Wire { signer: signer.clone(), payload: config.payload.clone(), ids: ids.clone() });
+    let poison = config.poison.clone().unwrap_or_default();
+    let wire =
+        Arc::new(Wire { signer: signer.clone(), payload: config.payload.clone(), ids: ids.clone(), poison });
     let probe_accounts = ids.account_base + i64::from(config.workload.accounts);
     let ctx = Arc::new(Ctx { probe, wire: wire.clone(), next_account: AtomicI64::new(probe_accounts) });
 
@@ -238,7 +314,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let mut pending: Vec<Pending> = Vec::new();
     let n = config.probe_events;
     for &check in &selected {
-        if let Some(why) = cannot_run(check, &observers, &signer) {
+        if let Some(why) = cannot_run(config, check, &observers, &signer) {
             results.push(CheckResult::skipped(check, why));
             continue;
         }
@@ -253,17 +329,17 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
                 let h = Hostility { oversized_bytes: config.oversized_bytes, stall_wait: config.stall_wait };
                 checks::hostile_input(&ctx, h).await
             }
-            Check::LateReplay | Check::ParallelLoad => continue,
+            _ => continue,
         };
         pending.push(p);
     }
 
     let mut load = None;
     if selected.contains(&Check::ParallelLoad)
-        && cannot_run(Check::ParallelLoad, &observers, &signer).is_none()
+        && cannot_run(config, Check::ParallelLoad, &observers, &signer).is_none()
     {
         step("parallel-load");
-        let workload = Arc::new(Workload::generate(&config.workload)?);
+        let workload = Workload::generate(&config.workload)?;
         let sender_config = SenderConfig {
             rate: Some(config.rate),
             concurrency: config.concurrency,
@@ -272,16 +348,8 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
             source: String::new(),
             record: true,
         };
-        let offset_ms = ctx.probe.now_ms();
-        let sent = sender::run(
-            workload.clone(),
-            vec![config.url.clone()],
-            wire.clone(),
-            sender_config,
-            Arc::new(Progress::default()),
-        )
-        .await?;
-        load = Some((workload, sent, offset_ms));
+        load =
+            Some(load::send(&config.url, workload, wire.clone(), sender_config, ctx.probe.now_ms()).await?);
     }
 
     step("waiting for the observers to settle");
@@ -290,11 +358,14 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     for p in &pending {
         results.push(p.judge(&seen));
     }
-    if let Some((workload, sent, offset_ms)) = &load {
-        let (result, f) = load::judge(workload, &wire, sent, &seen, *offset_ms);
+    if let Some(load) = &load {
+        let rules = load::Rules { check: Check::ParallelLoad, latest_state: true, every_event: false };
+        let (result, f) = load::judge(load, &seen, rules, &[]);
         results.push(result);
         figures = Some(f);
     }
+    let faults = under_faults(config, &ctx, &observers, &selected, &signer, step).await?;
+    results.extend(faults.results);
 
     if selected.contains(&Check::LateReplay) {
         results.push(late_replay(config, &ctx, &observers, &pending, &seen, step).await?);
@@ -309,8 +380,85 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         account_base: ids.account_base,
         checks: results,
         load: figures,
+        crash: faults.crash,
+        poison: faults.poison,
+        capacity: faults.capacity,
+        storm: faults.storm,
         wall_s: start.elapsed().as_secs_f64(),
     })
+}
+
+/// What the checks that disturb the receiver found.
+#[derive(Default)]
+struct Faults {
+    results: Vec<CheckResult>,
+    crash: Option<verdict::CrashFigures>,
+    poison: Option<verdict::PoisonFigures>,
+    capacity: Option<verdict::CapacityFigures>,
+    storm: Option<verdict::StormFigures>,
+}
+
+/// The crash, poison, capacity and retry-storm checks, one after the other, each judged once the
+/// observers have settled after it.
+async fn under_faults(
+    config: &AuditConfig,
+    ctx: &Arc<Ctx>,
+    observers: &Observers,
+    selected: &[Check],
+    signer: &Signer,
+    step: &(dyn Fn(&str) + Sync),
+) -> Result<Faults, AuditError> {
+    let mut f = Faults::default();
+    let client = reqwest::Client::new();
+    let settle = || observers.settled(config.quiet, config.settle_max);
+    for &check in selected {
+        if !matches!(check, Check::Crash | Check::Poison | Check::Capacity | Check::RetryStorm) {
+            continue;
+        }
+        if let Some(why) = cannot_run(config, check, observers, signer) {
+            f.results.push(CheckResult::skipped(check, why));
+            continue;
+        }
+        step(check.as_str());
+        match (check, &config.control, &config.poison, &config.ramp, config.outage) {
+            (Check::Crash, Some(control), ..) => {
+                let crashed = crash::run(ctx, config, control, &client).await?;
+                let (result, figures) = crash::judge(&crashed, &settle().await?);
+                f.results.push(result);
+                f.crash = Some(figures);
+            }
+            (Check::Poison, _, Some(poison), ..) => {
+                let poisoned = poison::run(ctx, config, poison).await?;
+                let seen = settle().await?;
+                let dead = observers.sees_dead_letters();
+                let (result, figures) = poison::judge(&poisoned, &seen, config.poison_p99_factor, dead);
+                f.results.push(result);
+                f.poison = Some(figures);
+            }
+            (Check::Capacity, _, _, Some(ramp), _) => {
+                let steps = capacity::run(ctx, config, *ramp, config.timeout, step).await?;
+                let min = config.min_capacity.unwrap_or(ramp.from);
+                let (result, figures) = capacity::judge(steps, config.provider, config.timeout, min);
+                f.results.push(result);
+                f.capacity = Some(figures);
+            }
+            (Check::RetryStorm, Some(control), _, _, Some(outage)) => {
+                let provider = config.provider.unwrap_or(Provider::StandardWebhooks);
+                let storm = storm::Storm {
+                    provider,
+                    outage,
+                    time_scale: config.time_scale,
+                    events: config.storm_events,
+                };
+                let stormed = storm::run(ctx, control, &client, storm).await?;
+                let (result, figures) = storm::judge(&stormed, storm, config.timeout, &settle().await?);
+                f.results.push(result);
+                f.storm = Some(figures);
+            }
+            _ => {}
+        }
+    }
+    Ok(f)
 }
 
 async fn start_observers(config: &AuditConfig) -> Result<Observers, AuditError> {
@@ -319,7 +467,12 @@ async fn start_observers(config: &AuditConfig) -> Result<Observers, AuditError> 
         observers.sink = Some(Sink::start(addr, &config.sink_key).await?);
     }
     if let Some(url) = &config.observe_db {
-        let sql = SqlObserver::connect(url, config.applied_query.clone(), config.state_query.clone()).await?;
+        let queries = Queries {
+            applied: config.applied_query.clone(),
+            state: config.state_query.clone(),
+            dead_letters: config.dead_letter_query.clone(),
+        };
+        let sql = SqlObserver::connect(url, queries).await?;
         observers.sql = Some(sql);
         // A query that fails or has the wrong shape stops the audit before anything is sent.
         observers.observe().await?;
@@ -335,7 +488,7 @@ async fn late_replay(
     seen: &Observation,
     step: &(dyn Fn(&str) + Sync),
 ) -> Result<CheckResult, AuditError> {
-    if let Some(why) = cannot_run(Check::LateReplay, observers, &ctx.wire.signer) {
+    if let Some(why) = cannot_run(config, Check::LateReplay, observers, &ctx.wire.signer) {
         return Ok(CheckResult::skipped(Check::LateReplay, why));
     }
     let sample = checks::replay_sample(pending, seen, 10);

@@ -2,7 +2,7 @@
 //! through the user's queries (read-only), or a sink that stands in for the downstream service
 //! its side effect calls. Neither shares code or schema with what it observes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
@@ -60,8 +60,18 @@ enum Pool {
 /// The receiver's database, read-only, asked the user's questions.
 pub struct SqlObserver {
     pool: Pool,
-    applied: Option<String>,
-    state: Option<String>,
+    queries: Queries,
+}
+
+/// The user's questions of their database.
+#[derive(Debug, Clone, Default)]
+pub struct Queries {
+    /// Rows of applied side effects: `(event id)` per apply or `(event id, count)`.
+    pub applied: Option<String>,
+    /// `(account, version)` per account.
+    pub state: Option<String>,
+    /// `(event id)` per dead letter.
+    pub dead_letters: Option<String>,
 }
 
 const APPLIED_SHAPE: &str = "one row per applied side effect (event id) or (event id, count) rows";
@@ -69,11 +79,7 @@ const STATE_SHAPE: &str = "(account, version) rows of integers";
 
 impl SqlObserver {
     /// Connects to `url` (postgres:// or sqlite:) read-only.
-    pub async fn connect(
-        url: &str,
-        applied: Option<String>,
-        state: Option<String>,
-    ) -> Result<Self, ObserveError> {
+    pub async fn connect(url: &str, queries: Queries) -> Result<Self, ObserveError> {
         let shown = hide_password(url);
         let connect = |reason: String| ObserveError::Connect { url: shown.clone(), reason };
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -100,17 +106,22 @@ impl SqlObserver {
         } else {
             return Err(connect("only postgres:// and sqlite: URLs are served".to_string()));
         };
-        Ok(Self { pool, applied, state })
+        Ok(Self { pool, queries })
     }
 
     /// Whether it can count applies.
     pub fn sees_applies(&self) -> bool {
-        self.applied.is_some()
+        self.queries.applied.is_some()
     }
 
     /// Whether it can read each account's version.
     pub fn sees_state(&self) -> bool {
-        self.state.is_some()
+        self.queries.state.is_some()
+    }
+
+    /// Whether it can list dead letters.
+    pub fn sees_dead_letters(&self) -> bool {
+        self.queries.dead_letters.is_some()
     }
 
     /// Runs the user's own query. `AssertSqlSafe`: the SQL is the user's, against the user's
@@ -138,7 +149,7 @@ impl SqlObserver {
 
     /// How many times each event id was applied.
     pub async fn applies(&self) -> Result<HashMap<String, u64>, ObserveError> {
-        let Some(sql) = &self.applied else { return Ok(HashMap::new()) };
+        let Some(sql) = &self.queries.applied else { return Ok(HashMap::new()) };
         let flag = "--applied-query";
         let mut counts = HashMap::new();
         for row in self.rows(sql, flag).await? {
@@ -157,7 +168,7 @@ impl SqlObserver {
 
     /// Each account's version, as the receiver holds it.
     pub async fn states(&self) -> Result<HashMap<i64, i64>, ObserveError> {
-        let Some(sql) = &self.state else { return Ok(HashMap::new()) };
+        let Some(sql) = &self.queries.state else { return Ok(HashMap::new()) };
         let flag = "--state-query";
         let mut states = HashMap::new();
         for row in self.rows(sql, flag).await? {
@@ -175,6 +186,27 @@ impl SqlObserver {
             }
         }
         Ok(states)
+    }
+
+    /// The event ids in the receiver's dead-letter store.
+    pub async fn dead_letters(&self) -> Result<BTreeSet<String>, ObserveError> {
+        let Some(sql) = &self.queries.dead_letters else { return Ok(BTreeSet::new()) };
+        let flag = "--dead-letter-query";
+        let mut ids = BTreeSet::new();
+        for row in self.rows(sql, flag).await? {
+            match row.as_slice() {
+                [id] => ids.insert(id.text()),
+                other => {
+                    let found = format!("rows of {} columns", other.len());
+                    return Err(ObserveError::Shape {
+                        flag,
+                        found,
+                        wanted: "one row (event id) per dead letter",
+                    });
+                }
+            };
+        }
+        Ok(ids)
     }
 }
 
@@ -314,6 +346,8 @@ pub struct Observation {
     pub applied: Vec<(&'static str, HashMap<String, u64>)>,
     /// Each account's version (empty without a state query).
     pub states: HashMap<i64, i64>,
+    /// The event ids in the dead-letter store (empty without a dead-letter query).
+    pub dead_letters: BTreeSet<String>,
 }
 
 impl Observation {
@@ -344,6 +378,11 @@ impl Observers {
         self.sql.as_ref().is_some_and(SqlObserver::sees_state)
     }
 
+    /// Whether the dead-letter query was given.
+    pub fn sees_dead_letters(&self) -> bool {
+        self.sql.as_ref().is_some_and(SqlObserver::sees_dead_letters)
+    }
+
     /// Names for the report.
     pub fn names(&self) -> Vec<String> {
         let mut names = Vec::new();
@@ -353,6 +392,9 @@ impl Observers {
             }
             if sql.sees_state() {
                 names.push("sql state-query".to_string());
+            }
+            if sql.sees_dead_letters() {
+                names.push("sql dead-letter-query".to_string());
             }
         }
         if let Some(sink) = &self.sink {
@@ -369,6 +411,7 @@ impl Observers {
                 o.applied.push(("sql", sql.applies().await?));
             }
             o.states = sql.states().await?;
+            o.dead_letters = sql.dead_letters().await?;
         }
         if let Some(sink) = &self.sink {
             o.applied.push(("sink", sink.applies()));

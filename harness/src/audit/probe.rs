@@ -39,6 +39,8 @@ pub struct Answer {
     pub status: Option<u16>,
     /// The log line for witnesses.
     pub log: AttemptLog,
+    /// Milliseconds from the send to the answer (or to giving up on one).
+    pub took_ms: f64,
 }
 
 impl Answer {
@@ -105,7 +107,8 @@ impl Probe {
             Ok(Err((reason, port))) => (None, reason, port),
             Err(_) => (None, format!("timeout after {:?}", self.timeout), String::new()),
         };
-        Answer { status, log: self.log(at_ms, outcome, connection, note) }
+        let took_ms = self.now_ms() - at_ms;
+        Answer { status, log: self.log(at_ms, outcome, connection, note), took_ms }
     }
 
     async fn exchange(

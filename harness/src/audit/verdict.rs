@@ -36,11 +36,21 @@ pub enum Check {
     HostileInput,
     /// The seeded workload at a rate, with the article's faults: no duplicate, none lost, none stale.
     ParallelLoad,
+    /// The receiver killed and restarted during a load (`--kill-cmd`, `--start-cmd`): every event
+    /// applied exactly once by the end.
+    Crash,
+    /// Poison events mixed into a load: never applied, the rest unharmed, dead-lettered.
+    Poison,
+    /// The rate ramped in steps: the highest at which p99 stays under the provider's timeout.
+    Capacity,
+    /// A batch failed through an outage, then retried on the provider's schedule: correct and
+    /// responsive through the spike.
+    RetryStorm,
 }
 
 impl Check {
     /// Every check, in order.
-    pub const ALL: [Check; 8] = [
+    pub const ALL: [Check; 12] = [
         Self::SequentialDuplicate,
         Self::ConcurrentCopies,
         Self::LostAck,
@@ -49,6 +59,10 @@ impl Check {
         Self::SecretRotation,
         Self::HostileInput,
         Self::ParallelLoad,
+        Self::Crash,
+        Self::Poison,
+        Self::Capacity,
+        Self::RetryStorm,
     ];
 
     /// The name `--checks` takes and reports show.
@@ -62,6 +76,10 @@ impl Check {
             Self::SecretRotation => "secret-rotation",
             Self::HostileInput => "hostile-input",
             Self::ParallelLoad => "parallel-load",
+            Self::Crash => "crash",
+            Self::Poison => "poison",
+            Self::Capacity => "capacity",
+            Self::RetryStorm => "retry-storm",
         }
     }
 }
@@ -167,10 +185,117 @@ pub struct LoadFigures {
     pub refused_applied: u64,
     /// Events given up on after the retry budget (never acknowledged).
     pub gave_up: u64,
+    /// Events never acknowledged and never applied, where every event must be (the crash check).
+    #[serde(default)]
+    pub unapplied: u64,
     /// Latency from each attempt's planned time (coordinated omission corrected), microseconds.
     pub latency_us: crate::stats::Percentiles,
     /// Attempts per second.
     pub throughput_per_s: f64,
+}
+
+/// The crash check: its load, and each kill and restart.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CrashFigures {
+    /// The load's figures.
+    pub load: LoadFigures,
+    /// For each kill: milliseconds from the audit's start to the kill command, and from the kill
+    /// to the health URL's first 2xx after the start command.
+    pub restarts: Vec<RestartFigure>,
+}
+
+/// One kill and restart.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RestartFigure {
+    /// When the kill command ran, milliseconds from the audit's start.
+    pub killed_at_ms: f64,
+    /// From the kill to the health URL's first 2xx.
+    pub took_ms: f64,
+}
+
+/// The poison check: the poisoned load beside the same load without poison.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PoisonFigures {
+    /// How the poison was made (`account 42`, the template's path).
+    pub poison: String,
+    /// Poison events sent.
+    pub poison_events: u64,
+    /// Poison events that produced a side effect (must be 0).
+    pub poison_applied: u64,
+    /// Poison events found in the dead-letter store (`null` without `--dead-letter-query`).
+    pub dead_lettered: Option<u64>,
+    /// The other events' p99 without poison, milliseconds (intended).
+    pub baseline_p99_ms: f64,
+    /// Their p99 with poison mixed in.
+    pub poisoned_p99_ms: f64,
+    /// The factor the poisoned p99 may be of the baseline's.
+    pub p99_factor: f64,
+    /// The poisoned load's figures (the other events).
+    pub load: LoadFigures,
+}
+
+/// One step of the capacity ramp.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CapacityStep {
+    /// The rate asked for, events per second.
+    pub rate_per_s: f64,
+    /// Deliveries sent (one attempt each: no retries within a step).
+    pub deliveries: u64,
+    /// Median latency from the planned send, milliseconds.
+    pub p50_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// Largest (a delivery cut at the timeout counts as the timeout).
+    pub max_ms: f64,
+    /// Share of deliveries slower than the timeout: each a retry, and a duplicate risk, with the
+    /// provider.
+    pub over_timeout: f64,
+    /// Share answered 5xx (or not answered at all).
+    pub errors: f64,
+    /// Whether p99 stayed under the timeout and errors under 1 %.
+    pub held: bool,
+}
+
+/// The capacity ramp.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CapacityFigures {
+    /// The provider whose timeout was held (`null`: `--timeout` alone).
+    pub provider: Option<super::provider::Provider>,
+    /// The timeout held, milliseconds.
+    pub timeout_ms: f64,
+    /// Each step, in order; the ramp stops after the first step that does not hold.
+    pub steps: Vec<CapacityStep>,
+    /// The highest rate that held (`null`: none did).
+    pub capacity_per_s: Option<f64>,
+}
+
+/// The retry storm: a batch failed through an outage, then retried on the provider's schedule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StormFigures {
+    /// Whose schedule.
+    pub provider: Option<super::provider::Provider>,
+    /// Events in the batch.
+    pub events: u64,
+    /// The outage, in the provider's time (seconds).
+    pub outage_s: f64,
+    /// How much faster than the provider's clock the audit ran.
+    pub time_scale: f64,
+    /// Attempts sent in all.
+    pub attempts: u64,
+    /// Attempts per second of the audit's clock, from the kill on (index = whole second).
+    pub arrivals_per_s: Vec<u64>,
+    /// Most attempts in one second after recovery (seconds counted from the recovery).
+    pub peak_per_s: u64,
+    /// When the receiver was healthy again, milliseconds from the kill.
+    pub recovered_ms: f64,
+    /// p99 of the answers after recovery, milliseconds.
+    pub p99_after_ms: f64,
+    /// Events applied more than once.
+    pub dup_events: u64,
+    /// Events acknowledged and never applied.
+    pub lost: u64,
+    /// Events never acknowledged by the schedule's end.
+    pub unacknowledged: u64,
 }
 
 /// The audit section of a report.
@@ -192,6 +317,18 @@ pub struct AuditSection {
     pub checks: Vec<CheckResult>,
     /// The parallel load's figures, when it ran.
     pub load: Option<LoadFigures>,
+    /// The crash check's figures, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashFigures>,
+    /// The poison check's figures, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poison: Option<PoisonFigures>,
+    /// The capacity ramp, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityFigures>,
+    /// The retry storm, when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storm: Option<StormFigures>,
     /// The audit's wall time.
     pub wall_s: f64,
 }

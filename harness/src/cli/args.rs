@@ -466,6 +466,11 @@ pub struct ServeArgs {
     /// never on a receiver that matters.
     #[arg(long)]
     pub inject_faults: bool,
+    /// How long the side effect itself takes (a downstream call), such as 50ms. Only `split`
+    /// spends it, between committing its key and applying the effect: the window a crash loses
+    /// events in. The other designs apply their effect inside a transaction.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub effect_delay: Duration,
     /// The bounds the worker holds its clients and its database to.
     #[command(flatten)]
     pub bounds: BoundsArgs,
@@ -587,12 +592,76 @@ pub struct AuditArgs {
     /// Requests in flight at most in the load.
     #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
-    /// An attempt taking longer counts as a timeout and is retried.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
-    pub timeout: Duration,
-    /// Attempts per event in the load before it is given up.
+    /// The provider whose delivery timeout the receiver is held to (and whose retry schedule the
+    /// retry storm follows): stripe 30s, github 10s, shopify 5s, standard-webhooks 15s (sources
+    /// in docs/audit.md).
+    #[arg(long, value_enum)]
+    pub provider: Option<crate::audit::Provider>,
+    /// An attempt taking longer counts as a timeout and is retried [default: the provider's
+    /// timeout, or 10s].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Attempts per event in the load before it is given up (at least 30 in the crash check).
     #[arg(long, default_value_t = 10)]
     pub max_attempts: u32,
+    /// Kills the receiver, run through `sh -c`: `kill -9 $(cat app.pid)`, `docker kill app`.
+    /// With --start-cmd and --health-url, runs the crash check.
+    #[arg(long, value_name = "CMD", requires_all = ["start_cmd", "health_url"])]
+    pub kill_cmd: Option<String>,
+    /// Starts the receiver again, run through `sh -c` and not waited for (its output is
+    /// discarded; redirect it in CMD to keep it): `./run-app.sh`, `docker start app`.
+    #[arg(long, value_name = "CMD", requires_all = ["kill_cmd", "health_url"])]
+    pub start_cmd: Option<String>,
+    /// A URL that answers 2xx once the receiver serves, polled after --start-cmd.
+    #[arg(long, value_name = "URL", requires_all = ["kill_cmd", "start_cmd"])]
+    pub health_url: Option<String>,
+    /// How long a restart may take before the audit gives up.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub restart_timeout: Duration,
+    /// Kills during the crash check's load, at seeded moments.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub kills: u32,
+    /// Poison events are credits to this account, which your handler is known to refuse (runs the
+    /// poison check).
+    #[arg(long, value_name = "N", conflicts_with = "poison_template")]
+    pub poison_account: Option<i64>,
+    /// Poison events take the credit body of this template (the --payload template format), a
+    /// body your handler fails on (runs the poison check).
+    #[arg(long, value_name = "FILE")]
+    pub poison_template: Option<PathBuf>,
+    /// Chance a credit of the poison check's load is poison.
+    #[arg(long = "poison", value_name = "CHANCE", default_value_t = 0.05)]
+    pub poison_chance: f64,
+    /// The other events' p99 with poison may be at most this many times their p99 without (taken
+    /// as at least 20 ms).
+    #[arg(long, default_value_t = 3.0)]
+    pub poison_p99_factor: f64,
+    /// SQL returning one row (event id) per dead letter in your receiver's store; each poison
+    /// event must be found there.
+    #[arg(long, value_name = "SQL")]
+    pub dead_letter_query: Option<String>,
+    /// Ramps the rate from FROM to TO events per second (runs the capacity check), e.g. 50..500.
+    #[arg(long, value_name = "FROM..TO", value_parser = crate::audit::parse_ramp)]
+    pub ramp: Option<(f64, f64)>,
+    /// Steps of the ramp, both ends included.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub ramp_steps: u32,
+    /// How long each step of the ramp sends.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub step_duration: Duration,
+    /// The capacity check fails below this rate [default: the ramp's first].
+    #[arg(long, value_name = "RATE")]
+    pub min_capacity: Option<f64>,
+    /// An outage in the provider's time, e.g. 1h (runs the retry-storm check; needs --kill-cmd,
+    /// --start-cmd and --health-url).
+    #[arg(long, value_parser = humantime::parse_duration, requires = "kill_cmd")]
+    pub outage: Option<Duration>,
+    /// How much faster than the provider's clock the retry storm runs (1000: an hour in 3.6 s).
+    #[arg(long, default_value_t = 1000.0)]
+    pub time_scale: f64,
+    /// Events in the retry storm's batch.
+    #[arg(long, default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub storm_events: usize,
     /// How long a stalled body may be held open before it counts against the receiver.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub stall_wait: Duration,

@@ -4,9 +4,12 @@
 use std::io::{self, IsTerminal, Write};
 
 use super::{AuditArgs, Exit, run_dir, runtime};
-use crate::audit::{self, AuditConfig};
+use std::time::Duration;
+
+use crate::audit::{self, AuditConfig, Control, Provider, Ramp};
 use crate::report::{Report, render_audit_table};
 use crate::sender::RetryPolicy;
+use crate::wire::{Payload, Poison, payload::Template};
 use crate::workload::WorkloadConfig;
 
 impl TryFrom<&AuditArgs> for AuditConfig {
@@ -21,6 +24,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             observe_db: a.observe_db.clone(),
             applied_query: a.applied_query.clone(),
             state_query: a.state_query.clone(),
+            dead_letter_query: a.dead_letter_query.clone(),
             sink: a.sink.clone(),
             sink_key: a.sink_key.clone(),
             checks: a.checks.clone(),
@@ -36,7 +40,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             },
             rate: a.rate,
             concurrency: a.concurrency,
-            timeout: a.timeout,
+            timeout: a.timeout.or(a.provider.map(Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT),
             retry: RetryPolicy { max_attempts: a.max_attempts, ..RetryPolicy::default() },
             stall_wait: a.stall_wait,
             oversized_bytes: a.oversized_bytes,
@@ -44,10 +48,48 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             settle_max: a.settle_max,
             id_prefix: a.id_prefix.clone(),
             account_base: a.account_base,
+            control: control(a),
+            kills: a.kills,
+            poison: poison(a)?,
+            poison_chance: a.poison_chance,
+            poison_p99_factor: a.poison_p99_factor,
+            provider: a.provider,
+            ramp: a.ramp.map(|(from, to)| Ramp {
+                from,
+                to,
+                steps: a.ramp_steps,
+                step_duration: a.step_duration,
+            }),
+            min_capacity: a.min_capacity,
+            outage: a.outage,
+            time_scale: a.time_scale,
+            storm_events: a.storm_events,
         };
         config.validate()?;
         Ok(config)
     }
+}
+
+/// An attempt's timeout without --timeout or --provider.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn control(a: &AuditArgs) -> Option<Control> {
+    Some(Control {
+        kill_cmd: a.kill_cmd.clone()?,
+        start_cmd: a.start_cmd.clone()?,
+        health_url: a.health_url.clone()?,
+        restart_timeout: a.restart_timeout,
+    })
+}
+
+fn poison(a: &AuditArgs) -> anyhow::Result<Option<Poison>> {
+    Ok(match (a.poison_account, &a.poison_template) {
+        (Some(account), _) => Some(Poison::Account(account)),
+        (None, Some(path)) => Some(Poison::Template(Payload::Template(
+            Template::read(path).map_err(|e| anyhow::anyhow!("--poison-template: {e}"))?,
+        ))),
+        (None, None) => None,
+    })
 }
 
 /// Any error before or during the audit is exit status 2: the audit could not run.

@@ -17,6 +17,7 @@ pub(super) fn run(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         listen: args.listen,
         secrets: args.secret,
         work_delay: args.receiver.work_delay,
+        effect_delay: args.effect_delay,
         isolation: args.receiver.isolation,
         inbox_workers: args.receiver.inbox_workers,
         max_connections: args.receiver.max_connections,

@@ -61,7 +61,8 @@ fn witness_md(md: &mut String, w: &Witness) {
     let _ = writeln!(md, "- `{}`: {} ({})", w.id, cell(&w.problem), cell(&w.observed));
     for a in &w.attempts {
         let note = if a.note.is_empty() { String::new() } else { format!(", {}", a.note) };
-        let _ = writeln!(md, "  - at {:.1} ms: {} on {}{note}", a.at_ms, cell(&a.outcome), a.connection);
+        let on = if a.connection.is_empty() { String::new() } else { format!(" on {}", a.connection) };
+        let _ = writeln!(md, "  - at {:.1} ms: {}{on}{note}", a.at_ms, cell(&a.outcome));
     }
 }
 
@@ -123,6 +124,90 @@ pub fn audit_markdown(report: &Report) -> String {
             let _ = writeln!(md, "| {name} | {value} |");
         }
     }
+    faults_markdown(&mut md, a);
     let _ = writeln!(md, "\nMachine: {}.", report.machine.summary());
     md
+}
+
+/// The crash, poison, capacity and retry-storm figures.
+fn faults_markdown(md: &mut String, a: &AuditSection) {
+    if let Some(c) = &a.crash {
+        let _ = writeln!(md, "\n## Crash\n\n| kill | at (ms) | back after (ms) |\n|---:|---:|---:|");
+        for (k, r) in c.restarts.iter().enumerate() {
+            let _ = writeln!(md, "| {} | {:.0} | {:.0} |", k + 1, r.killed_at_ms, r.took_ms);
+        }
+        let l = &c.load;
+        let _ = writeln!(
+            md,
+            "\n{} events, {} deliveries: {} dup events, {} lost, {} never applied, {} given up.",
+            l.events, l.deliveries, l.dup_events, l.lost, l.unapplied, l.gave_up
+        );
+    }
+    if let Some(p) = &a.poison {
+        let dead =
+            p.dead_lettered.map_or("not asked (no --dead-letter-query)".to_string(), |d| d.to_string());
+        let _ = writeln!(md, "\n## Poison\n\n| figure | value |\n|---|---:|");
+        for (name, value) in [
+            ("poison", cell(&p.poison)),
+            ("poison events", p.poison_events.to_string()),
+            ("poison events applied", p.poison_applied.to_string()),
+            ("poison events dead-lettered", dead),
+            (
+                "other events: dup / lost / never applied",
+                format!("{} / {} / {}", p.load.dup_events, p.load.lost, p.load.unapplied),
+            ),
+            ("other events' p99 without poison (ms)", format!("{:.1}", p.baseline_p99_ms)),
+            ("other events' p99 with poison (ms)", format!("{:.1}", p.poisoned_p99_ms)),
+            ("factor allowed", format!("{}", p.p99_factor)),
+        ] {
+            let _ = writeln!(md, "| {name} | {value} |");
+        }
+    }
+    if let Some(c) = &a.capacity {
+        let held_to = c.provider.map_or("--timeout".to_string(), |p| p.as_str().to_string());
+        let _ = writeln!(
+            md,
+            "\n## Capacity\n\nHeld to a {:.0} ms timeout ({held_to}); capacity: {}.\n",
+            c.timeout_ms,
+            c.capacity_per_s.map_or("none of the steps held".to_string(), |r| format!("{r:.1} events/s"))
+        );
+        let _ = writeln!(
+            md,
+            "| rate (/s) | deliveries | p50 ms | p99 ms | max ms | over the timeout | 5xx or no answer | held |\n|---:|---:|---:|---:|---:|---:|---:|---|"
+        );
+        for s in &c.steps {
+            let _ = writeln!(
+                md,
+                "| {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} % | {:.1} % | {} |",
+                s.rate_per_s,
+                s.deliveries,
+                s.p50_ms,
+                s.p99_ms,
+                s.max_ms,
+                s.over_timeout * 100.0,
+                s.errors * 100.0,
+                if s.held { "yes" } else { "no" }
+            );
+        }
+    }
+    if let Some(s) = &a.storm {
+        let _ = writeln!(md, "\n## Retry storm\n\n| figure | value |\n|---|---:|");
+        let provider = s.provider.map_or("-", |p| p.as_str());
+        for (name, value) in [
+            ("schedule", provider.to_string()),
+            ("events", s.events.to_string()),
+            ("outage (provider's time, s)", format!("{:.0}", s.outage_s)),
+            ("time scale", format!("{}", s.time_scale)),
+            ("attempts", s.attempts.to_string()),
+            ("healthy again after (ms)", format!("{:.0}", s.recovered_ms)),
+            ("peak attempts in a second after recovery", s.peak_per_s.to_string()),
+            ("p99 after recovery (ms)", format!("{:.1}", s.p99_after_ms)),
+            (
+                "dup / lost / never acknowledged",
+                format!("{} / {} / {}", s.dup_events, s.lost, s.unacknowledged),
+            ),
+        ] {
+            let _ = writeln!(md, "| {name} | {value} |");
+        }
+    }
 }

@@ -5,6 +5,7 @@
 use plotters::prelude::*;
 use receivers::store::Backend;
 
+use super::audit_charts::{audit_chart, audit_chart_titles};
 use super::markdown::{backends, designs};
 use super::{Report, Row, page};
 
@@ -244,10 +245,18 @@ fn jitter_chart(report: &Report, title: &str) -> Result<String, Box<dyn std::err
 
 /// Renders report.html: the charts, then report.md's sections and tables.
 pub fn render_html(report: &Report) -> String {
-    if report.audit.is_some() {
+    if let Some(a) = &report.audit {
         let md = super::audit_markdown(report);
         let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
-        return page::page(&format!("hookbench audit {}", report.run_id), page::markdown(without_title));
+        let mut body = vec![page::markdown(without_title)];
+        for (id, title) in audit_chart_titles(a) {
+            match audit_chart(a, id, title) {
+                Ok(svg) => body.push(page::figure(id, title, &svg)),
+                Err(e) => body.push(page::note(&format!("{title} could not be drawn: {e}"))),
+            }
+        }
+        let title = format!("hookbench audit {}", report.run_id);
+        return page::page(&title, maud::html! { @for part in &body { (part) } });
     }
     let mut body = Vec::new();
     let drawn: Drawn = (|| {

@@ -2,6 +2,7 @@
 //! parameters, versions and machine) and the article-style table printed at the end.
 
 mod audit;
+mod audit_charts;
 mod history;
 mod html;
 mod markdown;
@@ -16,6 +17,7 @@ use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
 pub use audit::{audit_markdown, render_audit_table};
+pub use audit_charts::audit_chart_titles;
 pub use history::{Comparison, compare, rebuild_index};
 pub use html::{chart_titles, render_html};
 pub use markdown::render_markdown;

@@ -25,6 +25,19 @@ pub struct IdSpace {
     pub account_base: i64,
 }
 
+/// What a poison event looks like on the wire: signed like the rest, and refused by the handler.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Poison {
+    /// A credit with its amount negated (what hookbench's own receivers refuse).
+    #[default]
+    NegativeAmount,
+    /// A credit to this account, which the user's handler is known to refuse (taken as is, not
+    /// moved into the run's id space).
+    Account(i64),
+    /// The credit body of this template instead of the run's payload.
+    Template(Payload),
+}
+
 /// Bodies and signatures for a run.
 #[derive(Debug, Clone)]
 pub struct Wire {
@@ -34,6 +47,8 @@ pub struct Wire {
     pub payload: Payload,
     /// The run's ids and accounts.
     pub ids: IdSpace,
+    /// How the workload's poison events are made.
+    pub poison: Poison,
 }
 
 impl Wire {
@@ -42,12 +57,12 @@ impl Wire {
     pub fn hookbench(secret: &Secret) -> Self {
         let signer = Signer::new(Scheme::StandardWebhooks, &[secret.to_whsec()])
             .unwrap_or_else(|_| unreachable!("a Secret's whsec form is a valid Standard Webhooks secret"));
-        Self { signer, payload: Payload::Hookbench, ids: IdSpace::default() }
+        Self { signer, payload: Payload::Hookbench, ids: IdSpace::default(), poison: Poison::NegativeAmount }
     }
 
-    /// The fields of `workload`'s event `i` in this run's id space. A poison credit goes out with
-    /// its amount negated: it passes the signature and the wire format, and the side effect
-    /// refuses it.
+    /// The fields of `workload`'s event `i` in this run's id space. A poison credit is made as
+    /// [`Wire::poison`] says: it passes the signature and the wire format, and the handler refuses
+    /// it.
     pub fn fields(&self, workload: &Workload, i: usize) -> Fields {
         let e = &workload.events[i];
         let id = format!("{}{}", self.ids.prefix, e.id());
@@ -55,8 +70,14 @@ impl Wire {
         let created = i64::try_from(e.created).unwrap_or(i64::MAX);
         match e.kind {
             EventKind::Credit { amount } => {
-                let amount = if workload.is_poisoned(i) { -amount } else { amount };
-                Fields { id, kind: Kind::Credit, account, amount, plan: String::new(), version: 0, created }
+                let poisoned = workload.is_poisoned(i);
+                let (account, amount) = match &self.poison {
+                    Poison::NegativeAmount if poisoned => (account, -amount),
+                    Poison::Account(a) if poisoned => (*a, amount),
+                    _ => (account, amount),
+                };
+                let plan = String::new();
+                Fields { id, kind: Kind::Credit, account, amount, plan, version: 0, created, poisoned }
             }
             EventKind::Plan { version, .. } => Fields {
                 id,
@@ -66,13 +87,17 @@ impl Wire {
                 plan: format!("plan_v{version}"),
                 version: i64::from(version),
                 created,
+                poisoned: false,
             },
         }
     }
 
-    /// The body of `f`.
+    /// The body of `f` (from the poison template for a poison event, when there is one).
     pub fn body(&self, f: &Fields) -> Bytes {
-        Bytes::from(self.payload.render(f))
+        match &self.poison {
+            Poison::Template(p) if f.poisoned => Bytes::from(p.render(f)),
+            _ => Bytes::from(self.payload.render(f)),
+        }
     }
 
     /// The headers of one attempt of `f` with `body` at `timestamp` (Unix seconds), the

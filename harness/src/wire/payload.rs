@@ -30,6 +30,8 @@ pub struct Fields {
     pub version: i64,
     /// Creation time, Unix seconds.
     pub created: i64,
+    /// A poison event: its body comes from the run's poison template, when it has one.
+    pub poisoned: bool,
 }
 
 /// The two kinds of event every workload has.
@@ -281,6 +283,7 @@ mod tests {
             plan: String::new(),
             version: 0,
             created: 1_764_460_800,
+            poisoned: false,
         }
     }
 

@@ -185,6 +185,8 @@ pub struct Delivery<'a> {
     pub body_sha256: &'a str,
     /// A fault the request asked for (only ever set on a receiver that honours faults).
     pub fault: Option<Fault>,
+    /// How long the side effect takes once `split` has committed its key.
+    pub effect_delay: Duration,
 }
 
 impl Delivery<'_> {

@@ -19,5 +19,7 @@ pub async fn handle(
         return known(k);
     }
     delivery.after_key();
+    // The side effect's own time (a downstream call): the window in which a crash loses the event.
+    work(delivery.effect_delay).await;
     outcome(store.apply(delivery.event, Guard::None).await?)
 }

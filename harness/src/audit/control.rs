@@ -1,0 +1,152 @@
+//! The receiver's process, through the user's own commands: `--kill-cmd` to kill it, `--start-cmd`
+//! to start it again, `--health-url` polled until it answers. hookbench never learns how the
+//! receiver runs (a process, a container, a service): it only runs what it was told and watches
+//! the health URL.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// How often the health URL is asked while the receiver comes back.
+const HEALTH_POLL: Duration = Duration::from_millis(20);
+
+/// The user's commands and health URL.
+#[derive(Debug, Clone)]
+pub struct Control {
+    /// Kills the receiver (run through `sh -c`, waited for).
+    pub kill_cmd: String,
+    /// Starts it again (run through `sh -c`; not waited for, since it may run the receiver in the
+    /// foreground; its output is discarded).
+    pub start_cmd: String,
+    /// Answers 2xx once the receiver serves again.
+    pub health_url: String,
+    /// How long a restart may take before the audit gives up.
+    pub restart_timeout: Duration,
+}
+
+/// Why the receiver could not be killed or started.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// A command could not be run or failed.
+    #[error("{flag} `{command}` {problem}")]
+    Command {
+        /// `--kill-cmd` or `--start-cmd`.
+        flag: &'static str,
+        /// The command.
+        command: String,
+        /// What happened.
+        problem: String,
+    },
+    /// The health URL did not answer 2xx in time.
+    #[error("--health-url {url} did not answer 2xx within {} of --start-cmd (last: {last})", humantime::format_duration(*.waited))]
+    NotHealthy {
+        /// The URL.
+        url: String,
+        /// How long the audit waited.
+        waited: Duration,
+        /// The last answer or error.
+        last: String,
+    },
+}
+
+/// One kill and restart, in milliseconds from the audit's start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Restart {
+    /// When the kill command was run.
+    pub killed_ms: f64,
+    /// When the health URL answered 2xx again.
+    pub healthy_ms: f64,
+}
+
+impl Restart {
+    /// From the kill to the first healthy answer.
+    pub fn took_ms(&self) -> f64 {
+        self.healthy_ms - self.killed_ms
+    }
+}
+
+impl Control {
+    /// Runs the kill command and waits for it.
+    pub async fn kill(&self) -> Result<(), ControlError> {
+        let fail = |problem: String| ControlError::Command {
+            flag: "--kill-cmd",
+            command: self.kill_cmd.clone(),
+            problem,
+        };
+        let out = shell(&self.kill_cmd)
+            .stderr(Stdio::piped())
+            .output()
+            .await
+            .map_err(|e| fail(format!("could not run: {e}")))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        Err(fail(format!(
+            "exited with {}{}",
+            out.status,
+            if said.is_empty() { String::new() } else { format!(": {said}") }
+        )))
+    }
+
+    /// Runs the start command and waits until the health URL answers 2xx.
+    pub async fn start(&self, client: &reqwest::Client) -> Result<(), ControlError> {
+        let fail = |problem: String| ControlError::Command {
+            flag: "--start-cmd",
+            command: self.start_cmd.clone(),
+            problem,
+        };
+        let mut child = shell(&self.start_cmd).spawn().map_err(|e| fail(format!("could not run: {e}")))?;
+        let deadline = Instant::now() + self.restart_timeout;
+        loop {
+            // A start command that fails at once says so, rather than a timeout later.
+            if let Ok(Some(status)) = child.try_wait()
+                && !status.success()
+            {
+                return Err(fail(format!("exited with {status}")));
+            }
+            let last = match client.get(&self.health_url).timeout(Duration::from_secs(1)).send().await {
+                Ok(r) if r.status().is_success() => return Ok(()),
+                Ok(r) => format!("status {}", r.status().as_u16()),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() >= deadline {
+                return Err(ControlError::NotHealthy {
+                    url: self.health_url.clone(),
+                    waited: self.restart_timeout,
+                    last,
+                });
+            }
+            tokio::time::sleep(HEALTH_POLL).await;
+        }
+    }
+
+    /// Whether the receiver answers its health URL now.
+    pub async fn healthy(&self, client: &reqwest::Client) -> bool {
+        let answer = client.get(&self.health_url).timeout(Duration::from_secs(2)).send().await;
+        answer.is_ok_and(|r| r.status().is_success())
+    }
+
+    /// Kills the receiver, waits `down`, starts it and waits until it is healthy.
+    pub async fn restart(
+        &self,
+        client: &reqwest::Client,
+        down: Duration,
+        clock: impl Fn() -> f64,
+    ) -> Result<Restart, ControlError> {
+        let killed_ms = clock();
+        self.kill().await?;
+        tokio::time::sleep(down).await;
+        self.start(client).await?;
+        Ok(Restart { killed_ms, healthy_ms: clock() })
+    }
+}
+
+/// `sh -c command`, with no input and its output discarded: a receiver it starts must not hold
+/// the audit's own output open.
+fn shell(command: &str) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c").arg(command).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    cmd
+}

@@ -1,0 +1,151 @@
+//! An audit's charts for report.html: the capacity ramp (latency and errors against the rate, the
+//! timeout drawn across) and the retry storm (arrivals per second, the recovery marked).
+
+use plotters::prelude::*;
+
+use super::html::{frame, legend, line_with_dots};
+use crate::audit::verdict::{AuditSection, CapacityFigures, StormFigures};
+
+type Svg = Result<String, Box<dyn std::error::Error>>;
+
+const P50: RGBColor = RGBColor(31, 119, 180);
+const P99: RGBColor = RGBColor(214, 39, 40);
+const MAX: RGBColor = RGBColor(148, 103, 189);
+const ERRORS: RGBColor = RGBColor(255, 127, 14);
+
+/// The charts an audit's page shows, by id and title.
+pub fn audit_chart_titles(a: &AuditSection) -> Vec<(&'static str, &'static str)> {
+    let mut titles = Vec::new();
+    if a.capacity.as_ref().is_some_and(|c| !c.steps.is_empty()) {
+        titles.push(("capacity-latency", "Capacity: latency against the rate, the timeout across"));
+        titles.push(("capacity-errors", "Capacity: deliveries over the timeout and errors against the rate"));
+    }
+    if a.storm.as_ref().is_some_and(|s| !s.arrivals_per_s.is_empty()) {
+        titles.push(("storm", "Retry storm: attempts per second from the outage on"));
+    }
+    titles
+}
+
+/// Draws chart `id` of `a`.
+pub fn audit_chart(a: &AuditSection, id: &str, title: &str) -> Svg {
+    match (id, &a.capacity, &a.storm) {
+        ("capacity-latency", Some(c), _) => capacity_latency(c, title),
+        ("capacity-errors", Some(c), _) => capacity_errors(c, title),
+        ("storm", _, Some(s)) => storm(s, title),
+        _ => Ok(String::new()),
+    }
+}
+
+fn rate_range(c: &CapacityFigures) -> std::ops::Range<f64> {
+    let lo = c.steps.iter().map(|s| s.rate_per_s).fold(f64::INFINITY, f64::min);
+    let hi = c.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
+    let pad = ((hi - lo) * 0.08).max(1.0);
+    (lo - pad).max(0.0)..hi + pad
+}
+
+fn capacity_latency(c: &CapacityFigures, title: &str) -> Svg {
+    let top = c.steps.iter().map(|s| s.max_ms).fold(c.timeout_ms, f64::max) * 2.0;
+    let bottom =
+        c.steps.iter().map(|s| s.p50_ms).fold(f64::INFINITY, f64::min).min(c.timeout_ms).max(0.01) / 2.0;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let x = rate_range(c);
+        let mut chart = frame(&root, title).build_cartesian_2d(x.clone(), (bottom..top).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("rate asked (events per second)")
+            .y_desc("latency from planned send (ms, log scale)")
+            .draw()?;
+        for (name, color, pick) in [
+            ("p50", P50, (|s| s.p50_ms) as fn(&crate::audit::verdict::CapacityStep) -> f64),
+            ("p99", P99, |s| s.p99_ms),
+            ("max", MAX, |s| s.max_ms),
+        ] {
+            let points = c.steps.iter().map(|s| (s.rate_per_s, pick(s).max(bottom))).collect();
+            line_with_dots(&mut chart, points, color.to_rgba(), name)?;
+        }
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x.start, c.timeout_ms), (x.end, c.timeout_ms)],
+                6,
+                4,
+                BLACK.stroke_width(1),
+            ))?
+            .label(format!("timeout {:.0} ms", c.timeout_ms))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+        // Latency rises to the right: the legend goes where the curves start low.
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn capacity_errors(c: &CapacityFigures, title: &str) -> Svg {
+    let top = c.steps.iter().map(|s| s.over_timeout.max(s.errors) * 100.0).fold(2.0, f64::max) * 1.25;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let x = rate_range(c);
+        let mut chart = frame(&root, title).build_cartesian_2d(x.clone(), 0f64..top)?;
+        chart
+            .configure_mesh()
+            .x_desc("rate asked (events per second)")
+            .y_desc("share of deliveries (%)")
+            .draw()?;
+        let over = c.steps.iter().map(|s| (s.rate_per_s, s.over_timeout * 100.0)).collect();
+        line_with_dots(&mut chart, over, P99.to_rgba(), "slower than the timeout")?;
+        let errors = c.steps.iter().map(|s| (s.rate_per_s, s.errors * 100.0)).collect();
+        line_with_dots(&mut chart, errors, ERRORS.to_rgba(), "5xx or no answer")?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x.start, 1.0), (x.end, 1.0)],
+                6,
+                4,
+                BLACK.stroke_width(1),
+            ))?
+            .label("1 % limit")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn storm(s: &StormFigures, title: &str) -> Svg {
+    let end = s.arrivals_per_s.len() as f64;
+    // Headroom above the tallest bar, where the legend goes: the spikes are at both ends.
+    let top = s.arrivals_per_s.iter().copied().max().unwrap_or(1) as f64 * 1.6;
+    let recovered = s.recovered_ms / 1e3;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = frame(&root, title).build_cartesian_2d(0f64..end.max(recovered + 1.0), 0f64..top)?;
+        chart
+            .configure_mesh()
+            .x_desc(format!("seconds since the kill (the provider's clock divided by {})", s.time_scale))
+            .y_desc("attempts in that second")
+            .draw()?;
+        chart
+            .draw_series(s.arrivals_per_s.iter().enumerate().map(|(sec, &n)| {
+                Rectangle::new([(sec as f64 + 0.1, 0.0), (sec as f64 + 0.9, n as f64)], P50.filled())
+            }))?
+            .label("attempts")
+            .legend(|(x, y)| Rectangle::new([(x, y - 4), (x + 12, y + 4)], P50.filled()));
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(recovered, 0.0), (recovered, top)],
+                6,
+                4,
+                BLACK.stroke_width(1),
+            ))?
+            .label("healthy again")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+        legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
