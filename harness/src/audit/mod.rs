@@ -313,7 +313,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let mut results: Vec<CheckResult> = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
     let n = config.probe_events;
-    for &check in &selected {
+    for &check in selected.iter().filter(|c| c.probes()) {
         if let Some(why) = cannot_run(config, check, &observers, &signer) {
             results.push(CheckResult::skipped(check, why));
             continue;
@@ -411,10 +411,7 @@ async fn under_faults(
     let mut f = Faults::default();
     let client = reqwest::Client::new();
     let settle = || observers.settled(config.quiet, config.settle_max);
-    for &check in selected {
-        if !matches!(check, Check::Crash | Check::Poison | Check::Capacity | Check::RetryStorm) {
-            continue;
-        }
+    for &check in selected.iter().filter(|c| c.disturbs()) {
         if let Some(why) = cannot_run(config, check, observers, signer) {
             f.results.push(CheckResult::skipped(check, why));
             continue;

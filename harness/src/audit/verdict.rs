@@ -65,6 +65,17 @@ impl Check {
         Self::RetryStorm,
     ];
 
+    /// Whether it sends single probing deliveries (judged together after the probes).
+    pub fn probes(self) -> bool {
+        !matches!(self, Self::LateReplay | Self::ParallelLoad) && !self.disturbs()
+    }
+
+    /// Whether it disturbs the receiver (kills it, poisons it, or loads it to its limit), each
+    /// run and judged on its own after the others.
+    pub fn disturbs(self) -> bool {
+        matches!(self, Self::Crash | Self::Poison | Self::Capacity | Self::RetryStorm)
+    }
+
     /// The name `--checks` takes and reports show.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -5,6 +5,7 @@
 //! in the `testkit` crate, shared with the receivers' tests.
 
 mod audit;
+mod audit_faults;
 mod bench;
 mod checker;
 mod experiments;
