@@ -103,17 +103,17 @@ pub fn judge(
     seen: &Observation,
 ) -> (CheckResult, StormFigures) {
     let timeout_ms = timeout.as_secs_f64() * 1e3;
-    // Seconds counted from the kill for the chart, and from the recovery for the peak.
-    let (mut per_s, mut after_per_s) = (Vec::new(), Vec::new());
+    let mut bins = Vec::new();
+    let mut after_recovery = Vec::new();
     let after = Latency::default();
     for &(at, took) in &s.timings {
-        count_in_second(&mut per_s, at - s.killed_ms);
+        count_in_bin(&mut bins, at - s.killed_ms);
         if at >= s.healthy_ms {
-            count_in_second(&mut after_per_s, at - s.healthy_ms);
+            after_recovery.push(at);
             after.record(Duration::from_secs_f64(took.max(0.0) / 1e3));
         }
     }
-    let peak = after_per_s.iter().copied().max().unwrap_or(0);
+    let peak = busiest_second(&mut after_recovery);
     let p99_after_ms = after.percentiles().p99 as f64 / 1e3;
     let mut f = StormFigures {
         provider: Some(storm.provider),
@@ -121,7 +121,7 @@ pub fn judge(
         outage_s: storm.outage.as_secs_f64(),
         time_scale: storm.time_scale,
         attempts: s.timings.len() as u64,
-        arrivals_per_s: per_s,
+        arrivals_per_100ms: bins,
         peak_per_s: peak,
         recovered_ms: s.healthy_ms - s.killed_ms,
         p99_after_ms,
@@ -150,7 +150,7 @@ pub fn judge(
     let slow = p99_after_ms >= timeout_ms;
     let failed = f.dup_events + f.lost + f.unacknowledged > 0 || slow;
     let evidence = format!(
-        "{} events through a {} outage ({} schedule, time x{}): {} attempts, peak {} a second after recovery at {:.0} ms; {} dup, {} lost, {} never acknowledged; p99 after recovery {:.1} ms (timeout {:.0} ms)",
+        "{} events through a {} outage ({} schedule, time x{}): {} attempts, at most {} within one second after the recovery at {:.0} ms; {} dup, {} lost, {} never acknowledged; p99 after recovery {:.1} ms (timeout {:.0} ms)",
         f.events,
         humantime::format_duration(storm.outage),
         storm.provider.as_str(),
@@ -168,13 +168,27 @@ pub fn judge(
     (CheckResult { check: Check::RetryStorm, status, evidence, witnesses }, f)
 }
 
-/// Adds one to the whole second `ms` milliseconds falls in.
-fn count_in_second(per_s: &mut Vec<u64>, ms: f64) {
-    let second = (ms.max(0.0) / 1e3) as usize;
-    if per_s.len() <= second {
-        per_s.resize(second + 1, 0);
+/// Adds one to the tenth of a second `ms` milliseconds falls in.
+fn count_in_bin(bins: &mut Vec<u64>, ms: f64) {
+    let bin = (ms.max(0.0) / 100.0) as usize;
+    if bins.len() <= bin {
+        bins.resize(bin + 1, 0);
     }
-    per_s[second] += 1;
+    bins[bin] += 1;
+}
+
+/// The most of `times` (milliseconds) within any one second: a window opening at each time.
+fn busiest_second(times: &mut [f64]) -> u64 {
+    times.sort_by(f64::total_cmp);
+    let mut end = 0;
+    let mut most = 0;
+    for (start, &t) in times.iter().enumerate() {
+        while end < times.len() && times[end] < t + 1000.0 {
+            end += 1;
+        }
+        most = most.max(end - start);
+    }
+    most as u64
 }
 
 /// Why the storm cannot run for `provider`, if it cannot.
@@ -188,6 +202,13 @@ pub fn cannot_storm(provider: Provider) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_busiest_second_is_a_sliding_window() {
+        let mut times = vec![0.0, 500.0, 999.0, 1000.0, 1400.0, 1500.0, 1600.0, 3000.0];
+        assert_eq!(busiest_second(&mut times), 5, "500 to 1500 holds five");
+        assert_eq!(busiest_second(&mut []), 0);
+    }
 
     #[test]
     fn github_has_no_storm_and_the_others_do() {

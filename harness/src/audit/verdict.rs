@@ -293,9 +293,9 @@ pub struct StormFigures {
     pub time_scale: f64,
     /// Attempts sent in all.
     pub attempts: u64,
-    /// Attempts per second of the audit's clock, from the kill on (index = whole second).
-    pub arrivals_per_s: Vec<u64>,
-    /// Most attempts in one second after recovery (seconds counted from the recovery).
+    /// Attempts in each tenth of a second of the audit's clock, from the kill on.
+    pub arrivals_per_100ms: Vec<u64>,
+    /// Most attempts sent within any one second (of the audit's clock) after the recovery.
     pub peak_per_s: u64,
     /// When the receiver was healthy again, milliseconds from the kill.
     pub recovered_ms: f64,

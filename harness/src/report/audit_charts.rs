@@ -20,8 +20,8 @@ pub fn audit_chart_titles(a: &AuditSection) -> Vec<(&'static str, &'static str)>
         titles.push(("capacity-latency", "Capacity: latency against the rate, the timeout across"));
         titles.push(("capacity-errors", "Capacity: deliveries over the timeout and errors against the rate"));
     }
-    if a.storm.as_ref().is_some_and(|s| !s.arrivals_per_s.is_empty()) {
-        titles.push(("storm", "Retry storm: attempts per second from the outage on"));
+    if a.storm.as_ref().is_some_and(|s| !s.arrivals_per_100ms.is_empty()) {
+        titles.push(("storm", "Retry storm: attempts per tenth of a second from the outage on"));
     }
     titles
 }
@@ -58,10 +58,11 @@ fn capacity_latency(c: &CapacityFigures, title: &str) -> Svg {
             .x_desc("rate asked (events per second)")
             .y_desc("latency from planned send (ms, log scale)")
             .draw()?;
+        // max under p99 under p50: with few deliveries a step's p99 is often its max.
         for (name, color, pick) in [
-            ("p50", P50, (|s| s.p50_ms) as fn(&crate::audit::verdict::CapacityStep) -> f64),
+            ("max", MAX, (|s| s.max_ms) as fn(&crate::audit::verdict::CapacityStep) -> f64),
             ("p99", P99, |s| s.p99_ms),
-            ("max", MAX, |s| s.max_ms),
+            ("p50", P50, |s| s.p50_ms),
         ] {
             let points = c.steps.iter().map(|s| (s.rate_per_s, pick(s).max(bottom))).collect();
             line_with_dots(&mut chart, points, color.to_rgba(), name)?;
@@ -115,9 +116,9 @@ fn capacity_errors(c: &CapacityFigures, title: &str) -> Svg {
 }
 
 fn storm(s: &StormFigures, title: &str) -> Svg {
-    let end = s.arrivals_per_s.len() as f64;
+    let end = s.arrivals_per_100ms.len() as f64 / 10.0;
     // Headroom above the tallest bar, where the legend goes: the spikes are at both ends.
-    let top = s.arrivals_per_s.iter().copied().max().unwrap_or(1) as f64 * 1.6;
+    let top = s.arrivals_per_100ms.iter().copied().max().unwrap_or(1) as f64 * 1.6;
     let recovered = s.recovered_ms / 1e3;
     let mut svg = String::new();
     {
@@ -127,12 +128,15 @@ fn storm(s: &StormFigures, title: &str) -> Svg {
         chart
             .configure_mesh()
             .x_desc(format!("seconds since the kill (the provider's clock divided by {})", s.time_scale))
-            .y_desc("attempts in that second")
+            .y_desc("attempts in that tenth of a second")
             .draw()?;
         chart
-            .draw_series(s.arrivals_per_s.iter().enumerate().map(|(sec, &n)| {
-                Rectangle::new([(sec as f64 + 0.1, 0.0), (sec as f64 + 0.9, n as f64)], P50.filled())
-            }))?
+            .draw_series(s.arrivals_per_100ms.iter().enumerate().filter(|&(_, &n)| n > 0).map(
+                |(bin, &n)| {
+                    let x = bin as f64 / 10.0;
+                    Rectangle::new([(x + 0.01, 0.0), (x + 0.09, n as f64)], P50.filled())
+                },
+            ))?
             .label("attempts")
             .legend(|(x, y)| Rectangle::new([(x, y - 4), (x + 12, y + 4)], P50.filled()));
         chart
