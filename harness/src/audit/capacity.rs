@@ -1,6 +1,7 @@
 //! The capacity check: the rate ramped in steps (`--ramp FROM..TO`, `--ramp-steps`, each
 //! `--step-duration` long), each step a plain load (no duplicates or faults, one attempt per
-//! delivery, cut at the provider's timeout as the provider would cut it). Per step: p50, p99 and
+//! delivery, cut at the provider's timeout as the provider would cut it, and never held back by the
+//! sender: as many in flight as the rate and the timeout call for, up to 2,048). Per step: p50, p99 and
 //! max from each delivery's planned time (coordinated omission corrected), the share slower than
 //! the timeout, and the share of errors. The capacity is the highest rate whose p99 stayed under
 //! the timeout with errors under 1 %; the ramp stops after the first step that does not hold.
@@ -18,6 +19,16 @@ use crate::workload::{Workload, WorkloadConfig};
 
 /// Errors above this share fail a step.
 const MAX_ERRORS: f64 = 0.01;
+/// Connections a step may hold open at most (file descriptors are finite).
+const MAX_IN_FLIGHT: usize = 2048;
+
+/// Requests in flight a step allows: as many as `rate` deliveries each lasting up to `timeout`
+/// make, so that, like a provider, the sender never holds a delivery back and every delivery's
+/// latency from its planned time is the receiver's alone.
+fn in_flight(rate: f64, timeout: Duration, at_least: usize) -> usize {
+    let needed = (rate * timeout.as_secs_f64()).ceil() as usize + at_least;
+    needed.min(MAX_IN_FLIGHT)
+}
 
 /// The ramp, as asked.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,7 +96,7 @@ pub async fn run(
         let wire = Arc::new(ctx.load_wire(&format!("cap{i}_"), workload.config.accounts));
         let sender = SenderConfig {
             rate: Some(rate),
-            concurrency: config.concurrency,
+            concurrency: in_flight(rate, timeout, config.concurrency),
             timeout,
             retry: RetryPolicy { max_attempts: 1, ..config.retry },
             source: String::new(),
