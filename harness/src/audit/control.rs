@@ -38,6 +38,14 @@ pub enum ControlError {
         /// What happened.
         problem: String,
     },
+    /// The health URL did not answer 2xx before the receiver was disturbed.
+    #[error("--health-url {url} does not answer 2xx before the first kill (it answered: {last})")]
+    NotHealthyBefore {
+        /// The URL.
+        url: String,
+        /// Its answer or the error.
+        last: String,
+    },
     /// The health URL did not answer 2xx in time.
     #[error("--health-url {url} did not answer 2xx within {} of --start-cmd (last: {last})", humantime::format_duration(*.waited))]
     NotHealthy {
@@ -122,10 +130,15 @@ impl Control {
         }
     }
 
-    /// Whether the receiver answers its health URL now.
-    pub async fn healthy(&self, client: &reqwest::Client) -> bool {
+    /// Refuses to start disturbing a receiver that does not answer its health URL now.
+    pub async fn ensure_healthy(&self, client: &reqwest::Client) -> Result<(), ControlError> {
         let answer = client.get(&self.health_url).timeout(Duration::from_secs(2)).send().await;
-        answer.is_ok_and(|r| r.status().is_success())
+        let last = match answer {
+            Ok(r) if r.status().is_success() => return Ok(()),
+            Ok(r) => format!("status {}", r.status().as_u16()),
+            Err(e) => e.to_string(),
+        };
+        Err(ControlError::NotHealthyBefore { url: self.health_url.clone(), last })
     }
 
     /// Kills the receiver, waits `down`, starts it and waits until it is healthy.

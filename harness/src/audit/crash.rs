@@ -42,13 +42,9 @@ pub async fn run(
     config: &AuditConfig,
     control: &Control,
     client: &reqwest::Client,
+    step: &(dyn Fn(&str) + Sync),
 ) -> Result<Crashed, AuditError> {
-    if !control.healthy(client).await {
-        return Err(AuditError::Config(format!(
-            "--health-url {} does not answer 2xx before the first kill",
-            control.health_url
-        )));
-    }
+    control.ensure_healthy(client).await?;
     let workload = Workload::generate(&config.workload)?;
     let wire = Arc::new(ctx.load_wire("crash_", workload.config.accounts));
     let first = workload.groups.first().map_or(0.0, |g| g.at);
@@ -70,7 +66,13 @@ pub async fn run(
         let mut restarts = Vec::new();
         for at in moments {
             tokio::time::sleep_until(start + at).await;
-            restarts.push(control.restart(client, Duration::ZERO, || ctx.probe.now_ms()).await?);
+            let r = control.restart(client, Duration::ZERO, || ctx.probe.now_ms()).await?;
+            step(&format!(
+                "crash: kill {} of {kills}, healthy again after {:.0} ms",
+                restarts.len() + 1,
+                r.took_ms()
+            ));
+            restarts.push(r);
         }
         Ok::<_, AuditError>(restarts)
     };

@@ -189,6 +189,11 @@ impl AuditConfig {
         if self.control.is_some() && self.kills == 0 {
             return config("--kills must be at least 1");
         }
+        if let Some(c) = &self.control
+            && !(c.health_url.starts_with("http://") || c.health_url.starts_with("https://"))
+        {
+            return config("--health-url must be an http:// or https:// URL");
+        }
         if self.outage.is_some() && self.control.is_none() {
             return config("--outage needs --kill-cmd, --start-cmd and --health-url");
         }
@@ -419,7 +424,7 @@ async fn under_faults(
         step(check.as_str());
         match (check, &config.control, &config.poison, &config.ramp, config.outage) {
             (Check::Crash, Some(control), ..) => {
-                let crashed = crash::run(ctx, config, control, &client).await?;
+                let crashed = crash::run(ctx, config, control, &client, step).await?;
                 let (result, figures) = crash::judge(&crashed, &settle().await?);
                 f.results.push(result);
                 f.crash = Some(figures);

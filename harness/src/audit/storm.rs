@@ -78,6 +78,7 @@ pub async fn run(
 ) -> Result<Stormed, AuditError> {
     let scale = |d: Duration| d.div_f64(storm.time_scale);
     let waits: Arc<Vec<Duration>> = Arc::new(storm.provider.retry_delays().into_iter().map(scale).collect());
+    control.ensure_healthy(client).await?;
     let killed_ms = ctx.probe.now_ms();
     control.kill().await?;
     let start = Instant::now();

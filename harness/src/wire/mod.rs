@@ -127,3 +127,46 @@ impl Wire {
         id.strip_prefix(self.ids.prefix.as_str())?.strip_prefix("evt_")?.parse().ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::WorkloadConfig;
+
+    fn poisoned_workload() -> (Workload, usize) {
+        let mut w = Workload::generate(&WorkloadConfig { events: 200, ..WorkloadConfig::default() })
+            .expect("a workload");
+        assert!(w.poison(0.2) > 0, "some credits drew poison");
+        let i = (0..w.events.len()).find(|&i| w.is_poisoned(i)).expect("a poison event");
+        (w, i)
+    }
+
+    fn wire(poison: Poison) -> Wire {
+        let secret: Secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".parse().expect("a secret");
+        let ids = IdSpace { prefix: "t_".into(), account_base: 1000 };
+        Wire { ids, poison, ..Wire::hookbench(&secret) }
+    }
+
+    #[test]
+    fn poison_is_made_as_the_wire_says_and_only_for_poison_events() {
+        let (w, i) = poisoned_workload();
+        let clean =
+            (0..w.events.len()).find(|&j| w.events[j].is_credit() && !w.is_poisoned(j)).expect("clean");
+        let negative = wire(Poison::NegativeAmount).fields(&w, i);
+        assert!(negative.amount < 0 && negative.poisoned);
+        let to_account = wire(Poison::Account(7)).fields(&w, i);
+        assert_eq!(
+            (to_account.account, to_account.amount > 0),
+            (7, true),
+            "taken as is, not moved by the base"
+        );
+        let untouched = wire(Poison::Account(7)).fields(&w, clean);
+        assert!(!untouched.poisoned && untouched.account >= 1000 && untouched.amount > 0);
+        // A template poison changes the body alone, and only a poison event's.
+        let template = wire(Poison::Template(Payload::Stripe));
+        let body = String::from_utf8(template.body(&template.fields(&w, i)).to_vec()).expect("utf-8");
+        assert!(body.contains("\"object\":\"event\""), "the poison template's body: {body}");
+        let body = String::from_utf8(template.body(&template.fields(&w, clean)).to_vec()).expect("utf-8");
+        assert!(body.contains("credit.added"), "the run's own payload: {body}");
+    }
+}

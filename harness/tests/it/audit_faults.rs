@@ -23,6 +23,7 @@ use super::audit::{APPLIED, COUNTS, SECRET_2, TEMPLATE, audit, status, verdicts}
 /// hookbench's receivers (the side effect refuses to overflow).
 const FULL_ACCOUNT: &str = "4242";
 const FILL_ACCOUNT: &str = "INSERT INTO accounts (id, credits) VALUES (4242, 9223372036854775807)";
+const PYTHON_DEAD_LETTERS: &str = "SELECT event_id FROM dead_letters";
 const INBOX_DEAD_LETTERS: &str =
     "SELECT webhook_id FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5";
 
@@ -212,8 +213,6 @@ fn python_audit(db: &Path, receiver: &Supervised, extra: &[&str]) -> (u8, Report
         &observe,
         "--applied-query",
         COUNTS,
-        "--dead-letter-query",
-        "SELECT event_id FROM dead_letters",
     ];
     args.extend_from_slice(extra);
     let (code, report) = audit(&args);
@@ -233,6 +232,8 @@ fn a_python_receiver_survives_kills_poison_and_a_retry_storm() {
         "7",
         "--poison",
         "0.1",
+        "--dead-letter-query",
+        PYTHON_DEAD_LETTERS,
         "--outage",
         "10m",
         "--time-scale",
@@ -259,11 +260,31 @@ fn a_receiver_without_dead_letters_fails_the_poison_check() {
     let db = dir.path().join("app.db");
     let receiver = python(&db, "unsafe", "--refuse-account 7");
     let extra = ["--checks", "poison", "--poison-account", "7", "--poison", "0.1", "--max-attempts", "2"];
+    let extra = [&extra[..], &["--dead-letter-query", PYTHON_DEAD_LETTERS]].concat();
     let (code, report) = python_audit(&db, &receiver, &extra);
     assert_eq!(code, 1);
     let poison = result(&report, Check::Poison);
     assert_eq!(poison.status, Status::Fail);
     assert!(poison.witnesses.iter().any(|w| w.problem.contains("dead-letter store")), "{poison:?}");
+}
+
+#[test]
+fn a_poison_template_is_refused_and_never_applied() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("app.db");
+    // The example's own shape, with an amount its handler refuses: text, not a number of cents.
+    let template = std::fs::read_to_string(TEMPLATE).expect("the example's template");
+    let poison = dir.path().join("poison.json");
+    std::fs::write(&poison, template.replace("\"{{amount}}\"", "\"{{amount}} cents\"")).expect("write");
+    let receiver = python(&db, "safe", "");
+    let poison = poison.to_str().expect("utf-8");
+    let extra = ["--checks", "poison", "--poison-template", poison, "--poison", "0.1", "--events", "100"];
+    let (code, report) = python_audit(&db, &receiver, &extra);
+    let p = section(&report).poison.clone().expect("poison figures");
+    assert_eq!(code, 0, "{:?}: {p:?}", section(&report).checks);
+    assert!(p.poison_events > 0 && p.poison.contains("poison.json"), "{p:?}");
+    assert_eq!((p.poison_applied, p.dead_lettered), (0, None), "{p:?}");
+    assert!(p.load.status_4xx >= p.poison_events, "each poison event refused: {p:?}");
 }
 
 /// The capacity of the slow mode's handler, holding its one lock `delay` seconds per delivery.
