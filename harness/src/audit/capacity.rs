@@ -99,8 +99,8 @@ pub async fn run(
             concurrency: in_flight(rate, timeout, config.concurrency),
             timeout,
             retry: RetryPolicy { max_attempts: 1, ..config.retry },
-            source: String::new(),
             record: false,
+            ..config.load_sender()
         };
         let load = load::send(&config.url, workload, wire, sender, ctx.probe.now_ms()).await?;
         let (c, l) = (&load.sent.counters, &load.sent.latency_intended);

@@ -14,7 +14,6 @@ use super::load::{self, Load, Rules};
 use super::observe::Observation;
 use super::verdict::{AttemptLog, Check, CheckResult, CrashFigures, RestartFigure};
 use super::{AuditConfig, AuditError};
-use crate::sender::{RetryPolicy, SenderConfig};
 use crate::workload::Workload;
 
 /// Attempts per event at least, so that the retries outlast the restarts (with backoff capped at
@@ -52,14 +51,8 @@ pub async fn run(
     let planned = Duration::from_secs_f64(((last - first) / config.rate).max(0.0));
     let kills = config.kills;
     let moments: Vec<Duration> = (0..kills).map(|k| kill_at(&workload, k, kills, planned)).collect();
-    let sender = SenderConfig {
-        rate: Some(config.rate),
-        concurrency: config.concurrency,
-        timeout: config.timeout,
-        retry: RetryPolicy { max_attempts: config.retry.max_attempts.max(MIN_ATTEMPTS), ..config.retry },
-        source: String::new(),
-        record: true,
-    };
+    let mut sender = config.load_sender();
+    sender.retry.max_attempts = sender.retry.max_attempts.max(MIN_ATTEMPTS);
     let start = Instant::now();
     let offset_ms = ctx.probe.now_ms();
     let killer = async {

@@ -218,6 +218,19 @@ impl AuditConfig {
         Ok(())
     }
 
+    /// How the loads are sent: at `--rate`, `--concurrency` in flight, each attempt recorded for
+    /// the witnesses.
+    fn load_sender(&self) -> SenderConfig {
+        SenderConfig {
+            rate: Some(self.rate),
+            concurrency: self.concurrency,
+            timeout: self.timeout,
+            retry: self.retry,
+            source: String::new(),
+            record: true,
+        }
+    }
+
     /// The checks to run: those asked for, in the checklist's order.
     fn selected(&self) -> Vec<Check> {
         Check::ALL.into_iter().filter(|c| self.checks.is_empty() || self.checks.contains(c)).collect()
@@ -345,14 +358,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     {
         step("parallel-load");
         let workload = Workload::generate(&config.workload)?;
-        let sender_config = SenderConfig {
-            rate: Some(config.rate),
-            concurrency: config.concurrency,
-            timeout: config.timeout,
-            retry: config.retry,
-            source: String::new(),
-            record: true,
-        };
+        let sender_config = config.load_sender();
         load =
             Some(load::send(&config.url, workload, wire.clone(), sender_config, ctx.probe.now_ms()).await?);
     }

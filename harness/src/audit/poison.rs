@@ -13,7 +13,6 @@ use super::load::{self, Load, Rules};
 use super::observe::Observation;
 use super::verdict::{Check, CheckResult, PoisonFigures, Status, Witness};
 use super::{AuditConfig, AuditError};
-use crate::sender::SenderConfig;
 use crate::stats::Latency;
 use crate::wire::Poison;
 use crate::workload::Workload;
@@ -34,14 +33,7 @@ pub struct Poisoned {
 
 /// Sends the clean load, then the poisoned one.
 pub async fn run(ctx: &Ctx, config: &AuditConfig, poison: &Poison) -> Result<Poisoned, AuditError> {
-    let sender = SenderConfig {
-        rate: Some(config.rate),
-        concurrency: config.concurrency,
-        timeout: config.timeout,
-        retry: config.retry,
-        source: String::new(),
-        record: true,
-    };
+    let sender = config.load_sender();
     let clean = Workload::generate(&config.workload)?;
     let clean_wire = Arc::new(ctx.load_wire("pclean_", clean.config.accounts));
     let offset = ctx.probe.now_ms();

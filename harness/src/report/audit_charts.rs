@@ -36,6 +36,24 @@ pub fn audit_chart(a: &AuditSection, id: &str, title: &str) -> Svg {
     }
 }
 
+/// A dashed black line from one point to another, with its legend entry.
+fn marker<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    ends: [(f64, f64); 2],
+    label: impl Into<String>,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    chart
+        .draw_series(DashedLineSeries::new(ends, 6, 4, BLACK.stroke_width(1)))?
+        .label(label)
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+    Ok(())
+}
+
 fn rate_range(c: &CapacityFigures) -> std::ops::Range<f64> {
     let lo = c.steps.iter().map(|s| s.rate_per_s).fold(f64::INFINITY, f64::min);
     let hi = c.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
@@ -67,15 +85,11 @@ fn capacity_latency(c: &CapacityFigures, title: &str) -> Svg {
             let points = c.steps.iter().map(|s| (s.rate_per_s, pick(s).max(bottom))).collect();
             line_with_dots(&mut chart, points, color.to_rgba(), name)?;
         }
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x.start, c.timeout_ms), (x.end, c.timeout_ms)],
-                6,
-                4,
-                BLACK.stroke_width(1),
-            ))?
-            .label(format!("timeout {:.0} ms", c.timeout_ms))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+        marker(
+            &mut chart,
+            [(x.start, c.timeout_ms), (x.end, c.timeout_ms)],
+            format!("timeout {:.0} ms", c.timeout_ms),
+        )?;
         // Latency rises to the right: the legend goes where the curves start low.
         legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
         root.present()?;
@@ -100,15 +114,7 @@ fn capacity_errors(c: &CapacityFigures, title: &str) -> Svg {
         line_with_dots(&mut chart, over, P99.to_rgba(), "slower than the timeout")?;
         let errors = c.steps.iter().map(|s| (s.rate_per_s, s.errors * 100.0)).collect();
         line_with_dots(&mut chart, errors, ERRORS.to_rgba(), "5xx or no answer")?;
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x.start, 1.0), (x.end, 1.0)],
-                6,
-                4,
-                BLACK.stroke_width(1),
-            ))?
-            .label("1 % limit")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+        marker(&mut chart, [(x.start, 1.0), (x.end, 1.0)], "1 % limit")?;
         legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
         root.present()?;
     }
@@ -139,15 +145,7 @@ fn storm(s: &StormFigures, title: &str) -> Svg {
             ))?
             .label("attempts")
             .legend(|(x, y)| Rectangle::new([(x, y - 4), (x + 12, y + 4)], P50.filled()));
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(recovered, 0.0), (recovered, top)],
-                6,
-                4,
-                BLACK.stroke_width(1),
-            ))?
-            .label("healthy again")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
+        marker(&mut chart, [(recovered, 0.0), (recovered, top)], "healthy again")?;
         legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
         root.present()?;
     }
