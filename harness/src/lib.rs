@@ -15,7 +15,8 @@
 //!   of `hookbench serve` (`serve`), kills and restarts them; `chaos` does so during a bench.
 //! - [`observer`]: what a receiver applied, read from where it keeps it, with connections of its
 //!   own; [`checker`]: the correctness figures from those answers and the workload alone.
-//! - `stats`: latency histograms and delivery counters.
+//! - `stats`: latency histograms and delivery counters; [`threshold`]: `--fail-on` expressions
+//!   and their outcomes against a report's rows.
 //! - [`report`]: report.json (with its schema), report.md, report.html, the terminal table, the
 //!   history index and `report compare`.
 //!
@@ -44,5 +45,6 @@ pub mod report;
 mod sender;
 mod serve;
 mod stats;
+pub mod threshold;
 pub mod wire;
 pub mod workload;

@@ -179,6 +179,9 @@ pub struct BenchArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     pub no_progress: bool,
+    /// Thresholds that fail the run.
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
     /// The executable the workers run (`serve`) [default: this one].
     #[arg(long, hide = true)]
     pub worker_exe: Option<PathBuf>,
@@ -686,4 +689,25 @@ pub struct AuditArgs {
     /// No step lines on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// Thresholds that fail the audit.
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+}
+
+/// `--fail-on` thresholds (bench and audit).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ThresholdArgs {
+    /// Fail the run (exit 3) when a figure crosses a line: `[SCOPE:]FIGURE OP NUMBER`, such as
+    /// `dup_events>0`, `postgres/atomic:lost>0`, `p99_ms>250`, `throughput_per_s<1000` (an audit's
+    /// scope is a check: `crash:lost>0`, `capacity_per_s<100`). Repeatable; docs/reports.md lists
+    /// the figures.
+    #[arg(long, value_name = "EXPR", value_parser = parse_threshold)]
+    pub fail_on: Vec<crate::threshold::Threshold>,
+    /// Read thresholds from FILE, one expression a line (`#` comments).
+    #[arg(long, value_name = "FILE")]
+    pub fail_on_file: Option<PathBuf>,
+}
+
+fn parse_threshold(s: &str) -> Result<crate::threshold::Threshold, String> {
+    crate::threshold::Threshold::parse(s).map_err(|e| e.to_string())
 }

@@ -1,13 +1,14 @@
 //! `hookbench audit`: its arguments as an [`AuditConfig`], the audit, the verdict table, the
-//! reports and the exit status (0 passed, 1 a check failed, 2 the audit could not run).
+//! reports and the exit status (0 passed, 1 a check failed, 2 the audit could not run, 3 every
+//! check passed and a `--fail-on` threshold was breached).
 
 use std::io::{self, IsTerminal, Write};
 
-use super::{AuditArgs, Exit, run_dir, runtime};
+use super::{AuditArgs, Exit, breached, hold_to, run_dir, runtime};
 use std::time::Duration;
 
 use crate::audit::{self, AuditConfig, Control, Provider, Ramp};
-use crate::report::{Report, render_audit_table};
+use crate::report::{AUDIT_FIGURES, Report, audit_scopes, render_audit_table};
 use crate::sender::RetryPolicy;
 use crate::wire::{Payload, Poison, payload::Template};
 use crate::workload::WorkloadConfig;
@@ -98,6 +99,7 @@ fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
 }
 
 pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let thresholds = args.thresholds.resolve(&audit_scopes(), AUDIT_FIGURES).map_err(could_not_run)?;
     let config = AuditConfig::try_from(args).map_err(could_not_run)?;
     let progress = !args.no_progress && io::stderr().is_terminal();
     let step = move |what: &str| {
@@ -108,10 +110,12 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let section =
         runtime().map_err(could_not_run)?.block_on(audit::run(&config, &step)).map_err(could_not_run)?;
     let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
-    let report = Report::of_audit(run_id, &config, section);
+    let mut report = Report::of_audit(run_id, &config, section);
+    hold_to(&mut report, &thresholds);
     let path =
         report.write_all(&dir).map_err(|e| could_not_run(format!("writing {}: {e}", dir.display())))?;
     write!(out, "{}", render_audit_table(&report))?;
+    write!(out, "{}", crate::threshold::render(&report.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
     match &report.audit {
         Some(a) if a.failed() => {
@@ -123,6 +127,6 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 .collect();
             Err(Exit { code: 1, message: format!("the receiver failed: {}", failed.join(", ")) }.into())
         }
-        _ => Ok(()),
+        _ => breached(&report).map_or(Ok(()), |exit| Err(exit.into())),
     }
 }

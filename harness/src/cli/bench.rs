@@ -6,10 +6,11 @@ use anyhow::{Context, bail};
 use receivers::design::Design;
 use receivers::store::Backend;
 
-use super::{BenchArgs, run_dir, runtime, worker_exe};
+use super::{BenchArgs, breached, hold_to, run_dir, runtime, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
-use crate::report::render_table;
+use crate::report::{BENCH_FIGURES, bench_scopes, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
+use crate::threshold;
 
 impl TryFrom<&BenchArgs> for BenchConfig {
     type Error = anyhow::Error;
@@ -70,11 +71,14 @@ impl TryFrom<&BenchArgs> for BenchConfig {
 /// Runs the bench, writes its reports, prints its table; fails when nothing could run, a cell
 /// broke, or an experiment part could not run.
 pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let thresholds = args.thresholds.resolve(&bench_scopes(), BENCH_FIGURES)?;
     let config = BenchConfig::try_from(args)?;
-    let report = runtime()?.block_on(bench::run(&config))?;
+    let mut report = runtime()?.block_on(bench::run(&config))?;
+    hold_to(&mut report, &thresholds);
     let dir = &config.out;
     let path = report.write_all(dir).with_context(|| format!("writing {}", dir.display()))?;
     write!(out, "{}", render_table(&report))?;
+    write!(out, "{}", threshold::render(&report.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
     if report.rows.is_empty() {
         bail!("no cell could run");
@@ -88,5 +92,5 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         bail!("{} experiment part(s) could not run; see {}", report.experiments.errors.len(), path.display());
     }
-    Ok(())
+    breached(&report).map_or(Ok(()), |exit| Err(exit.into()))
 }

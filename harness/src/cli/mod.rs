@@ -24,6 +24,9 @@ use clap::Parser;
 
 pub use args::*;
 
+use crate::report::Report;
+use crate::threshold::Threshold;
+
 /// A command's ending that must reach the shell as a particular exit status (the audit's 1 for
 /// a failed check, 2 for an audit that could not run).
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +36,40 @@ pub struct Exit {
     pub code: u8,
     /// What to print.
     pub message: String,
+}
+
+/// The exit status of a run that went through and breached a `--fail-on` threshold (a run that
+/// failed exits 1; an audit that could not run, 2).
+pub const THRESHOLD_BREACHED: u8 = 3;
+
+impl ThresholdArgs {
+    /// The thresholds given on the command line and in `--fail-on-file`, each refused when it
+    /// names a scope or figure this kind of run does not have.
+    fn resolve(&self, scopes: &[&str], figures: &[&str]) -> anyhow::Result<Vec<Threshold>> {
+        let mut all = self.fail_on.clone();
+        if let Some(path) = &self.fail_on_file {
+            all.extend(crate::threshold::read_file(path).map_err(anyhow::Error::msg)?);
+        }
+        for t in &all {
+            t.check_names(scopes, figures)?;
+        }
+        Ok(all)
+    }
+}
+
+/// Holds `report` to `thresholds` and keeps the outcomes in it.
+fn hold_to(report: &mut Report, thresholds: &[Threshold]) {
+    report.thresholds = crate::threshold::evaluate(thresholds, &report.subjects());
+}
+
+/// The exit a breached threshold asks for, if one was breached.
+fn breached(report: &Report) -> Option<Exit> {
+    let broken: Vec<&str> =
+        report.thresholds.iter().filter(|o| !o.breached.is_empty()).map(|o| o.threshold.as_str()).collect();
+    (!broken.is_empty()).then(|| Exit {
+        code: THRESHOLD_BREACHED,
+        message: format!("threshold breached: {}", broken.join(", ")),
+    })
 }
 
 /// Parses the process's arguments, runs, and turns an error into a message and exit status 1

@@ -87,6 +87,8 @@ pub fn audit_markdown(report: &Report) -> String {
     for c in &a.checks {
         let _ = writeln!(md, "| {} | {} | {} |", c.check.as_str(), c.status.as_str(), cell(&c.evidence));
     }
+    let _ = writeln!(md);
+    md.push_str(&super::markdown::thresholds_section(&report.thresholds));
     for c in a.checks.iter().filter(|c| c.status == Status::Fail) {
         let _ = writeln!(md, "\n## {}: witnesses\n", c.check.as_str());
         for w in &c.witnesses {

@@ -26,6 +26,21 @@ fn ms(us: u64) -> String {
     format!("{:.1}", us as f64 / 1000.0)
 }
 
+/// The `--fail-on` thresholds, each with the rows that breached it (nothing without thresholds).
+pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> String {
+    if outcomes.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("## Thresholds\n\n| threshold | rows | breached by |\n|---|---:|---|\n");
+    for o in outcomes {
+        let by: Vec<String> = o.breached.iter().map(|(row, v)| format!("{row} ({v})")).collect();
+        let by = if by.is_empty() { "none".to_string() } else { by.join(", ") };
+        let _ = writeln!(md, "| `{}` | {} | {by} |", o.threshold.replace('|', "\\|"), o.rows);
+    }
+    md.push('\n');
+    md
+}
+
 /// Renders report.md.
 pub fn render_markdown(report: &Report) -> String {
     if report.audit.is_some() {
@@ -42,6 +57,7 @@ pub fn render_markdown(report: &Report) -> String {
          simulation of the same workload (the inbox is compared with the version guard).\n",
         p.events, p.seed, p.workers, p.concurrency, p.work_delay
     );
+    md.push_str(&thresholds_section(&report.thresholds));
     let backends = backends(report);
     let designs = designs(report);
 

@@ -8,6 +8,7 @@ mod html;
 mod markdown;
 mod page;
 mod sections;
+mod subjects;
 mod table;
 
 use std::path::Path;
@@ -23,6 +24,7 @@ pub use html::{chart_titles, render_html};
 pub use markdown::render_markdown;
 pub use sections::{Section, experiment_sections, sections};
 pub use sections::{markdown as sections_markdown, text as sections_text};
+pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
 pub use table::render_table;
 
 use crate::chaos::{Chaos, ChaosCounts};
@@ -214,6 +216,9 @@ pub struct Report {
     /// empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<crate::audit::AuditSection>,
+    /// The `--fail-on` thresholds and the rows that breached them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::threshold::Outcome>,
 }
 
 impl Report {
@@ -232,6 +237,7 @@ impl Report {
             broken: Vec::new(),
             experiments: Experiments::default(),
             audit: None,
+            thresholds: Vec::new(),
         }
     }
 

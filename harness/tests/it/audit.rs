@@ -310,3 +310,22 @@ fn a_purge_before_the_late_replay_lets_an_event_apply_again() {
     );
     assert!(replay.evidence.contains("--retention-cmd"), "{}", replay.evidence);
 }
+
+#[test]
+fn an_audit_that_passes_but_breaches_a_threshold_exits_3() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let checks = [
+        "--checks",
+        "sequential-duplicate,parallel-load",
+        "--fail-on",
+        "parallel-load:p50_ms>0",
+        "--fail-on",
+        "parallel-load:dup_events>0",
+    ];
+    let (code, report) = python_sql_audit(dir.path(), "safe", COUNTS, &checks);
+    assert_eq!(verdicts(&report).iter().filter(|(_, s)| *s == Status::Pass).count(), 2);
+    assert_eq!(code, hookbench::cli::THRESHOLD_BREACHED, "{:?}", report.thresholds);
+    let [p50, dup] = &report.thresholds[..] else { panic!("two outcomes: {:?}", report.thresholds) };
+    assert_eq!((p50.breached.len(), p50.breached[0].0.as_str()), (1, "parallel-load"));
+    assert_eq!((dup.rows, dup.breached.len()), (1, 0));
+}

@@ -260,3 +260,81 @@ fn poison_events_become_dead_letters_while_the_sender_sees_only_2xx() {
     let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
     assert!(md.contains("## Poison events"), "{md}");
 }
+
+/// Runs `hookbench bench` with `extra`; its exit status (0, or an [`Exit`]'s) and report.
+fn bench_status(dir: &std::path::Path, extra: &[&str]) -> (u8, Report, String) {
+    let out = dir.to_str().expect("utf-8 path");
+    let args = [
+        "hookbench",
+        "bench",
+        "--out",
+        out,
+        "--no-progress",
+        "--worker-exe",
+        env!("CARGO_BIN_EXE_hookbench"),
+    ];
+    let cli = Cli::try_parse_from(args.iter().chain(extra)).expect("valid arguments");
+    let mut table = Vec::new();
+    let code = match run(cli, &mut table) {
+        Ok(()) => 0,
+        Err(e) => e
+            .downcast_ref::<hookbench::cli::Exit>()
+            .map_or_else(|| panic!("not an exit status: {e:#}"), |x| x.code),
+    };
+    let report = Report::read_json(&dir.join("report.json")).expect("report.json");
+    (code, report, String::from_utf8(table).expect("utf-8"))
+}
+
+#[test]
+fn a_breached_threshold_exits_3_and_names_its_rows() {
+    let small = ["--backends", "sqlite", "--designs", "naive,atomic", "--events", "500", "--rate", "3000"];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let both =
+        [&small[..], &["--fail-on", "atomic:dup_events>0", "--fail-on", "naive:dup_events>0"]].concat();
+    let (code, report, table) = bench_status(dir.path(), &both);
+    assert_eq!(code, hookbench::cli::THRESHOLD_BREACHED, "{table}");
+    assert!(table.contains("threshold breached: naive:dup_events>0\n  sqlite/naive: "), "{table}");
+    assert!(!table.contains("threshold breached: atomic"), "{table}");
+    let naive = &report.thresholds[1];
+    assert_eq!((naive.rows, naive.breached.len()), (1, 1), "{:?}", report.thresholds);
+    assert_eq!(naive.breached[0].1, row(&report, "sqlite", "naive").figures.dup_events as f64);
+    // Every figure a threshold may name is a figure of a real row.
+    let subjects = report.subjects();
+    for figure in hookbench::report::BENCH_FIGURES {
+        assert!(subjects[0].figures.contains_key(*figure), "{figure} in {:?}", subjects[0].figures.keys());
+    }
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let atomic_only = [&small[..], &["--fail-on", "atomic:dup_events>0"]].concat();
+    let (code, report, table) = bench_status(dir.path(), &atomic_only);
+    assert_eq!(code, 0, "{table}");
+    assert_eq!((report.thresholds[0].rows, report.thresholds[0].breached.len()), (1, 0));
+}
+
+#[test]
+fn a_bad_threshold_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hookbench"))
+        .args(["bench", "--out", dir.path().to_str().expect("utf-8"), "--fail-on", "atomic:dup_events=>0"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2), "clap's usage error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("expected a comparison") && stderr.contains("                   ^"), "{stderr}");
+    let file = dir.path().join("thresholds.txt");
+    std::fs::write(&file, "# CI's lines\ndup_events>0\npostgres/atomc:lost>0\n").expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hookbench"))
+        .args([
+            "bench",
+            "--out",
+            dir.path().to_str().expect("utf-8"),
+            "--fail-on-file",
+            file.to_str().expect("utf-8"),
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 3") && stderr.contains("unknown scope `atomc`"), "{stderr}");
+    assert!(!dir.path().join("report.json").exists(), "nothing ran");
+}

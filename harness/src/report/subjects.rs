@@ -1,0 +1,140 @@
+//! A report's rows as the subjects of `--fail-on` thresholds: each row's numeric figures under the
+//! names report.json gives them, and its latencies in milliseconds.
+
+use std::collections::BTreeMap;
+
+use receivers::design::Design;
+use receivers::store::Backend;
+
+use super::{Report, Row};
+use crate::audit::verdict::{AuditSection, LoadFigures};
+use crate::stats::Percentiles;
+use crate::threshold::Subject;
+
+/// The figures a bench row has (its numeric fields in report.json, and latencies in ms).
+pub const BENCH_FIGURES: &[&str] = &[
+    "deliveries",
+    "status_2xx",
+    "status_4xx",
+    "status_5xx",
+    "timeouts",
+    "retries",
+    "connect_errors",
+    "gave_up",
+    "dup_events",
+    "extra_applies",
+    "lost",
+    "stale_writes",
+    "stale_accounts",
+    "ledger",
+    "expected",
+    "ledger_rows",
+    "dead_letters",
+    "id_conflicts",
+    "poisoned",
+    "poison_applied",
+    "throughput_per_s",
+    "wall_s",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "p999_ms",
+    "max_ms",
+    "actual_p50_ms",
+    "actual_p90_ms",
+    "actual_p99_ms",
+    "actual_p999_ms",
+    "actual_max_ms",
+];
+
+/// The figures an audit's subjects have: the loads' (parallel-load, crash, poison), the capacity,
+/// and the count of failed checks.
+pub const AUDIT_FIGURES: &[&str] = &[
+    "failed_checks",
+    "deliveries",
+    "status_2xx",
+    "status_4xx",
+    "status_5xx",
+    "timeouts",
+    "dup_events",
+    "extra_applies",
+    "lost",
+    "unapplied",
+    "stale_accounts",
+    "refused_applied",
+    "gave_up",
+    "throughput_per_s",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "p999_ms",
+    "max_ms",
+    "poison_applied",
+    "capacity_per_s",
+];
+
+/// The names a bench threshold's scope may use.
+pub fn bench_scopes() -> Vec<&'static str> {
+    Backend::ALL.iter().map(|b| b.as_str()).chain(Design::ALL.iter().map(|d| d.as_str())).collect()
+}
+
+/// The names an audit threshold's scope may use: the checks.
+pub fn audit_scopes() -> Vec<&'static str> {
+    crate::audit::Check::ALL.iter().map(|c| c.as_str()).collect()
+}
+
+/// A value's numeric fields, by name.
+fn numbers(value: serde_json::Value) -> BTreeMap<String, f64> {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.into_iter().filter_map(|(k, v)| v.as_f64().map(|n| (k, n))).collect()
+        }
+        _ => BTreeMap::new(),
+    }
+}
+
+fn latencies(figures: &mut BTreeMap<String, f64>, prefix: &str, p: &Percentiles) {
+    for (name, us) in [("p50", p.p50), ("p90", p.p90), ("p99", p.p99), ("p999", p.p999), ("max", p.max)] {
+        figures.insert(format!("{prefix}{name}_ms"), us as f64 / 1e3);
+    }
+}
+
+fn row(r: &Row) -> Subject {
+    let mut figures = numbers(serde_json::to_value(r).unwrap_or_default());
+    latencies(&mut figures, "", &r.latency_us);
+    latencies(&mut figures, "actual_", &r.latency_actual_us);
+    Subject { labels: vec![r.backend.as_str().to_string(), r.design.as_str().to_string()], figures }
+}
+
+fn load(check: &str, l: &LoadFigures) -> Subject {
+    let mut figures = numbers(serde_json::to_value(l).unwrap_or_default());
+    latencies(&mut figures, "", &l.latency_us);
+    Subject { labels: vec![check.to_string()], figures }
+}
+
+fn audit(a: &AuditSection) -> Vec<Subject> {
+    let failed = a.checks.iter().filter(|c| c.status == crate::audit::Status::Fail).count();
+    let mut whole = BTreeMap::from([("failed_checks".to_string(), failed as f64)]);
+    if let Some(c) = a.capacity.as_ref().and_then(|c| c.capacity_per_s) {
+        whole.insert("capacity_per_s".to_string(), c);
+    }
+    let mut subjects = vec![Subject { labels: vec!["audit".to_string()], figures: whole }];
+    subjects.extend(a.load.iter().map(|l| load("parallel-load", l)));
+    subjects.extend(a.crash.iter().map(|c| load("crash", &c.load)));
+    subjects.extend(a.poison.iter().map(|p| {
+        let mut s = load("poison", &p.load);
+        s.figures.insert("poison_applied".to_string(), p.poison_applied as f64);
+        s
+    }));
+    subjects
+}
+
+impl Report {
+    /// The rows thresholds are held against: a bench's cells, or an audit's loads and itself.
+    pub fn subjects(&self) -> Vec<Subject> {
+        match &self.audit {
+            Some(a) => audit(a),
+            None => self.rows.iter().map(row).collect(),
+        }
+    }
+}
