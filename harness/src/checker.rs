@@ -53,6 +53,12 @@ pub struct Verdict {
     /// rows: one per id and conflicting body).
     #[serde(default)]
     pub id_conflicts: u64,
+    /// Per workload event: its ledger rows (credits; 0 for updates), for the run's history.
+    #[serde(skip)]
+    pub applies: Vec<u32>,
+    /// Per account: its plan version at the end, for the run's history.
+    #[serde(skip)]
+    pub final_versions: Vec<i64>,
 }
 
 impl Verdict {
@@ -125,6 +131,8 @@ pub async fn check(observer: &impl Observer, workload: &Workload) -> Result<Verd
         id_conflicts: observer.id_conflicts().await?,
         poisoned,
         poison_applied,
+        applies,
+        final_versions: final_version,
     })
 }
 

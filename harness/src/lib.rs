@@ -35,6 +35,7 @@ pub mod checker;
 pub mod cli;
 mod experiments;
 pub mod fleet;
+pub mod history;
 mod machine;
 pub mod model;
 pub mod observer;

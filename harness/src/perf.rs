@@ -120,6 +120,7 @@ fn closed_loop(connections: usize) -> SenderConfig {
         retry: RetryPolicy::default(),
         source: "perf".to_string(),
         record: false,
+        history: None,
     }
 }
 

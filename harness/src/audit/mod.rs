@@ -228,6 +228,7 @@ impl AuditConfig {
             retry: self.retry,
             source: String::new(),
             record: true,
+            history: None,
         }
     }
 

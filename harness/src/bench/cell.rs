@@ -14,13 +14,14 @@ use super::{BenchConfig, run_secret};
 use crate::chaos::{self, ChaosCounts};
 use crate::checker::{self, Verdict};
 use crate::fleet::{self, Fleet, FleetError, WorkerSpec};
+use crate::history::{EventLine, Line, Tap};
 use crate::model::HandlerResult;
 use crate::observer::{self, Tables, TablesError};
 use crate::progress::Bars;
 use crate::report::{ModelFigures, Row};
-use crate::sender::{self, Progress, SendReport};
+use crate::sender::{self, Progress, SendReport, SenderConfig};
 use crate::wire::Wire;
-use crate::workload::Workload;
+use crate::workload::{EventKind, Workload};
 
 /// Why a cell broke. Each says what was being done; the cause follows it.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,8 @@ pub(super) struct Cell<'a> {
     pub design: Design,
     pub workload: &'a Arc<Workload>,
     pub model: Option<&'a HandlerResult>,
+    /// Where the cell's attempts and events go in the run's history.
+    pub history: Tap,
 }
 
 /// Where a cell delivers and what it reads.
@@ -99,6 +102,7 @@ impl Cell<'_> {
             return Err(CellError::NotQuiet(pending));
         }
         let verdict = checker::check(&site.tables, self.workload).await?;
+        self.write_events(&verdict);
         site.tables.close().await;
         if let Some(db) = site.db.filter(|_| !self.config.keep) {
             db.discard().await?;
@@ -106,6 +110,32 @@ impl Cell<'_> {
         let row = self.row(driven, verdict, started);
         bar.finished(&summary(&row));
         Ok((row, db_version))
+    }
+
+    /// Every event's fate, as the checker found it, into the history.
+    fn write_events(&self, verdict: &Verdict) {
+        let w = self.workload;
+        for (i, e) in w.events.iter().enumerate() {
+            let (kind, applied, version, final_version, latest_version) = match e.kind {
+                EventKind::Credit { .. } => ("credit", verdict.applies.get(i).copied(), None, None, None),
+                EventKind::Plan { version, .. } => {
+                    let account = e.account as usize;
+                    let final_version = verdict.final_versions.get(account).copied();
+                    ("update", None, Some(version), final_version, w.latest_plan.get(account).copied())
+                }
+            };
+            self.history.send(Line::Event(EventLine {
+                cell: self.history.cell().to_string(),
+                event: e.id().to_string(),
+                kind: kind.to_string(),
+                account: e.account,
+                applied,
+                version,
+                final_version,
+                latest_version,
+                poisoned: w.is_poisoned(i),
+            }));
+        }
     }
 
     /// A fresh database with the receivers' schema (or the one `--targets` share), and the
@@ -185,7 +215,7 @@ impl Cell<'_> {
             self.workload.clone(),
             urls,
             Arc::new(Wire::hookbench(&site.secret)),
-            config.sender.clone(),
+            SenderConfig { history: Some(self.history.clone()), ..config.sender.clone() },
             progress,
         )
         .await;

@@ -22,7 +22,8 @@ use receivers::store::{Backend, Isolation};
 use crate::chaos::Chaos;
 use crate::model;
 use crate::progress::Bars;
-use crate::report::{CellNote, Parameters, Report};
+use crate::history::History;
+use crate::report::{CellNote, HistoryFile, Parameters, Report};
 use crate::sender::SenderConfig;
 use crate::workload::{Workload, WorkloadConfig, WorkloadError};
 
@@ -70,6 +71,8 @@ pub struct BenchConfig {
     pub poison: f64,
     /// Failure experiments to run after the matrix, into the same report.
     pub experiments: Vec<crate::experiments::Kind>,
+    /// Compress the history whatever its size.
+    pub history_compress: bool,
 }
 
 /// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
@@ -101,6 +104,9 @@ pub enum ConfigError {
     /// Nothing to run.
     #[error("--backends and --designs leave no cell to run")]
     NoCell,
+    /// The history could not be written.
+    #[error("writing the run's history")]
+    History(#[source] std::io::Error),
 }
 
 impl BenchConfig {
@@ -143,6 +149,10 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
     let bars = Bars::new(config.progress);
     let mut report = Report::new(config.run_id.clone(), parameters(config));
     let _ = std::fs::create_dir_all(config.out.join("logs"));
+    let planned: u64 = workload.groups.iter().map(|g| u64::from(g.copies)).sum();
+    let cells = (config.backends.len() * config.designs.len()) as u64;
+    let compress = config.history_compress || planned * cells > crate::history::COMPRESS_PAST_ATTEMPTS;
+    let history = History::create(&config.out, compress).map_err(ConfigError::History)?;
     // The matrix's Postgres server, kept for the experiments when there are any.
     let mut kept_server = None;
     for &backend in &config.backends {
@@ -168,7 +178,8 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
         for &design in &config.designs {
             let model =
                 model::handler_for_design(design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
-            let cell = cell::Cell { config, backend, design, workload: &workload, model };
+            let tap = history.tap(format!("{backend}/{design}"));
+            let cell = cell::Cell { config, backend, design, workload: &workload, model, history: tap };
             match cell.run(pg.as_ref(), &bars).await {
                 Ok((row, db_version)) => {
                     let slot = match backend {
@@ -191,6 +202,12 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
             kept_server = pg;
         }
     }
+    let (path, lines) = history.finish().map_err(ConfigError::History)?;
+    report.history = Some(HistoryFile {
+        file: path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        lines,
+        bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+    });
     if !config.experiments.is_empty() {
         bars.say(&format!("running the experiments {:?}", config.experiments));
         let mut setup = crate::experiments::Setup::new(config.backends.clone(), config.postgres.clone());

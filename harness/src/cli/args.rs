@@ -207,6 +207,10 @@ pub struct BenchArgs {
     /// (comma-separated): crash, jitter, retention. Each is also its own command.
     #[arg(long, value_delimiter = ',')]
     pub experiments: Vec<experiments::Kind>,
+    /// Compress the run's history (history.jsonl.zst) whatever its size; it is compressed anyway
+    /// past 300,000 planned attempts.
+    #[arg(long)]
+    pub history_compress: bool,
 }
 
 /// Arguments of `hookbench perf`.

@@ -47,6 +47,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
                 },
                 source: "bench".to_string(),
                 record: false,
+                history: None,
             },
             work_delay: args.receiver.work_delay,
             isolation: args.receiver.isolation,
@@ -62,6 +63,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
             chaos: args.chaos.clone(),
             poison: args.poison,
             experiments: args.experiments.clone(),
+            history_compress: args.history_compress,
         };
         config.validate()?;
         Ok(config)

@@ -219,6 +219,20 @@ pub struct Report {
     /// The `--fail-on` thresholds and the rows that breached them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<crate::threshold::Outcome>,
+    /// The run's history file beside this report (every attempt, then every event's fate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryFile>,
+}
+
+/// The run's history file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HistoryFile {
+    /// Its name in the run's directory (`history.jsonl` or `history.jsonl.zst`).
+    pub file: String,
+    /// Lines written.
+    pub lines: u64,
+    /// Its size on disk.
+    pub bytes: u64,
 }
 
 impl Report {
@@ -238,6 +252,7 @@ impl Report {
             experiments: Experiments::default(),
             audit: None,
             thresholds: Vec::new(),
+            history: None,
         }
     }
 

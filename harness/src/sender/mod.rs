@@ -26,6 +26,7 @@ use tokio::time::Instant;
 
 pub use retry::RetryPolicy;
 
+use crate::history::{AttemptLine, Line, Outcome, Tap};
 use crate::stats::{CounterSnapshot, Counters, Latency, Percentiles};
 use crate::wire::{Fields, Wire};
 use crate::workload::{Group, Workload};
@@ -46,6 +47,8 @@ pub struct SenderConfig {
     pub source: String,
     /// Keep every attempt ([`SendReport::attempts`]), for witnesses.
     pub record: bool,
+    /// Write every attempt to the run's history, as it happens.
+    pub history: Option<Tap>,
 }
 
 /// Why a send could not start.
@@ -124,6 +127,8 @@ struct Ctx {
 /// concurrency slot, and the barrier that releases it with its twin.
 struct Copy {
     event: usize,
+    group: usize,
+    copy: u8,
     attempt: u32,
     worker: usize,
     planned: Instant,
@@ -145,6 +150,25 @@ impl Attempt {
             Self::NoReceiver => "no-connection".to_string(),
         }
     }
+
+    /// ok, fail or info, and why it is info; `ack_lost` when a 2xx never reached the sender.
+    fn classify(&self, ack_lost: bool) -> (Option<u16>, Outcome, Option<String>) {
+        match self {
+            Self::Status(s) if (200..300).contains(s) && ack_lost => {
+                (Some(*s), Outcome::Info, Some("ack lost".to_string()))
+            }
+            Self::Status(s) if (200..300).contains(s) => (Some(*s), Outcome::Ok, None),
+            Self::Status(s) => (Some(*s), Outcome::Fail, None),
+            Self::Timeout | Self::NoReceiver => (None, Outcome::Info, Some(self.outcome())),
+        }
+    }
+}
+
+/// One attempt's times: planned, sent, answered.
+struct Times {
+    planned: Instant,
+    sent: Instant,
+    done: Instant,
 }
 
 impl Ctx {
@@ -196,9 +220,33 @@ impl Ctx {
         }
     }
 
+    /// The attempt's line in the run's history, when there is one.
+    fn history(&self, copy: &Copy, times: &Times, sent: (&Attempt, u64), ack_lost: bool) {
+        let Some(tap) = &self.config.history else { return };
+        let ms = |t: Instant| t.saturating_duration_since(self.start).as_secs_f64() * 1e3;
+        let e = &self.workload.events[copy.event];
+        let (status, outcome, detail) = sent.0.classify(ack_lost);
+        tap.send(Line::Attempt(AttemptLine {
+            cell: tap.cell().to_string(),
+            event: e.id().to_string(),
+            kind: if e.is_credit() { "credit" } else { "update" }.to_string(),
+            group: copy.group,
+            copy: copy.copy,
+            attempt: copy.attempt,
+            planned_ms: ms(times.planned),
+            sent_ms: ms(times.sent),
+            answered_ms: ms(times.done),
+            worker: copy.worker,
+            connection: sent.1,
+            status,
+            outcome,
+            detail,
+        }));
+    }
+
     /// One copy's delivery: attempts until acknowledged, refused with a 4xx, or given up.
     async fn deliver(&self, fields: &Fields, body: &Bytes, copy: Copy) {
-        let Copy { event, mut attempt, mut worker, mut planned, mut slot, barrier } = copy;
+        let Copy { event, group, copy, mut attempt, mut worker, mut planned, mut slot, barrier } = copy;
         let w = &self.workload;
         let id = w.events[event].id();
         let c = &self.progress.counters;
@@ -222,12 +270,16 @@ impl Ctx {
             }
             self.intended.record(done - planned);
             self.actual.record(done - sent);
+            let acked = matches!(outcome, Attempt::Status(s) if (200..300).contains(&s));
+            let ack_lost = acked && w.ack_lost(id, attempt);
+            let this = Copy { event, group, copy, attempt, worker, planned, slot: None, barrier: None };
+            self.history(&this, &Times { planned, sent, done }, (&outcome, connection), ack_lost);
             let again = match outcome {
                 Attempt::Status(s) if (200..300).contains(&s) => {
                     Counters::bump(&c.status_2xx);
                     self.acked[event].store(true, Ordering::Relaxed);
                     // The article's lost ack: the receiver committed, the sender never heard.
-                    let lost = w.ack_lost(id, attempt);
+                    let lost = ack_lost;
                     if lost {
                         Counters::bump(&c.timeouts);
                     }
@@ -269,14 +321,14 @@ impl Ctx {
         }
     }
 
-    async fn group(self: Arc<Self>, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
+    async fn group(self: Arc<Self>, group: usize, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
         let event = g.event as usize;
         let fields = self.wire.fields(&self.workload, event);
         let body = self.wire.body(&fields);
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();
-            let copy = Copy { event, attempt, worker, planned, slot: Some(slots), barrier: None };
+            let copy = Copy { event, group, copy: 0, attempt, worker, planned, slot: Some(slots), barrier: None };
             self.deliver(&fields, &body, copy).await;
         } else {
             // Each copy in its own task, to its own worker, released together.
@@ -291,7 +343,16 @@ impl Ctx {
                 let (ctx, fields, body, barrier) =
                     (self.clone(), fields.clone(), body.clone(), barrier.clone());
                 copies.spawn(async move {
-                    let copy = Copy { event, attempt, worker, planned, slot, barrier: Some(barrier) };
+                    let copy = Copy {
+                        event,
+                        group,
+                        copy: copy as u8,
+                        attempt,
+                        worker,
+                        planned,
+                        slot,
+                        barrier: Some(barrier),
+                    };
                     ctx.deliver(&fields, &body, copy).await;
                 });
             }
@@ -341,7 +402,7 @@ pub async fn run(
     });
     let first_at = workload.groups.first().map_or(0.0, |g| g.at);
     let mut tasks = JoinSet::new();
-    for g in &workload.groups {
+    for (group, g) in workload.groups.iter().enumerate() {
         let planned = match config.rate {
             Some(rate) => {
                 let planned = start + Duration::from_secs_f64(((g.at - first_at) / rate).max(0.0));
@@ -353,7 +414,7 @@ pub async fn run(
         let Ok(slots) = ctx.slots.clone().acquire_many_owned(u32::from(g.copies)).await else {
             break;
         };
-        tasks.spawn(ctx.clone().group(*g, planned, slots));
+        tasks.spawn(ctx.clone().group(group, *g, planned, slots));
         while tasks.try_join_next().is_some() {}
     }
     while tasks.join_next().await.is_some() {}

@@ -1,0 +1,106 @@
+//! The lines of history.jsonl: one per attempt, then one per event. Their JSON Schema is
+//! committed as `reports/history.schema.json` (`hookbench report history-schema`).
+
+use serde::{Deserialize, Serialize};
+
+/// How an attempt ended, in Jepsen's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Acknowledged with a 2xx the sender heard.
+    Ok,
+    /// Refused: a 4xx, or a 5xx (the receiver says it did not apply it).
+    Fail,
+    /// Indeterminate: a timeout, a dropped connection, or a 2xx whose ack was lost.
+    Info,
+}
+
+/// One attempt of one delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AttemptLine {
+    /// The cell, `backend/design`.
+    pub cell: String,
+    /// The event's id.
+    pub event: String,
+    /// `credit` or `update`.
+    pub kind: String,
+    /// The delivery group in the plan (a first delivery, a concurrent pair, a later duplicate).
+    pub group: usize,
+    /// Which copy of the group (0 unless the group is concurrent copies).
+    pub copy: u8,
+    /// The event's attempt number across all its deliveries (1 first).
+    pub attempt: u32,
+    /// When it was planned, milliseconds from the sender's start.
+    pub planned_ms: f64,
+    /// When it was sent.
+    pub sent_ms: f64,
+    /// When its answer (or the lack of one) was known.
+    pub answered_ms: f64,
+    /// The worker it went to (index into the cell's workers).
+    pub worker: usize,
+    /// The connection it went over (numbered from 1 as the sender opens them; 0: none).
+    pub connection: u64,
+    /// The HTTP status, when one came.
+    pub status: Option<u16>,
+    /// ok, fail or info.
+    pub outcome: Outcome,
+    /// Why it is info: `timeout`, `no-connection`, `ack lost`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// What became of one event, as the checker found it in the database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EventLine {
+    /// The cell, `backend/design`.
+    pub cell: String,
+    /// The event's id.
+    pub event: String,
+    /// `credit` or `update`.
+    pub kind: String,
+    /// Its account.
+    pub account: u32,
+    /// A credit: how many ledger rows it has (times applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<u32>,
+    /// An update: the plan version it carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    /// An update: its account's plan version at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_version: Option<i64>,
+    /// An update: its account's latest plan version in the workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_version: Option<u32>,
+    /// A poison event (a credit the side effect refuses).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub poisoned: bool,
+}
+
+/// A line of history.jsonl.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Line {
+    /// An attempt.
+    Attempt(AttemptLine),
+    /// An event's fate.
+    Event(EventLine),
+}
+
+impl Line {
+    /// The event the line is about.
+    pub fn event(&self) -> &str {
+        match self {
+            Self::Attempt(a) => &a.event,
+            Self::Event(e) => &e.event,
+        }
+    }
+
+    /// Its cell.
+    pub fn cell(&self) -> &str {
+        match self {
+            Self::Attempt(a) => &a.cell,
+            Self::Event(e) => &e.cell,
+        }
+    }
+}

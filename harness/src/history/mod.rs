@@ -1,0 +1,102 @@
+//! history.jsonl: every attempt of a run as it happens, then what became of every event, so that
+//! a verdict can be explained event by event (`hookbench explain`).
+//!
+//! The sender hands each attempt's line to a [`Tap`]; a writer thread serialises the lines into
+//! `history.jsonl` in the run's directory, or `history.jsonl.zst` (zstd) when asked or when the run
+//! would write more than [`COMPRESS_PAST_ATTEMPTS`] attempts. The channel between them is bounded
+//! ([`BACKLOG`] lines), so a run of any size holds at most that many lines in memory: if the disk
+//! falls behind, the sender waits for it.
+
+pub mod line;
+mod read;
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+pub use line::{AttemptLine, EventLine, Line, Outcome};
+pub use read::{HistoryError, read};
+
+/// Lines waiting for the writer at most.
+pub const BACKLOG: usize = 65_536;
+/// Past this many planned attempts (all cells together), the history is compressed by default:
+/// about 60 MB of JSON lines.
+pub const COMPRESS_PAST_ATTEMPTS: u64 = 300_000;
+/// The file name, uncompressed.
+pub const FILE: &str = "history.jsonl";
+/// The file name, compressed.
+pub const FILE_ZST: &str = "history.jsonl.zst";
+
+/// A run's history being written.
+pub struct History {
+    tx: SyncSender<Line>,
+    writer: JoinHandle<io::Result<u64>>,
+    path: PathBuf,
+}
+
+/// Where a cell's lines go; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Tap {
+    tx: SyncSender<Line>,
+    cell: String,
+}
+
+impl Tap {
+    /// The cell's name in every line.
+    pub fn cell(&self) -> &str {
+        &self.cell
+    }
+
+    /// Hands a line to the writer (waiting while it is [`BACKLOG`] lines behind). A writer that
+    /// failed drops the line; [`History::finish`] reports its error.
+    pub fn send(&self, line: Line) {
+        let _ = self.tx.send(line);
+    }
+}
+
+fn write_lines(rx: &Receiver<Line>, out: &mut dyn Write) -> io::Result<u64> {
+    let mut n = 0;
+    for line in rx {
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")?;
+        n += 1;
+    }
+    out.flush()?;
+    Ok(n)
+}
+
+impl History {
+    /// Starts writing the history of a run into `dir`, compressed or not.
+    pub fn create(dir: &Path, compress: bool) -> io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(if compress { FILE_ZST } else { FILE });
+        let file = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+        let (tx, rx) = sync_channel(BACKLOG);
+        let writer = std::thread::Builder::new().name("history".into()).spawn(move || {
+            if compress {
+                let mut z = zstd::Encoder::new(file, 3)?;
+                let n = write_lines(&rx, &mut z)?;
+                z.finish()?.flush()?;
+                Ok(n)
+            } else {
+                let mut file = file;
+                write_lines(&rx, &mut file)
+            }
+        })?;
+        Ok(Self { tx, writer, path })
+    }
+
+    /// A tap for the cell `backend/design`.
+    pub fn tap(&self, cell: String) -> Tap {
+        Tap { tx: self.tx.clone(), cell }
+    }
+
+    /// Waits for every line to be written; the file and its line count.
+    pub fn finish(self) -> io::Result<(PathBuf, u64)> {
+        drop(self.tx);
+        let lines = self.writer.join().map_err(|_| io::Error::other("the history writer panicked"))??;
+        Ok((self.path, lines))
+    }
+}
