@@ -34,6 +34,7 @@ mod chaos;
 pub mod checker;
 pub mod cli;
 mod experiments;
+pub mod explain;
 pub mod fleet;
 pub mod history;
 mod machine;

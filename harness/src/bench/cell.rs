@@ -124,6 +124,7 @@ impl Cell<'_> {
                     ("update", None, Some(version), final_version, w.latest_plan.get(account).copied())
                 }
             };
+            let created = version.map(|_| e.created);
             self.history.send(Line::Event(EventLine {
                 cell: self.history.cell().to_string(),
                 event: e.id().to_string(),
@@ -131,6 +132,7 @@ impl Cell<'_> {
                 account: e.account,
                 applied,
                 version,
+                created,
                 final_version,
                 latest_version,
                 poisoned: w.is_poisoned(i),

@@ -20,9 +20,9 @@ use receivers::signature::Secret;
 use receivers::store::{Backend, Isolation};
 
 use crate::chaos::Chaos;
+use crate::history::History;
 use crate::model;
 use crate::progress::Bars;
-use crate::history::History;
 use crate::report::{CellNote, HistoryFile, Parameters, Report};
 use crate::sender::SenderConfig;
 use crate::workload::{Workload, WorkloadConfig, WorkloadError};

@@ -69,6 +69,11 @@ pub enum Command {
     /// and are purged, on a virtual clock: duplicate applies for each retry schedule and key
     /// lifetime, read from the ledger, beside the model's table.
     Retention(RetentionArgs),
+    /// Explain a run's verdict from its history (history.jsonl): one event's every attempt (when
+    /// it was planned, sent and answered, on which worker and connection, with what status) and
+    /// what the checker found in the database; or, with --anomaly, the first witnesses of a class
+    /// in each cell, each with its timeline.
+    Explain(ExplainArgs),
     /// Reports: render a run's Markdown and HTML, rebuild the history index, compare two runs,
     /// print report.json's JSON Schema.
     #[command(subcommand)]
@@ -251,6 +256,8 @@ pub enum PerfPart {
 pub enum ReportCommand {
     /// Print the JSON Schema of report.json (generated from hookbench's types).
     Schema,
+    /// Print the JSON Schema of a line of history.jsonl.
+    HistorySchema,
     /// (Re)write report.md and report.html beside a run's report.json.
     Render {
         /// The run's directory.
@@ -714,4 +721,23 @@ pub struct ThresholdArgs {
 
 fn parse_threshold(s: &str) -> Result<crate::threshold::Threshold, String> {
     crate::threshold::Threshold::parse(s).map_err(|e| e.to_string())
+}
+
+/// Arguments of `hookbench explain`.
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["event", "anomaly"])))]
+pub struct ExplainArgs {
+    /// The run's directory (where report.json and history.jsonl are).
+    pub run_dir: PathBuf,
+    /// The event to explain (`evt_000132`), in every cell unless --cell says which.
+    pub event: Option<String>,
+    /// List the witnesses of a class instead: duplicate, lost, stale-write or stale-account.
+    #[arg(long, value_enum)]
+    pub anomaly: Option<crate::explain::Anomaly>,
+    /// Only this cell (`postgres/atomic`).
+    #[arg(long)]
+    pub cell: Option<String>,
+    /// Witnesses per cell.
+    #[arg(long, default_value_t = 5)]
+    pub witnesses: usize,
 }

@@ -101,6 +101,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Crash(args) => experiments::run_crash(&args, out),
         Command::Retention(args) => experiments::run_retention(&args, out),
         Command::Report(cmd) => report::run(cmd, out),
+        Command::Explain(args) => explain(&args, out),
         Command::Model(args) => model::run(&args, out),
         Command::Sign(args) => sign::run(&args, out),
         Command::Serve(args) => serve::run(args, out),
@@ -150,4 +151,16 @@ fn worker_exe(chosen: Option<&Path>) -> anyhow::Result<PathBuf> {
         Some(p) => Ok(p.to_path_buf()),
         None => std::env::current_exe().context("finding hookbench's own executable"),
     }
+}
+
+/// `hookbench explain`.
+fn explain(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let question = match (&args.event, args.anomaly) {
+        (_, Some(class)) => crate::explain::Question::Anomaly(class, args.witnesses),
+        (Some(id), None) => crate::explain::Question::Event(id.clone()),
+        (None, None) => anyhow::bail!("give an EVENT_ID or --anomaly"),
+    };
+    let text = crate::explain::explain(&args.run_dir, &question, args.cell.as_deref())?;
+    write!(out, "{text}")?;
+    Ok(())
 }

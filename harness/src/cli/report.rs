@@ -19,6 +19,9 @@ pub(super) fn run(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()>
         ReportCommand::Schema => {
             writeln!(out, "{}", serde_json::to_string_pretty(&Report::json_schema())?)?;
         }
+        ReportCommand::HistorySchema => {
+            writeln!(out, "{}", serde_json::to_string_pretty(&crate::history::Line::json_schema())?)?;
+        }
         ReportCommand::Render { run } => {
             let report = read_run(&run)?;
             report.write_all(&run).with_context(|| format!("writing into {}", run.display()))?;

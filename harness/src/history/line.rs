@@ -66,6 +66,10 @@ pub struct EventLine {
     /// An update: the plan version it carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u32>,
+    /// An update: its creation time (the provider's `created`, whole seconds in the workload's
+    /// clock), which the created-at guards compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<u64>,
     /// An update: its account's plan version at the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_version: Option<i64>,
@@ -88,6 +92,11 @@ pub enum Line {
 }
 
 impl Line {
+    /// The JSON Schema of a line (committed as `reports/history.schema.json`).
+    pub fn json_schema() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(Line)).unwrap_or_default()
+    }
+
     /// The event the line is about.
     pub fn event(&self) -> &str {
         match self {

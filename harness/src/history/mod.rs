@@ -100,3 +100,45 @@ impl History {
         Ok((self.path, lines))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(n: u32) -> Line {
+        Line::Event(EventLine {
+            cell: "sqlite/atomic".into(),
+            event: format!("evt_{n:06}"),
+            kind: "credit".into(),
+            account: n % 7,
+            applied: Some(1),
+            version: None,
+            created: None,
+            final_version: None,
+            latest_version: None,
+            poisoned: false,
+        })
+    }
+
+    #[test]
+    fn lines_come_back_as_written_compressed_or_not() {
+        for compress in [false, true] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let history = History::create(dir.path(), compress).expect("create");
+            let tap = history.tap("sqlite/atomic".into());
+            for n in 0..1000 {
+                tap.send(event(n));
+            }
+            drop(tap);
+            let (path, lines) = history.finish().expect("finish");
+            assert_eq!((lines, path.ends_with(FILE_ZST)), (1000, compress));
+            let mut back = Vec::new();
+            read(dir.path(), &mut |l| back.push(l)).expect("read");
+            assert_eq!(back.len(), 1000);
+            assert_eq!(back[999], event(999));
+        }
+        let empty = tempfile::tempdir().expect("tempdir");
+        let e = read(empty.path(), &mut |_| {}).expect_err("no history").to_string();
+        assert!(e.contains("holds no history.jsonl"), "{e}");
+    }
+}

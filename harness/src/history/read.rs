@@ -53,8 +53,11 @@ pub fn read(dir: &Path, each: &mut dyn FnMut(Line)) -> Result<(), HistoryError> 
     };
     for (n, text) in reader.lines().enumerate() {
         let text = text.map_err(io)?;
-        let line = serde_json::from_str(&text)
-            .map_err(|source| HistoryError::Line { path: path.clone(), line: n + 1, source })?;
+        let line = serde_json::from_str(&text).map_err(|source| HistoryError::Line {
+            path: path.clone(),
+            line: n + 1,
+            source,
+        })?;
         each(line);
     }
     Ok(())

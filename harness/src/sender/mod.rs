@@ -321,14 +321,21 @@ impl Ctx {
         }
     }
 
-    async fn group(self: Arc<Self>, group: usize, g: Group, planned: Instant, mut slots: OwnedSemaphorePermit) {
+    async fn group(
+        self: Arc<Self>,
+        group: usize,
+        g: Group,
+        planned: Instant,
+        mut slots: OwnedSemaphorePermit,
+    ) {
         let event = g.event as usize;
         let fields = self.wire.fields(&self.workload, event);
         let body = self.wire.body(&fields);
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();
-            let copy = Copy { event, group, copy: 0, attempt, worker, planned, slot: Some(slots), barrier: None };
+            let copy =
+                Copy { event, group, copy: 0, attempt, worker, planned, slot: Some(slots), barrier: None };
             self.deliver(&fields, &body, copy).await;
         } else {
             // Each copy in its own task, to its own worker, released together.

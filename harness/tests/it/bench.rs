@@ -338,3 +338,58 @@ fn a_bad_threshold_is_refused_before_anything_runs() {
     assert!(stderr.contains("line 3") && stderr.contains("unknown scope `atomc`"), "{stderr}");
     assert!(!dir.path().join("report.json").exists(), "nothing ran");
 }
+
+fn explain(dir: &std::path::Path, args: &[&str]) -> String {
+    let run_dir = dir.to_str().expect("utf-8");
+    let cli =
+        Cli::try_parse_from(["hookbench", "explain", run_dir].iter().chain(args)).expect("valid arguments");
+    let mut out = Vec::new();
+    run(cli, &mut out).expect("explain runs");
+    String::from_utf8(out).expect("utf-8")
+}
+
+#[test]
+fn the_history_explains_a_duplicate_and_a_stale_account() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (report, table) = bench(
+        dir.path(),
+        &[
+            "--backends",
+            "sqlite",
+            "--designs",
+            "check-then-insert,created-gt",
+            "--events",
+            "2000",
+            "--rate",
+            "2000",
+        ],
+    );
+    let history = report.history.as_ref().expect("the history beside report.json");
+    assert_eq!(history.file, "history.jsonl", "small runs are not compressed");
+    let attempts: u64 = report.rows.iter().map(|r| r.deliveries).sum();
+    assert_eq!(history.lines, attempts + 2 * 2000, "an attempt line each, then an event line each");
+    assert!(row(&report, "sqlite", "check-then-insert").figures.dup_events > 0, "{table}");
+
+    let dups = explain(dir.path(), &["--anomaly", "duplicate", "--cell", "sqlite/check-then-insert"]);
+    // A witness whose copies overlapped on two workers, and the two ledger rows they left.
+    let witness = dups
+        .split("\n  evt_")
+        .find(|w| {
+            let workers: std::collections::BTreeSet<&str> =
+                w.lines().filter_map(|l| l.split("worker ").nth(1)?.split(',').next()).collect();
+            w.contains("2 ledger rows") && w.contains("overlapping attempt") && workers.len() >= 2
+        })
+        .unwrap_or_else(|| panic!("no overlapping two-worker duplicate among the witnesses:\n{dups}"));
+    let id = format!("evt_{}", witness.split(':').next().expect("an id"));
+    let one = explain(dir.path(), &[&id, "--cell", "sqlite/check-then-insert"]);
+    assert!(one.contains(&format!("{id}: credit to account")) && one.contains("2 ledger rows"), "{one}");
+
+    // created-gt refuses the second of two updates created in the same second: a tie in order
+    // leaves its account on the older plan, whatever the arrival order of the rest.
+    assert!(row(&report, "sqlite", "created-gt").figures.stale_accounts > 0, "{table}");
+    let stale = explain(
+        dir.path(),
+        &["--anomaly", "stale-account", "--cell", "sqlite/created-gt", "--witnesses", "1"],
+    );
+    assert!(stale.contains("final version") && stale.contains("newer evt_"), "{stale}");
+}

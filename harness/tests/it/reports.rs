@@ -191,3 +191,35 @@ fn compare_flags_a_crash_that_loses_an_event_and_a_retention_figure_off_the_mode
     let html = hookbench::report::render_html(&a);
     assert!(html.contains("Crash after the dedupe key") && html.contains("Key retention"), "{html}");
 }
+
+const HISTORY_SCHEMA: &str = include_str!("../../../reports/history.schema.json");
+
+#[test]
+fn the_committed_history_schema_is_the_one_the_types_generate_and_a_real_history_fits_it() {
+    let committed: serde_json::Value = serde_json::from_str(HISTORY_SCHEMA).expect("schema is JSON");
+    assert_eq!(
+        committed,
+        hookbench::history::Line::json_schema(),
+        "run `hookbench report history-schema > reports/history.schema.json`"
+    );
+    let validator = jsonschema::validator_for(&committed).expect("a valid schema");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().to_str().expect("utf-8");
+    let exe = env!("CARGO_BIN_EXE_hookbench");
+    let small = ["--backends", "sqlite", "--designs", "naive", "--events", "300", "--rate", "3000"];
+    hookbench(&[&["bench", "--out", out, "--no-progress", "--worker-exe", exe][..], &small[..]].concat())
+        .expect("a bench runs");
+    let text = std::fs::read_to_string(dir.path().join("history.jsonl")).expect("history.jsonl");
+    let (mut attempts, mut events) = (0, 0);
+    for line in text.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        assert!(validator.is_valid(&value), "{line}");
+        match value["type"].as_str() {
+            Some("attempt") => attempts += 1,
+            Some("event") => events += 1,
+            other => panic!("a line of type {other:?}"),
+        }
+    }
+    assert!(attempts > 0 && events > 0);
+    assert!(!validator.is_valid(&serde_json::json!({"type": "attempt", "cell": "x"})));
+}
