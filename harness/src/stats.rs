@@ -50,6 +50,38 @@ impl Latency {
             count: h.len(),
         }
     }
+
+    /// How many latencies fell in each of [`BUCKETS_S`] (each bucket's own count, the last one
+    /// everything above), their sum and their count: a Prometheus histogram's figures.
+    pub fn buckets(&self) -> LatencyBuckets {
+        let Ok(h) = self.hist.lock() else {
+            return LatencyBuckets::default();
+        };
+        let mut below = 0;
+        let mut buckets = Vec::with_capacity(BUCKETS_S.len() + 1);
+        for &le in BUCKETS_S {
+            let upto = h.count_between(0, (le * 1e6) as u64);
+            buckets.push((le, upto - below));
+            below = upto;
+        }
+        buckets.push((f64::MAX, h.len() - below));
+        LatencyBuckets { sum_s: h.mean() * h.len() as f64 / 1e6, count: h.len(), buckets }
+    }
+}
+
+/// The upper bounds of the latency buckets, seconds (Prometheus's defaults, from 1 ms).
+pub const BUCKETS_S: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+/// Latencies by bucket, for the Prometheus text format (`--metrics`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencyBuckets {
+    /// The sum of the latencies, seconds.
+    pub sum_s: f64,
+    /// How many.
+    pub count: u64,
+    /// Each bucket's upper bound (seconds; the last is every latency above the others) and its
+    /// own count.
+    pub buckets: Vec<(f64, u64)>,
 }
 
 /// Latency percentiles in microseconds.

@@ -246,6 +246,7 @@ impl Cell<'_> {
             figures: verdict.figures,
             latency_us: sent.latency_intended,
             latency_actual_us: sent.latency_actual,
+            latency_buckets: sent.latency_buckets.clone(),
             throughput_per_s: c.deliveries as f64 / secs,
             wall_s: started.elapsed().as_secs_f64(),
             connect_errors: c.connect_errors,

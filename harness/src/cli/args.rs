@@ -216,6 +216,10 @@ pub struct BenchArgs {
     /// past 300,000 planned attempts.
     #[arg(long)]
     pub history_compress: bool,
+    /// Also write the run's figures to FILE in the Prometheus text format (for a node_exporter
+    /// textfile collector or a push gateway; docs/reports.md).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
 }
 
 /// Arguments of `hookbench perf`.

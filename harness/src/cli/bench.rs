@@ -8,7 +8,7 @@ use receivers::store::Backend;
 
 use super::{BenchArgs, breached, hold_to, run_dir, runtime, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
-use crate::report::{BENCH_FIGURES, bench_scopes, render_table};
+use crate::report::{BENCH_FIGURES, bench_scopes, render_metrics, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
 use crate::threshold;
 
@@ -79,6 +79,10 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     hold_to(&mut report, &thresholds);
     let dir = &config.out;
     let path = report.write_all(dir).with_context(|| format!("writing {}", dir.display()))?;
+    if let Some(file) = &args.metrics {
+        let text = render_metrics(&report).context("encoding the metrics")?;
+        std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;
+    }
     write!(out, "{}", render_table(&report))?;
     write!(out, "{}", threshold::render(&report.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;

@@ -6,6 +6,7 @@ mod audit_charts;
 mod history;
 mod html;
 mod markdown;
+mod metrics;
 mod page;
 mod sections;
 mod subjects;
@@ -17,11 +18,13 @@ use receivers::design::Design;
 use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
+pub use crate::stats::LatencyBuckets;
 pub use audit::{audit_markdown, render_audit_table};
 pub use audit_charts::audit_chart_titles;
 pub use history::{Comparison, compare, rebuild_index};
 pub use html::{chart_titles, render_html};
 pub use markdown::render_markdown;
+pub use metrics::render_metrics;
 pub use sections::{Section, experiment_sections, sections};
 pub use sections::{markdown as sections_markdown, text as sections_text};
 pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
@@ -142,6 +145,9 @@ pub struct Row {
     pub latency_us: LatencyUs,
     /// Latency from each attempt's actual send to its response.
     pub latency_actual_us: LatencyUs,
+    /// The planned-send latencies by bucket (what `--metrics` exports as a histogram).
+    #[serde(default)]
+    pub latency_buckets: LatencyBuckets,
     /// Attempts per second over the delivery phase.
     pub throughput_per_s: f64,
     /// The cell's wall time: workers up, deliveries, quiet, workers down, checker.

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 pub use retry::RetryPolicy;
 
 use crate::history::{AttemptLine, Line, Outcome, Tap};
-use crate::stats::{CounterSnapshot, Counters, Latency, Percentiles};
+use crate::stats::{CounterSnapshot, Counters, Latency, LatencyBuckets, Percentiles};
 use crate::wire::{Fields, Wire};
 use crate::workload::{Group, Workload};
 
@@ -68,6 +68,8 @@ pub struct SendReport {
     pub latency_intended: Percentiles,
     /// Latency from each attempt's actual send to its response.
     pub latency_actual: Percentiles,
+    /// The planned-send latencies by bucket.
+    pub latency_buckets: LatencyBuckets,
     /// From the first planned send to the last response.
     pub elapsed: Duration,
     /// Per workload event: whether any attempt was answered with a 2xx (acknowledged, even when
@@ -431,6 +433,7 @@ pub async fn run(
         counters: ctx.progress.counters.snapshot(),
         latency_intended: ctx.intended.percentiles(),
         latency_actual: ctx.actual.percentiles(),
+        latency_buckets: ctx.intended.buckets(),
         elapsed,
         acked: flags(&ctx.acked),
         refused: flags(&ctx.refused),

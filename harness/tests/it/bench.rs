@@ -305,10 +305,43 @@ fn a_breached_threshold_exits_3_and_names_its_rows() {
     }
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let atomic_only = [&small[..], &["--fail-on", "atomic:dup_events>0"]].concat();
+    let metrics = dir.path().join("run.prom");
+    let metrics_s = metrics.to_str().expect("utf-8");
+    let atomic_only = [&small[..], &["--fail-on", "atomic:dup_events>0", "--metrics", metrics_s]].concat();
     let (code, report, table) = bench_status(dir.path(), &atomic_only);
     assert_eq!(code, 0, "{table}");
     assert_eq!((report.thresholds[0].rows, report.thresholds[0].breached.len()), (1, 0));
+    assert_metrics_match(&std::fs::read_to_string(&metrics).expect("the metrics file"), &report);
+}
+
+/// The Prometheus text holds each row's counters and gauges with report.json's values, and a
+/// histogram whose buckets rise to its count.
+fn assert_metrics_match(text: &str, report: &Report) {
+    assert!(text.ends_with("# EOF\n") && text.contains("# TYPE hookbench_deliveries counter"), "{text}");
+    for r in &report.rows {
+        let labels = format!("{{backend=\"{}\",design=\"{}\"}}", r.backend, r.design);
+        let value = |name: &str| -> f64 {
+            let prefix = format!("{name}{labels} ");
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("{prefix} in\n{text}"));
+            line[prefix.len()..].parse().expect("a number")
+        };
+        assert_eq!(value("hookbench_deliveries_total"), r.deliveries as f64);
+        assert_eq!(value("hookbench_dup_events"), r.figures.dup_events as f64);
+        assert_eq!(value("hookbench_lost_events"), r.figures.lost as f64);
+        assert_eq!(value("hookbench_latency_seconds_count"), r.latency_us.count as f64);
+        let bucket = "hookbench_latency_seconds_bucket{le=";
+        let counts: Vec<f64> = text
+            .lines()
+            .filter(|l| l.starts_with(bucket) && l.contains(&format!("design=\"{}\"", r.design)))
+            .map(|l| l.rsplit(' ').next().expect("a value").parse().expect("a number"))
+            .collect();
+        assert_eq!(counts.len(), 14, "13 bounds and +Inf");
+        assert!(counts.windows(2).all(|w| w[0] <= w[1]), "cumulative: {counts:?}");
+        assert_eq!(counts.last().copied(), Some(r.latency_us.count as f64));
+    }
 }
 
 #[test]

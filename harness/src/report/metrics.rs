@@ -1,0 +1,110 @@
+//! `--metrics FILE`: a bench's figures in the Prometheus text exposition format (prometheus-client's
+//! OpenMetrics encoder), labelled by backend and design, for a node_exporter textfile collector or
+//! a push gateway. Attempt counts are counters; the checker's correctness figures and the
+//! throughput, a run's results rather than running totals, are gauges; latency from the planned
+//! send is a histogram whose buckets come from the run's HdrHistogram.
+
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet, text::encode};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::registry::Registry;
+
+use super::{Report, Row};
+use crate::stats::LatencyBuckets;
+
+/// A metric's labels: the cell.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Cell {
+    backend: String,
+    design: String,
+}
+
+/// A histogram whose buckets were counted elsewhere (by the run's HdrHistogram), set once.
+#[derive(Debug, Default)]
+struct Counted(Mutex<LatencyBuckets>);
+
+impl TypedMetric for Counted {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for Counted {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let b = self.0.lock().map(|b| b.clone()).unwrap_or_default();
+        encoder.encode_histogram::<NoLabelSet>(b.sum_s, b.count, &b.buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+type Pick = fn(&Row) -> u64;
+type PickF = fn(&Row) -> f64;
+
+/// The attempt counters: name, help, the row's figure.
+const COUNTERS: [(&str, &str, Pick); 7] = [
+    ("hookbench_deliveries", "Attempts sent", |r| r.deliveries),
+    ("hookbench_responses_2xx", "Attempts answered 2xx", |r| r.status_2xx),
+    ("hookbench_responses_4xx", "Attempts answered 4xx", |r| r.status_4xx),
+    ("hookbench_responses_5xx", "Attempts answered 5xx", |r| r.status_5xx),
+    ("hookbench_timeouts", "Attempts timed out or whose ack was lost", |r| r.timeouts),
+    ("hookbench_retries", "Attempts that were retries", |r| r.retries),
+    ("hookbench_gave_up", "Deliveries given up after the attempt limit", |r| r.gave_up),
+];
+
+/// The run's results: name, help, the row's figure.
+const GAUGES: [(&str, &str, PickF); 7] = [
+    ("hookbench_dup_events", "Credit events applied more than once", |r| r.figures.dup_events as f64),
+    ("hookbench_extra_applies", "Applies beyond the first", |r| r.figures.extra_applies as f64),
+    ("hookbench_lost_events", "Credit events never applied", |r| r.figures.lost as f64),
+    ("hookbench_stale_writes", "Times an older plan overwrote a newer one", |r| {
+        r.figures.stale_writes as f64
+    }),
+    ("hookbench_stale_accounts", "Accounts not on their latest plan at the end", |r| {
+        r.figures.stale_accounts as f64
+    }),
+    ("hookbench_throughput_per_second", "Attempts per second over the delivery phase", |r| {
+        r.throughput_per_s
+    }),
+    ("hookbench_wall_seconds", "The cell's wall time", |r| r.wall_s),
+];
+
+/// The report's rows in the Prometheus text exposition format.
+pub fn render_metrics(report: &Report) -> Result<String, std::fmt::Error> {
+    let mut registry = Registry::default();
+    let cell =
+        |r: &Row| Cell { backend: r.backend.as_str().to_string(), design: r.design.as_str().to_string() };
+    for (name, help, pick) in COUNTERS {
+        let family = Family::<Cell, Counter>::default();
+        for r in &report.rows {
+            family.get_or_create(&cell(r)).inc_by(pick(r));
+        }
+        registry.register(name, help, family);
+    }
+    for (name, help, pick) in GAUGES {
+        let family = Family::<Cell, Gauge<f64, AtomicU64>>::default();
+        for r in &report.rows {
+            family.get_or_create(&cell(r)).set(pick(r));
+        }
+        registry.register(name, help, family);
+    }
+    let latency = Family::<Cell, Counted>::default();
+    for r in &report.rows {
+        if let Ok(mut b) = latency.get_or_create(&cell(r)).0.lock() {
+            *b = r.latency_buckets.clone();
+        }
+    }
+    registry.register(
+        "hookbench_latency_seconds",
+        "Latency from each attempt's planned send to its answer (coordinated omission corrected)",
+        latency,
+    );
+    let mut out = String::new();
+    encode(&mut out, &registry)?;
+    Ok(out)
+}
