@@ -15,7 +15,7 @@ reports=${REPORTS_DIR:-reports}
 mkdir -p "$reports"
 previous=$(ls -1d "$reports"/*/ 2>/dev/null | while read -r d; do [ -f "$d/report.json" ] && echo "${d%/}"; done | sort | tail -n 1)
 run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(git rev-parse --short HEAD 2>/dev/null || echo nogit)"
-./scripts/bench.sh --no-progress --experiments crash,jitter,retention --out "$reports/$run_id" "$@"
+./scripts/bench.sh --no-progress --experiments crash,jitter,retention --out "$reports/$run_id" --metrics "$reports/$run_id/metrics.prom" "$@"
 ./target/release/hookbench report index "$reports"
 if [ -n "$previous" ]; then
   echo "== compared with $previous"

@@ -213,7 +213,7 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub experiments: Vec<experiments::Kind>,
     /// Compress the run's history (history.jsonl.zst) whatever its size; it is compressed anyway
-    /// past 300,000 planned attempts.
+    /// past 50,000 planned attempts.
     #[arg(long)]
     pub history_compress: bool,
     /// Also write the run's figures to FILE in the Prometheus text format (for a node_exporter
