@@ -6,21 +6,9 @@ use hookbench::cli::{Cli, run};
 use hookbench::report::{Report, Row};
 
 fn bench(dir: &std::path::Path, extra: &[&str]) -> (Report, String) {
-    let out = dir.to_str().expect("utf-8 path");
-    let args = [
-        "hookbench",
-        "bench",
-        "--out",
-        out,
-        "--no-progress",
-        "--worker-exe",
-        env!("CARGO_BIN_EXE_hookbench"),
-    ];
-    let cli = Cli::try_parse_from(args.iter().chain(extra)).expect("valid arguments");
-    let mut table = Vec::new();
-    run(cli, &mut table).expect("bench runs");
-    let report = Report::read_json(&dir.join("report.json")).expect("report.json");
-    (report, String::from_utf8(table).expect("utf-8"))
+    let (code, report, table) = bench_status(dir, extra);
+    assert_eq!(code, 0, "bench runs\n{table}");
+    (report, table)
 }
 
 fn row<'a>(report: &'a Report, backend: &str, design: &str) -> &'a Row {
