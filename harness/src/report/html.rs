@@ -258,7 +258,8 @@ pub fn render_html(report: &Report) -> String {
         let title = format!("hookbench audit {}", report.run_id);
         return page::page(&title, maud::html! { @for part in &body { (part) } });
     }
-    let mut body = Vec::new();
+    // The answer first: the verdict grid, then the charts, then the tables.
+    let mut body = vec![super::verdict_grid::verdict_grid_html(report)];
     let drawn: Drawn = (|| {
         for (id, title) in chart_titles(report) {
             let svg = match id.strip_prefix("latency-") {
@@ -281,9 +282,13 @@ pub fn render_html(report: &Report) -> String {
     if let Err(e) = drawn {
         body.push(page::note(&format!("charts could not be drawn: {e}")));
     }
-    // The tables and sections: report.md without its own title (the page has one).
+    // The tables and sections: report.md without its own title (the page has one) and without
+    // its verdict table (the coloured grid above stands for it).
     let md = super::markdown::render_markdown(report);
     let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
+    let grid = super::verdict_grid::verdict_grid_markdown(report);
+    let without_title = without_title.replacen(&grid, "", 1);
+    let without_title = without_title.as_str();
     body.push(page::markdown(without_title));
     let title = format!("hookbench run {}", report.run_id);
     page::page(&title, maud::html! { @for part in &body { (part) } })

@@ -57,6 +57,7 @@ pub fn render_markdown(report: &Report) -> String {
          simulation of the same workload (the inbox is compared with the version guard).\n",
         p.events, p.seed, p.workers, p.concurrency, p.work_delay
     );
+    md.push_str(&super::verdict_grid::verdict_grid_markdown(report));
     md.push_str(&thresholds_section(&report.thresholds));
     let backends = backends(report);
     let designs = designs(report);

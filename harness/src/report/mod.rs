@@ -11,6 +11,7 @@ mod page;
 mod sections;
 mod subjects;
 mod table;
+mod verdict_grid;
 
 use std::path::Path;
 

@@ -63,6 +63,13 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
 
     // report.md has the tables.
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    // ... led by the verdict grid: atomic and version-guard apply exactly once, naive does not.
+    let grid = md.split("## Verdict").nth(1).expect("a verdict grid").split("\n## ").next().expect("grid");
+    assert!(md.find("## Verdict") < md.find("## Correctness"), "the verdict comes first");
+    assert!(
+        grid.contains("| **atomic** | exactly once;") && grid.contains("| **naive** | not exactly once ("),
+        "{grid}"
+    );
     for needle in [
         "## Correctness: real (per backend) and model",
         "| **atomic** | dup events |",
@@ -74,6 +81,9 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
 
     // report.html is self-contained and has one chart per promised figure, with its title.
     let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    let grid_at = html.find("<section id=\"verdict-grid\">").expect("the verdict grid");
+    assert!(grid_at < html.find("<figure").expect("charts"), "the grid before the charts");
+    assert!(html.contains("style=\"background:#f8d0d0\">not exactly once"), "naive in red");
     let report = Report::read_json(&dir.join("report.json")).expect("report");
     let titles = chart_titles(&report);
     assert_eq!(titles.len(), 4, "latency per backend (2), duplicates, stale accounts");

@@ -1,0 +1,100 @@
+//! The verdict grid a bench's report.md and report.html open with: designs by backend, each cell
+//! saying whether every event was applied exactly once, whether every account ended on its latest
+//! plan, and its p99, so the answer comes before the charts and tables.
+
+use std::fmt::Write;
+
+use maud::{Markup, html};
+
+use super::markdown::{backends, designs};
+use super::{Report, Row};
+
+/// One cell's verdict.
+struct Verdict {
+    exactly_once: bool,
+    latest: bool,
+    words: String,
+}
+
+fn verdict(r: &Row) -> Verdict {
+    let f = &r.figures;
+    let exactly_once = f.dup_events == 0 && f.lost == 0 && f.ledger == f.expected;
+    let latest = f.stale_accounts == 0;
+    let once = if exactly_once {
+        "exactly once".to_string()
+    } else {
+        format!("not exactly once ({} dup, {} lost)", f.dup_events, f.lost)
+    };
+    let state =
+        if latest { "latest state".to_string() } else { format!("{} stale accounts", f.stale_accounts) };
+    let words = format!("{once}; {state}; p99 {:.1} ms", r.latency_us.p99 as f64 / 1e3);
+    Verdict { exactly_once, latest, words }
+}
+
+fn cell<'a>(
+    report: &'a Report,
+    backend: receivers::store::Backend,
+    design: receivers::design::Design,
+) -> Option<&'a Row> {
+    report.rows.iter().find(|r| r.backend == backend && r.design == design)
+}
+
+/// The grid as a Markdown table (nothing without rows).
+pub fn verdict_grid_markdown(report: &Report) -> String {
+    let backends = backends(report);
+    if backends.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from("## Verdict\n\n| design |");
+    for b in &backends {
+        let _ = write!(md, " {b} |");
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(backends.len()));
+    md.push('\n');
+    for d in designs(report) {
+        let _ = write!(md, "| **{d}** |");
+        for &b in &backends {
+            let text = cell(report, b, d).map_or("did not run".to_string(), |r| verdict(r).words);
+            let _ = write!(md, " {text} |");
+        }
+        md.push('\n');
+    }
+    md.push('\n');
+    md
+}
+
+/// The grid as HTML, each cell coloured: green when exactly once and on the latest state, amber
+/// when exactly once only, red when not exactly once.
+pub fn verdict_grid_html(report: &Report) -> Markup {
+    let backends = backends(report);
+    let colour = |v: &Verdict| match (v.exactly_once, v.latest) {
+        (true, true) => "background:#d9f2d9",
+        (true, false) => "background:#fcefc7",
+        _ => "background:#f8d0d0",
+    };
+    html! {
+        @if !backends.is_empty() {
+            section id="verdict-grid" {
+                h2 { "Verdict" }
+                table {
+                    tr { th { "design" } @for b in &backends { th { (b.as_str()) } } }
+                    @for d in designs(report) {
+                        tr {
+                            td { b { (d.as_str()) } }
+                            @for &b in &backends {
+                                @match cell(report, b, d) {
+                                    Some(r) => {
+                                        @let v = verdict(r);
+                                        td class="verdict" style=(colour(&v)) { (v.words) }
+                                    }
+                                    None => td { "did not run" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
