@@ -8,7 +8,8 @@ use receivers::store::Backend;
 
 use super::{Report, Row};
 
-fn row(report: &Report, backend: Backend, design: Design) -> Option<&Row> {
+/// The row of a cell, when it ran.
+pub(super) fn row(report: &Report, backend: Backend, design: Design) -> Option<&Row> {
     report.rows.iter().find(|r| r.backend == backend && r.design == design)
 }
 

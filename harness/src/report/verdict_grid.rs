@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use maud::{Markup, html};
 
-use super::markdown::{backends, designs};
+use super::markdown::{backends, designs, row as cell};
 use super::{Report, Row};
 
 /// One cell's verdict.
@@ -29,14 +29,6 @@ fn verdict(r: &Row) -> Verdict {
         if latest { "latest state".to_string() } else { format!("{} stale accounts", f.stale_accounts) };
     let words = format!("{once}; {state}; p99 {:.1} ms", r.latency_us.p99 as f64 / 1e3);
     Verdict { exactly_once, latest, words }
-}
-
-fn cell<'a>(
-    report: &'a Report,
-    backend: receivers::store::Backend,
-    design: receivers::design::Design,
-) -> Option<&'a Row> {
-    report.rows.iter().find(|r| r.backend == backend && r.design == design)
 }
 
 /// The grid as a Markdown table (nothing without rows).
