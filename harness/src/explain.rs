@@ -50,6 +50,16 @@ pub fn explain(dir: &Path, question: &Question, cell: Option<&str>) -> Result<St
         Question::Event(id) => BTreeMap::from([(String::new(), BTreeSet::from([id.clone()]))]),
         Question::Anomaly(class, limit) => witnesses(dir, *class, *limit, &in_cell)?,
     };
+    let cells = timelines(dir, &wanted, &in_cell)?;
+    Ok(render(question, &cells))
+}
+
+/// The timelines of the `wanted` events (per cell; under the empty cell name, in every cell).
+fn timelines(
+    dir: &Path,
+    wanted: &BTreeMap<String, BTreeSet<String>>,
+    in_cell: &dyn Fn(&str) -> bool,
+) -> Result<Cells, HistoryError> {
     let wants = |c: &str, e: &str| {
         in_cell(c)
             && (wanted.get("").is_some_and(|ids| ids.contains(e))
@@ -67,7 +77,76 @@ pub fn explain(dir: &Path, question: &Question, cell: Option<&str>) -> Result<St
             Line::Event(e) => t.fate = Some(e),
         }
     })?;
-    Ok(render(question, &cells))
+    Ok(cells)
+}
+
+/// One witness as a report keeps it: what it is, what is wrong, and its timeline.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Witness {
+    /// The anomaly class: `duplicate`, `lost` or `stale-account`.
+    pub class: String,
+    /// The event's id, or `account N`.
+    pub id: String,
+    /// What the checker found (and, for an account, which update wrote its final version).
+    pub problem: String,
+    /// Every attempt of the event (of each update, for an account), in the order sent.
+    pub attempts: Vec<AttemptLine>,
+}
+
+/// A cell's witnesses.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct CellWitnesses {
+    /// The cell, `backend/design`.
+    pub cell: String,
+    /// Up to `--witnesses` per class.
+    pub witnesses: Vec<Witness>,
+}
+
+/// The first `limit` witnesses of each class in each cell of the run in `dir`.
+pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, HistoryError> {
+    let all = |_: &str| true;
+    let mut by_cell: BTreeMap<String, Vec<Witness>> = BTreeMap::new();
+    for class in [Anomaly::Duplicate, Anomaly::Lost, Anomaly::StaleAccount] {
+        let wanted = witnesses(dir, class, limit, &all)?;
+        if wanted.values().all(BTreeSet::is_empty) {
+            continue;
+        }
+        let name = match class {
+            Anomaly::Duplicate => "duplicate",
+            Anomaly::Lost => "lost",
+            _ => "stale-account",
+        };
+        for (cell, events) in timelines(dir, &wanted, &all)? {
+            let list = by_cell.entry(cell).or_default();
+            if class == Anomaly::StaleAccount {
+                let mut accounts: BTreeMap<u32, BTreeMap<String, Timeline>> = BTreeMap::new();
+                for (id, t) in events {
+                    accounts.entry(t.fate.as_ref().map_or(0, |f| f.account)).or_default().insert(id, t);
+                }
+                for (account, updates) in accounts {
+                    let mut story = String::new();
+                    account_story(&mut story, &updates);
+                    let mut attempts: Vec<AttemptLine> =
+                        updates.into_values().flat_map(|t| t.attempts).collect();
+                    attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+                    let problem = story.lines().map(str::trim).collect::<Vec<_>>().join("; ");
+                    list.push(Witness {
+                        class: name.into(),
+                        id: format!("account {account}"),
+                        problem,
+                        attempts,
+                    });
+                }
+            } else {
+                for (id, mut t) in events {
+                    t.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+                    let problem = t.fate.as_ref().map_or_else(|| "no fate recorded".to_string(), fate);
+                    list.push(Witness { class: name.into(), id, problem, attempts: t.attempts });
+                }
+            }
+        }
+    }
+    Ok(by_cell.into_iter().map(|(cell, witnesses)| CellWitnesses { cell, witnesses }).collect())
 }
 
 /// The events to show for `class`: per cell, the first `limit` witnesses (for account classes,
@@ -198,9 +277,8 @@ fn timeline(out: &mut String, id: &str, t: &Timeline) {
     for a in &attempts {
         let status = a.status.map_or("-".to_string(), |s| s.to_string());
         let outcome = match a.outcome {
-            Outcome::Ok => "ok".to_string(),
-            Outcome::Fail => "fail".to_string(),
             Outcome::Info => format!("info ({})", a.detail.as_deref().unwrap_or("indeterminate")),
+            other => other.as_str().to_string(),
         };
         let over = overlapping(a, &attempts);
         let over = if over.is_empty() {

@@ -73,6 +73,8 @@ pub struct BenchConfig {
     pub experiments: Vec<crate::experiments::Kind>,
     /// Compress the history whatever its size.
     pub history_compress: bool,
+    /// Witnesses per anomaly class and cell in the report.
+    pub witnesses: usize,
 }
 
 /// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
@@ -208,6 +210,10 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
         lines,
         bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
     });
+    match crate::explain::report_witnesses(&config.out, config.witnesses) {
+        Ok(w) => report.witnesses = w,
+        Err(e) => bars.say(&format!("the witnesses could not be read back: {}", crate::reason::reason(&e))),
+    }
     if !config.experiments.is_empty() {
         bars.say(&format!("running the experiments {:?}", config.experiments));
         let mut setup = crate::experiments::Setup::new(config.backends.clone(), config.postgres.clone());

@@ -216,6 +216,10 @@ pub struct BenchArgs {
     /// past 50,000 planned attempts.
     #[arg(long)]
     pub history_compress: bool,
+    /// Witnesses per anomaly class (duplicate, lost, stale account) and cell in the report, each
+    /// with its timeline from the history (`hookbench explain` lists more).
+    #[arg(long, default_value_t = 5)]
+    pub witnesses: usize,
     /// Also write the run's figures to FILE in the Prometheus text format (for a node_exporter
     /// textfile collector or a push gateway; docs/reports.md).
     #[arg(long, value_name = "FILE")]

@@ -64,6 +64,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
             poison: args.poison,
             experiments: args.experiments.clone(),
             history_compress: args.history_compress,
+            witnesses: args.witnesses,
         };
         config.validate()?;
         Ok(config)

@@ -15,6 +15,17 @@ pub enum Outcome {
     Info,
 }
 
+impl Outcome {
+    /// As the history writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Fail => "fail",
+            Self::Info => "info",
+        }
+    }
+}
+
 /// One attempt of one delivery.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AttemptLine {

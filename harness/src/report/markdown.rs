@@ -42,6 +42,39 @@ pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> Stri
     md
 }
 
+/// Each cell's witnesses, under its name, each with its timeline (nothing without witnesses).
+fn witnesses_section(cells: &[crate::explain::CellWitnesses]) -> String {
+    if cells.iter().all(|c| c.witnesses.is_empty()) {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Witnesses\n\nThe first events of each anomaly in each cell, from the run's history \
+         (`hookbench explain RUN_DIR --anomaly CLASS` lists more; times in ms from the cell's first send).\n",
+    );
+    for c in cells.iter().filter(|c| !c.witnesses.is_empty()) {
+        let _ = writeln!(md, "\n### {}\n", c.cell);
+        for w in &c.witnesses {
+            let _ = writeln!(md, "- {} `{}`: {}", w.class, w.id, w.problem.replace('|', "\\|"));
+            for a in &w.attempts {
+                let status = a.status.map_or("-".to_string(), |s| s.to_string());
+                let why = a.detail.as_deref().map_or(String::new(), |d| format!(" ({d})"));
+                let _ = writeln!(
+                    md,
+                    "  - `{}` attempt {}: sent {:.1}, answered {:.1}, worker {}, connection {}: {status} {}{why}",
+                    a.event,
+                    a.attempt,
+                    a.sent_ms,
+                    a.answered_ms,
+                    a.worker,
+                    a.connection,
+                    a.outcome.as_str()
+                );
+            }
+        }
+    }
+    md
+}
+
 /// Renders report.md.
 pub fn render_markdown(report: &Report) -> String {
     if report.audit.is_some() {
@@ -96,6 +129,7 @@ pub fn render_markdown(report: &Report) -> String {
         }
     }
 
+    md.push_str(&witnesses_section(&report.witnesses));
     let _ = writeln!(md, "\n## Deliveries and latency\n");
     let _ = writeln!(
         md,

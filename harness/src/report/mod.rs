@@ -229,6 +229,9 @@ pub struct Report {
     /// The run's history file beside this report (every attempt, then every event's fate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryFile>,
+    /// The first witnesses of each anomaly in each cell, with their timelines (from the history).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<crate::explain::CellWitnesses>,
 }
 
 /// The run's history file.
@@ -260,6 +263,7 @@ impl Report {
             audit: None,
             thresholds: Vec::new(),
             history: None,
+            witnesses: Vec::new(),
         }
     }
 

@@ -403,6 +403,16 @@ fn the_history_explains_a_duplicate_and_a_stale_account() {
         .unwrap_or_else(|| panic!("no overlapping two-worker duplicate among the witnesses:\n{dups}"));
     let id = format!("evt_{}", witness.split(':').next().expect("an id"));
     let one = explain(dir.path(), &[&id, "--cell", "sqlite/check-then-insert"]);
+    // The report carries the first witnesses of each cell, and report.md shows them.
+    let cti = report.witnesses.iter().find(|c| c.cell == "sqlite/check-then-insert").expect("its witnesses");
+    let dup = cti.witnesses.iter().filter(|w| w.class == "duplicate").collect::<Vec<_>>();
+    assert!(!dup.is_empty() && dup.len() <= 5, "{cti:?}");
+    assert!(dup.iter().all(|w| w.problem.contains("ledger rows") && w.attempts.len() >= 2), "{dup:?}");
+    let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
+    assert!(
+        md.contains("### sqlite/check-then-insert") && md.contains(&format!("- duplicate `{}`", dup[0].id)),
+        "{md}"
+    );
     assert!(one.contains(&format!("{id}: credit to account")) && one.contains("2 ledger rows"), "{one}");
 
     // created-gt refuses the second of two updates created in the same second: a tie in order
