@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::history::{self, AttemptLine, EventLine, HistoryError, Line, Outcome};
 
 /// The anomaly classes `explain --anomaly` lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum Anomaly {
     /// A credit applied more than once.
     Duplicate,
@@ -48,7 +48,9 @@ pub fn explain(dir: &Path, question: &Question, cell: Option<&str>) -> Result<St
     let in_cell = |c: &str| cell.is_none_or(|want| want == c);
     let wanted: BTreeMap<String, BTreeSet<String>> = match question {
         Question::Event(id) => BTreeMap::from([(String::new(), BTreeSet::from([id.clone()]))]),
-        Question::Anomaly(class, limit) => witnesses(dir, *class, *limit, &in_cell)?,
+        Question::Anomaly(class, limit) => {
+            witnesses(dir, &[*class], *limit, &in_cell)?.remove(class).unwrap_or_default()
+        }
     };
     let cells = timelines(dir, &wanted, &in_cell)?;
     Ok(render(question, &cells))
@@ -105,20 +107,29 @@ pub struct CellWitnesses {
 /// The first `limit` witnesses of each class in each cell of the run in `dir`.
 pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, HistoryError> {
     let all = |_: &str| true;
-    let mut by_cell: BTreeMap<String, Vec<Witness>> = BTreeMap::new();
-    for class in [Anomaly::Duplicate, Anomaly::Lost, Anomaly::StaleAccount] {
-        let wanted = witnesses(dir, class, limit, &all)?;
-        if wanted.values().all(BTreeSet::is_empty) {
-            continue;
+    let classes = [Anomaly::Duplicate, Anomaly::Lost, Anomaly::StaleAccount];
+    // Two passes over the history in all: one finds every class's witnesses, one reads their
+    // timelines.
+    let per_class = witnesses(dir, &classes, limit, &all)?;
+    let mut union = Wanted::new();
+    for wanted in per_class.values() {
+        for (cell, ids) in wanted {
+            union.entry(cell.clone()).or_default().extend(ids.iter().cloned());
         }
+    }
+    let cells = timelines(dir, &union, &all)?;
+    let mut by_cell: BTreeMap<String, Vec<Witness>> = BTreeMap::new();
+    for (class, wanted) in &per_class {
         let name = match class {
             Anomaly::Duplicate => "duplicate",
             Anomaly::Lost => "lost",
             _ => "stale-account",
         };
-        for (cell, events) in timelines(dir, &wanted, &all)? {
-            let list = by_cell.entry(cell).or_default();
-            if class == Anomaly::StaleAccount {
+        for (cell, ids) in wanted.iter().filter(|(_, ids)| !ids.is_empty()) {
+            let list = by_cell.entry(cell.clone()).or_default();
+            let events: BTreeMap<String, Timeline> =
+                ids.iter().filter_map(|id| Some((id.clone(), cells.get(cell)?.get(id)?.clone()))).collect();
+            if *class == Anomaly::StaleAccount {
                 let mut accounts: BTreeMap<u32, BTreeMap<String, Timeline>> = BTreeMap::new();
                 for (id, t) in events {
                     accounts.entry(t.fate.as_ref().map_or(0, |f| f.account)).or_default().insert(id, t);
@@ -149,16 +160,21 @@ pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, 
     Ok(by_cell.into_iter().map(|(cell, witnesses)| CellWitnesses { cell, witnesses }).collect())
 }
 
-/// The events to show for `class`: per cell, the first `limit` witnesses (for account classes,
-/// every update of each witness account).
+/// Per class, the events to show: per cell, the first `limit` witnesses (for account classes,
+/// every update of each witness account). One pass over the history serves every class asked.
+type Wanted = BTreeMap<String, BTreeSet<String>>;
+
 fn witnesses(
     dir: &Path,
-    class: Anomaly,
+    classes: &[Anomaly],
     limit: usize,
     in_cell: &dyn Fn(&str) -> bool,
-) -> Result<BTreeMap<String, BTreeSet<String>>, HistoryError> {
-    let mut events: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    // Per cell and account: its updates (id, version) and the last 2xx answer of each.
+) -> Result<BTreeMap<Anomaly, Wanted>, HistoryError> {
+    let wants = |c: Anomaly| classes.contains(&c);
+    let accounts_too = wants(Anomaly::StaleWrite) || wants(Anomaly::StaleAccount);
+    let mut events: BTreeMap<Anomaly, Wanted> = classes.iter().map(|&c| (c, Wanted::new())).collect();
+    // Per cell and account: its updates (id, version), and the last 2xx answer of each update
+    // (only the stale-write class orders them by it).
     let mut updates: BTreeMap<String, BTreeMap<u32, Vec<(String, u32)>>> = BTreeMap::new();
     let mut acked_at: BTreeMap<(String, String), f64> = BTreeMap::new();
     let mut stale_accounts: BTreeMap<String, Vec<u32>> = BTreeMap::new();
@@ -167,54 +183,58 @@ fn witnesses(
             return;
         }
         match line {
-            Line::Attempt(a) if a.kind == "update" && a.status.is_some_and(|s| (200..300).contains(&s)) => {
+            Line::Attempt(a)
+                if wants(Anomaly::StaleWrite)
+                    && a.kind == "update"
+                    && a.status.is_some_and(|s| (200..300).contains(&s)) =>
+            {
                 let t = acked_at.entry((a.cell, a.event)).or_insert(a.answered_ms);
                 *t = t.max(a.answered_ms);
             }
             Line::Attempt(_) => {}
             Line::Event(e) => {
-                let cell = e.cell.clone();
-                let hit = match class {
-                    Anomaly::Duplicate => e.applied.is_some_and(|n| n > 1),
-                    Anomaly::Lost => e.applied == Some(0) && !e.poisoned,
-                    Anomaly::StaleWrite | Anomaly::StaleAccount => {
-                        if let Some(v) = e.version {
-                            updates
-                                .entry(cell.clone())
-                                .or_default()
-                                .entry(e.account)
-                                .or_default()
-                                .push((e.event.clone(), v));
-                        }
-                        let stale =
-                            e.latest_version.is_some_and(|l| l > 0 && e.final_version != Some(i64::from(l)));
-                        if stale && class == Anomaly::StaleAccount {
-                            let list = stale_accounts.entry(cell.clone()).or_default();
-                            if !list.contains(&e.account) && list.len() < limit {
-                                list.push(e.account);
-                            }
-                        }
-                        false
+                let mut hit = |class: Anomaly, e: &EventLine| {
+                    if let Some(ids) = events.get_mut(&class).map(|w| w.entry(e.cell.clone()).or_default())
+                        && ids.len() < limit
+                    {
+                        ids.insert(e.event.clone());
                     }
                 };
-                let ids = events.entry(cell).or_default();
-                if hit && ids.len() < limit {
-                    ids.insert(e.event);
+                if e.applied.is_some_and(|n| n > 1) {
+                    hit(Anomaly::Duplicate, &e);
+                }
+                if e.applied == Some(0) && !e.poisoned {
+                    hit(Anomaly::Lost, &e);
+                }
+                if let (true, Some(v)) = (accounts_too, e.version) {
+                    updates
+                        .entry(e.cell.clone())
+                        .or_default()
+                        .entry(e.account)
+                        .or_default()
+                        .push((e.event.clone(), v));
+                }
+                let stale = e.latest_version.is_some_and(|l| l > 0 && e.final_version != Some(i64::from(l)));
+                if stale && wants(Anomaly::StaleAccount) {
+                    let list = stale_accounts.entry(e.cell.clone()).or_default();
+                    if !list.contains(&e.account) && list.len() < limit {
+                        list.push(e.account);
+                    }
                 }
             }
         }
     })?;
-    if class == Anomaly::StaleAccount {
+    if let Some(wanted) = events.get_mut(&Anomaly::StaleAccount) {
         for (cell, accounts) in stale_accounts {
-            let ids = events.entry(cell.clone()).or_default();
+            let ids = wanted.entry(cell.clone()).or_default();
             for a in accounts {
                 ids.extend(updates[&cell][&a].iter().map(|(id, _)| id.clone()));
             }
         }
     }
-    if class == Anomaly::StaleWrite {
+    if let Some(wanted) = events.get_mut(&Anomaly::StaleWrite) {
         for (cell, by_account) in &updates {
-            let ids = events.entry(cell.clone()).or_default();
+            let ids = wanted.entry(cell.clone()).or_default();
             let mut shown = 0;
             for list in by_account.values() {
                 // Acknowledged updates in the order their acks came back: an older version acked

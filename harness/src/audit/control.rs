@@ -31,7 +31,7 @@ pub enum ControlError {
     /// A command could not be run or failed.
     #[error("{flag} `{command}` {problem}")]
     Command {
-        /// `--kill-cmd` or `--start-cmd`.
+        /// `--kill-cmd`, `--start-cmd` or `--retention-cmd`.
         flag: &'static str,
         /// The command.
         command: String,
@@ -77,25 +77,7 @@ impl Restart {
 impl Control {
     /// Runs the kill command and waits for it.
     pub async fn kill(&self) -> Result<(), ControlError> {
-        let fail = |problem: String| ControlError::Command {
-            flag: "--kill-cmd",
-            command: self.kill_cmd.clone(),
-            problem,
-        };
-        let out = shell(&self.kill_cmd)
-            .stderr(Stdio::piped())
-            .output()
-            .await
-            .map_err(|e| fail(format!("could not run: {e}")))?;
-        if out.status.success() {
-            return Ok(());
-        }
-        let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        Err(fail(format!(
-            "exited with {}{}",
-            out.status,
-            if said.is_empty() { String::new() } else { format!(": {said}") }
-        )))
+        run_to_end("--kill-cmd", &self.kill_cmd).await
     }
 
     /// Runs the start command and waits until the health URL answers 2xx.
@@ -154,6 +136,26 @@ impl Control {
         self.start(client).await?;
         Ok(Restart { killed_ms, healthy_ms: clock() })
     }
+}
+
+/// Runs `command` (given as `flag`) through the shell and waits for it; a failure says how it
+/// ended and what it wrote on stderr.
+pub async fn run_to_end(flag: &'static str, command: &str) -> Result<(), ControlError> {
+    let fail = |problem: String| ControlError::Command { flag, command: command.to_string(), problem };
+    let out = shell(command)
+        .stderr(Stdio::piped())
+        .output()
+        .await
+        .map_err(|e| fail(format!("could not run: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    Err(fail(format!(
+        "exited with {}{}",
+        out.status,
+        if said.is_empty() { String::new() } else { format!(": {said}") }
+    )))
 }
 
 /// `sh -c command`, with no input and its output discarded: a receiver it starts must not hold

@@ -147,10 +147,7 @@ pub enum AuditError {
     /// The load's sender could not start.
     #[error("the parallel load could not start: {0}")]
     Send(#[from] sender::SendError),
-    /// `--retention-cmd` failed.
-    #[error("--retention-cmd failed: {0}")]
-    Retention(String),
-    /// The receiver could not be killed or started again.
+    /// The receiver could not be killed or started again, or `--retention-cmd` failed.
     #[error(transparent)]
     Control(#[from] ControlError),
 }
@@ -293,21 +290,6 @@ fn base36(mut n: u64) -> String {
     }
     out.reverse();
     String::from_utf8(out).unwrap_or_default()
-}
-
-/// Runs `command` through the shell and waits for it.
-async fn run_shell(command: &str) -> Result<(), AuditError> {
-    let status = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .status()
-        .await
-        .map_err(|e| AuditError::Retention(e.to_string()))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(AuditError::Retention(format!("`{command}` exited with {status}")))
-    }
 }
 
 /// Runs the audit, reporting each step through `step`.
@@ -503,7 +485,7 @@ async fn late_replay(
     let sample = checks::replay_sample(pending, seen, 10);
     if let Some(cmd) = &config.retention_cmd {
         step("running --retention-cmd");
-        run_shell(cmd).await?;
+        control::run_to_end("--retention-cmd", cmd).await?;
     }
     if !config.replay_after.is_zero() {
         step(&format!("waiting {} before the late replay", humantime::format_duration(config.replay_after)));
