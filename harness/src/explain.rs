@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::history::{self, AttemptLine, EventLine, HistoryError, Line, Outcome};
+use crate::history::{self, AttemptLine, ChangeLine, EventLine, HistoryError, Line, Outcome};
 
 /// The anomaly classes `explain --anomaly` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -19,10 +19,35 @@ pub enum Anomaly {
     Duplicate,
     /// A credit never applied.
     Lost,
-    /// An update applied after a newer one of its account had been acknowledged.
+    /// An account whose plan the database saw go down a version: an older update written over a
+    /// newer one (the trigger's change log shows it).
     StaleWrite,
     /// An account whose final plan version is not its latest.
     StaleAccount,
+    /// A poison event the receiver refused and yet applied (it has a ledger row).
+    AppliedThoughRefused,
+}
+
+impl Anomaly {
+    /// Every class, in the order reports list them.
+    pub const ALL: [Self; 5] =
+        [Self::Duplicate, Self::Lost, Self::StaleWrite, Self::StaleAccount, Self::AppliedThoughRefused];
+
+    /// Its name, as `--anomaly` takes it and reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Duplicate => "duplicate",
+            Self::Lost => "lost",
+            Self::StaleWrite => "stale-write",
+            Self::StaleAccount => "stale-account",
+            Self::AppliedThoughRefused => "applied-though-refused",
+        }
+    }
+
+    /// Whether its witnesses are accounts (shown with every update of the account).
+    fn of_accounts(self) -> bool {
+        matches!(self, Self::StaleWrite | Self::StaleAccount)
+    }
 }
 
 /// What to explain.
@@ -41,7 +66,14 @@ struct Timeline {
     attempts: Vec<AttemptLine>,
 }
 
-type Cells = BTreeMap<String, BTreeMap<String, Timeline>>;
+/// One cell's timelines: the events asked for, and the plan changes of their accounts.
+#[derive(Debug, Clone, Default)]
+struct CellTimelines {
+    events: BTreeMap<String, Timeline>,
+    changes: BTreeMap<u32, Vec<ChangeLine>>,
+}
+
+type Cells = BTreeMap<String, CellTimelines>;
 
 /// Explains `question` from the history in `dir`, only for `cell` when given.
 pub fn explain(dir: &Path, question: &Question, cell: Option<&str>) -> Result<String, HistoryError> {
@@ -56,7 +88,8 @@ pub fn explain(dir: &Path, question: &Question, cell: Option<&str>) -> Result<St
     Ok(render(question, &cells))
 }
 
-/// The timelines of the `wanted` events (per cell; under the empty cell name, in every cell).
+/// The timelines of the `wanted` events (per cell; under the empty cell name, in every cell),
+/// with the plan changes of their accounts (a cell's change lines follow its event lines).
 fn timelines(
     dir: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
@@ -68,16 +101,26 @@ fn timelines(
                 || wanted.get(c).is_some_and(|ids| ids.contains(e)))
     };
     let mut cells: Cells = BTreeMap::new();
-    history::read(dir, &mut |line| {
-        if !wants(line.cell(), line.event()) {
-            return;
+    let mut accounts: BTreeSet<(String, u32)> = BTreeSet::new();
+    history::read(dir, &mut |line| match line {
+        Line::Change(c) if accounts.contains(&(c.cell.clone(), c.account)) => {
+            let cell = cells.entry(c.cell.clone()).or_default();
+            cell.changes.entry(c.account).or_default().push(c);
         }
-        let t =
-            cells.entry(line.cell().to_string()).or_default().entry(line.event().to_string()).or_default();
-        match line {
-            Line::Attempt(a) => t.attempts.push(a),
-            Line::Event(e) => t.fate = Some(e),
+        Line::Change(_) => {}
+        line if wants(line.cell(), line.event()) => {
+            let cell = cells.entry(line.cell().to_string()).or_default();
+            let t = cell.events.entry(line.event().to_string()).or_default();
+            match line {
+                Line::Attempt(a) => t.attempts.push(a),
+                Line::Event(e) => {
+                    accounts.insert((e.cell.clone(), e.account));
+                    t.fate = Some(e);
+                }
+                Line::Change(_) => {}
+            }
         }
+        _ => {}
     })?;
     Ok(cells)
 }
@@ -85,7 +128,8 @@ fn timelines(
 /// One witness as a report keeps it: what it is, what is wrong, and its timeline.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Witness {
-    /// The anomaly class: `duplicate`, `lost` or `stale-account`.
+    /// The anomaly class: `duplicate`, `lost`, `stale-write`, `stale-account` or
+    /// `applied-though-refused`.
     pub class: String,
     /// The event's id, or `account N`.
     pub id: String,
@@ -93,6 +137,9 @@ pub struct Witness {
     pub problem: String,
     /// Every attempt of the event (of each update, for an account), in the order sent.
     pub attempts: Vec<AttemptLine>,
+    /// For an account: the plan changes the database's trigger recorded, in their order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan_changes: Vec<ChangeLine>,
 }
 
 /// A cell's witnesses.
@@ -107,10 +154,9 @@ pub struct CellWitnesses {
 /// The first `limit` witnesses of each class in each cell of the run in `dir`.
 pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, HistoryError> {
     let all = |_: &str| true;
-    let classes = [Anomaly::Duplicate, Anomaly::Lost, Anomaly::StaleAccount];
     // Two passes over the history in all: one finds every class's witnesses, one reads their
     // timelines.
-    let per_class = witnesses(dir, &classes, limit, &all)?;
+    let per_class = witnesses(dir, &Anomaly::ALL, limit, &all)?;
     let mut union = Wanted::new();
     for wanted in per_class.values() {
         for (cell, ids) in wanted {
@@ -119,40 +165,39 @@ pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, 
     }
     let cells = timelines(dir, &union, &all)?;
     let mut by_cell: BTreeMap<String, Vec<Witness>> = BTreeMap::new();
-    for (class, wanted) in &per_class {
-        let name = match class {
-            Anomaly::Duplicate => "duplicate",
-            Anomaly::Lost => "lost",
-            _ => "stale-account",
-        };
+    for (&class, wanted) in &per_class {
         for (cell, ids) in wanted.iter().filter(|(_, ids)| !ids.is_empty()) {
+            let Some(found) = cells.get(cell) else { continue };
             let list = by_cell.entry(cell.clone()).or_default();
             let events: BTreeMap<String, Timeline> =
-                ids.iter().filter_map(|id| Some((id.clone(), cells.get(cell)?.get(id)?.clone()))).collect();
-            if *class == Anomaly::StaleAccount {
-                let mut accounts: BTreeMap<u32, BTreeMap<String, Timeline>> = BTreeMap::new();
-                for (id, t) in events {
-                    accounts.entry(t.fate.as_ref().map_or(0, |f| f.account)).or_default().insert(id, t);
-                }
-                for (account, updates) in accounts {
+                ids.iter().filter_map(|id| Some((id.clone(), found.events.get(id)?.clone()))).collect();
+            if class.of_accounts() {
+                for (account, updates) in by_account(&events) {
+                    let changes = found.changes.get(&account).cloned().unwrap_or_default();
                     let mut story = String::new();
-                    account_story(&mut story, &updates);
+                    account_story(&mut story, &updates, &changes);
                     let mut attempts: Vec<AttemptLine> =
                         updates.into_values().flat_map(|t| t.attempts).collect();
                     attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-                    let problem = story.lines().map(str::trim).collect::<Vec<_>>().join("; ");
                     list.push(Witness {
-                        class: name.into(),
+                        class: class.name().into(),
                         id: format!("account {account}"),
-                        problem,
+                        problem: story.lines().map(str::trim).collect::<Vec<_>>().join("; "),
                         attempts,
+                        plan_changes: changes,
                     });
                 }
             } else {
                 for (id, mut t) in events {
                     t.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
                     let problem = t.fate.as_ref().map_or_else(|| "no fate recorded".to_string(), fate);
-                    list.push(Witness { class: name.into(), id, problem, attempts: t.attempts });
+                    list.push(Witness {
+                        class: class.name().into(),
+                        id,
+                        problem,
+                        attempts: t.attempts,
+                        plan_changes: Vec::new(),
+                    });
                 }
             }
         }
@@ -160,9 +205,31 @@ pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, 
     Ok(by_cell.into_iter().map(|(cell, witnesses)| CellWitnesses { cell, witnesses }).collect())
 }
 
+/// Updates grouped by their account.
+fn by_account(events: &BTreeMap<String, Timeline>) -> BTreeMap<u32, BTreeMap<String, Timeline>> {
+    let mut accounts: BTreeMap<u32, BTreeMap<String, Timeline>> = BTreeMap::new();
+    for (id, t) in events {
+        accounts.entry(t.fate.as_ref().map_or(0, |f| f.account)).or_default().insert(id.clone(), t.clone());
+    }
+    accounts
+}
+
 /// Per class, the events to show: per cell, the first `limit` witnesses (for account classes,
 /// every update of each witness account). One pass over the history serves every class asked.
 type Wanted = BTreeMap<String, BTreeSet<String>>;
+
+/// Per cell, the first `limit` accounts found.
+#[derive(Default)]
+struct FirstAccounts(BTreeMap<String, Vec<u32>>);
+
+impl FirstAccounts {
+    fn note(&mut self, cell: &str, account: u32, limit: usize) {
+        let list = self.0.entry(cell.to_string()).or_default();
+        if !list.contains(&account) && list.len() < limit {
+            list.push(account);
+        }
+    }
+}
 
 fn witnesses(
     dir: &Path,
@@ -171,86 +238,60 @@ fn witnesses(
     in_cell: &dyn Fn(&str) -> bool,
 ) -> Result<BTreeMap<Anomaly, Wanted>, HistoryError> {
     let wants = |c: Anomaly| classes.contains(&c);
-    let accounts_too = wants(Anomaly::StaleWrite) || wants(Anomaly::StaleAccount);
     let mut events: BTreeMap<Anomaly, Wanted> = classes.iter().map(|&c| (c, Wanted::new())).collect();
-    // Per cell and account: its updates (id, version), and the last 2xx answer of each update
-    // (only the stale-write class orders them by it).
-    let mut updates: BTreeMap<String, BTreeMap<u32, Vec<(String, u32)>>> = BTreeMap::new();
-    let mut acked_at: BTreeMap<(String, String), f64> = BTreeMap::new();
-    let mut stale_accounts: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    // Per cell and account: its updates, to show every one of a witness account.
+    let mut updates: BTreeMap<String, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
+    let mut accounts: BTreeMap<Anomaly, FirstAccounts> = BTreeMap::new();
     history::read(dir, &mut |line| {
         if !in_cell(line.cell()) {
             return;
         }
         match line {
-            Line::Attempt(a)
-                if wants(Anomaly::StaleWrite)
-                    && a.kind == "update"
-                    && a.status.is_some_and(|s| (200..300).contains(&s)) =>
-            {
-                let t = acked_at.entry((a.cell, a.event)).or_insert(a.answered_ms);
-                *t = t.max(a.answered_ms);
-            }
             Line::Attempt(_) => {}
+            Line::Change(c) => {
+                if c.new_version < c.old_version && wants(Anomaly::StaleWrite) {
+                    accounts.entry(Anomaly::StaleWrite).or_default().note(&c.cell, c.account, limit);
+                }
+            }
             Line::Event(e) => {
-                let mut hit = |class: Anomaly, e: &EventLine| {
+                let mut hit = |class: Anomaly| {
                     if let Some(ids) = events.get_mut(&class).map(|w| w.entry(e.cell.clone()).or_default())
                         && ids.len() < limit
                     {
                         ids.insert(e.event.clone());
                     }
                 };
-                if e.applied.is_some_and(|n| n > 1) {
-                    hit(Anomaly::Duplicate, &e);
+                let applied = e.applied.unwrap_or(0);
+                if applied > 1 {
+                    hit(Anomaly::Duplicate);
                 }
                 if e.applied == Some(0) && !e.poisoned {
-                    hit(Anomaly::Lost, &e);
+                    hit(Anomaly::Lost);
                 }
-                if let (true, Some(v)) = (accounts_too, e.version) {
+                if e.poisoned && applied > 0 {
+                    hit(Anomaly::AppliedThoughRefused);
+                }
+                if e.version.is_some() {
                     updates
                         .entry(e.cell.clone())
                         .or_default()
                         .entry(e.account)
                         .or_default()
-                        .push((e.event.clone(), v));
+                        .push(e.event.clone());
                 }
                 let stale = e.latest_version.is_some_and(|l| l > 0 && e.final_version != Some(i64::from(l)));
                 if stale && wants(Anomaly::StaleAccount) {
-                    let list = stale_accounts.entry(e.cell.clone()).or_default();
-                    if !list.contains(&e.account) && list.len() < limit {
-                        list.push(e.account);
-                    }
+                    accounts.entry(Anomaly::StaleAccount).or_default().note(&e.cell, e.account, limit);
                 }
             }
         }
     })?;
-    if let Some(wanted) = events.get_mut(&Anomaly::StaleAccount) {
-        for (cell, accounts) in stale_accounts {
+    for (class, FirstAccounts(per_cell)) in accounts {
+        let wanted = events.entry(class).or_default();
+        for (cell, list) in per_cell {
             let ids = wanted.entry(cell.clone()).or_default();
-            for a in accounts {
-                ids.extend(updates[&cell][&a].iter().map(|(id, _)| id.clone()));
-            }
-        }
-    }
-    if let Some(wanted) = events.get_mut(&Anomaly::StaleWrite) {
-        for (cell, by_account) in &updates {
-            let ids = wanted.entry(cell.clone()).or_default();
-            let mut shown = 0;
-            for list in by_account.values() {
-                // Acknowledged updates in the order their acks came back: an older version acked
-                // after a newer one is a write a design without a guard applied over it.
-                let mut acked: Vec<(f64, u32, &str)> = list
-                    .iter()
-                    .filter_map(|(id, v)| {
-                        acked_at.get(&(cell.clone(), id.clone())).map(|&t| (t, *v, id.as_str()))
-                    })
-                    .collect();
-                acked.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let inverted = acked.windows(2).any(|w| w[1].1 < w[0].1);
-                if inverted && shown < limit {
-                    shown += 1;
-                    ids.extend(list.iter().map(|(id, _)| id.clone()));
-                }
+            for a in list {
+                ids.extend(updates.get(&cell).and_then(|u| u.get(&a)).into_iter().flatten().cloned());
             }
         }
     }
@@ -319,8 +360,26 @@ fn timeline(out: &mut String, id: &str, t: &Timeline) {
 
 /// For a stale account's updates: which one wrote the final version and when it was acknowledged,
 /// and for each newer one whether it was acknowledged before it (and so overwritten by it) or
-/// after it (and not applied: a guard refused it, or it was lost).
-fn account_story(out: &mut String, events: &BTreeMap<String, Timeline>) {
+/// after it (and not applied: a guard refused it, or it was lost); then the plan changes the
+/// database recorded, in their order.
+fn account_story(out: &mut String, events: &BTreeMap<String, Timeline>, changes: &[ChangeLine]) {
+    story_of_writes(out, events);
+    let _ = writeln!(out, "  plan changes the database recorded, in order: {}", in_order(changes));
+}
+
+/// Plan changes as `0 -> 3, 3 -> 5, 5 -> 4 (down: a stale write)`.
+fn in_order(changes: &[ChangeLine]) -> String {
+    let steps: Vec<String> = changes
+        .iter()
+        .map(|c| {
+            let down = if c.new_version < c.old_version { " (down: a stale write)" } else { "" };
+            format!("{} -> {}{down}", c.old_version, c.new_version)
+        })
+        .collect();
+    if steps.is_empty() { "none".to_string() } else { steps.join(", ") }
+}
+
+fn story_of_writes(out: &mut String, events: &BTreeMap<String, Timeline>) {
     let last_ack = |t: &Timeline| {
         t.attempts
             .iter()
@@ -377,26 +436,31 @@ fn render(question: &Question, cells: &Cells) -> String {
         };
         return out;
     }
-    for (cell, events) in cells {
+    for (cell, found) in cells {
         let _ = writeln!(out, "{cell}");
         match question {
-            Question::Anomaly(Anomaly::StaleAccount | Anomaly::StaleWrite, _) => {
-                let mut by_account: BTreeMap<u32, BTreeMap<String, Timeline>> = BTreeMap::new();
-                for (id, t) in events {
-                    let account = t.fate.as_ref().map_or(0, |f| f.account);
-                    by_account.entry(account).or_default().insert(id.clone(), t.clone());
-                }
-                for (account, updates) in &by_account {
+            Question::Anomaly(class, _) if class.of_accounts() => {
+                for (account, updates) in &by_account(&found.events) {
                     let _ = writeln!(out, " account {account}");
-                    account_story(&mut out, updates);
+                    let changes = found.changes.get(account).map_or(&[][..], Vec::as_slice);
+                    account_story(&mut out, updates, changes);
                     for (id, t) in updates {
                         timeline(&mut out, id, t);
                     }
                 }
             }
             _ => {
-                for (id, t) in events {
+                for (id, t) in &found.events {
                     timeline(&mut out, id, t);
+                    if let Some(f) = t.fate.as_ref().filter(|f| f.version.is_some()) {
+                        let changes = found.changes.get(&f.account).map_or(&[][..], Vec::as_slice);
+                        let _ = writeln!(
+                            out,
+                            "    account {}'s plan changes the database recorded, in order: {}",
+                            f.account,
+                            in_order(changes)
+                        );
+                    }
                 }
             }
         }

@@ -14,9 +14,9 @@ use super::{BenchConfig, run_secret};
 use crate::chaos::{self, ChaosCounts};
 use crate::checker::{self, Verdict};
 use crate::fleet::{self, Fleet, FleetError, WorkerSpec};
-use crate::history::{EventLine, Line, Tap};
+use crate::history::{ChangeLine, EventLine, Line, Tap};
 use crate::model::HandlerResult;
-use crate::observer::{self, Tables, TablesError};
+use crate::observer::{self, Observer, Tables, TablesError};
 use crate::progress::Bars;
 use crate::report::{ModelFigures, Row};
 use crate::sender::{self, Progress, SendReport, SenderConfig};
@@ -103,6 +103,7 @@ impl Cell<'_> {
         }
         let verdict = checker::check(&site.tables, self.workload).await?;
         self.write_events(&verdict);
+        self.write_changes(&site.tables).await?;
         site.tables.close().await;
         if let Some(db) = site.db.filter(|_| !self.config.keep) {
             db.discard().await?;
@@ -138,6 +139,24 @@ impl Cell<'_> {
                 poisoned: w.is_poisoned(i),
             }));
         }
+    }
+
+    /// Every plan change the database's trigger recorded, in its order, into the history (after
+    /// the events' lines, as the history's readers expect).
+    async fn write_changes(&self, tables: &Tables) -> Result<(), CellError> {
+        let tap = &self.history;
+        tables
+            .plan_changes(&mut |seq, account, old_version, new_version| {
+                tap.send(Line::Change(ChangeLine {
+                    cell: tap.cell().to_string(),
+                    account: u32::try_from(account).unwrap_or(u32::MAX),
+                    seq,
+                    old_version,
+                    new_version,
+                }));
+            })
+            .await?;
+        Ok(())
     }
 
     /// A fresh database with the receivers' schema (or the one `--targets` share), and the

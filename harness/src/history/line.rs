@@ -1,4 +1,6 @@
-//! The lines of history.jsonl: one per attempt, then one per event. Their JSON Schema is
+//! The lines of history.jsonl: one per attempt, then one per event, then (for receivers whose
+//! database keeps a change log, as hookbench's own do) one per plan change, in the order it was
+//! recorded. A cell's change lines always follow its event lines. Their JSON Schema is
 //! committed as `reports/history.schema.json` (`hookbench report history-schema`).
 
 use serde::{Deserialize, Serialize};
@@ -92,6 +94,21 @@ pub struct EventLine {
     pub poisoned: bool,
 }
 
+/// One change of an account's plan version, as the database's trigger recorded it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChangeLine {
+    /// The cell, `backend/design`.
+    pub cell: String,
+    /// The account.
+    pub account: u32,
+    /// Its place in the order the trigger recorded changes (the change log's row id).
+    pub seq: i64,
+    /// The version before.
+    pub old_version: i64,
+    /// The version after (lower than `old_version`: a stale write).
+    pub new_version: i64,
+}
+
 /// A line of history.jsonl.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -100,6 +117,8 @@ pub enum Line {
     Attempt(AttemptLine),
     /// An event's fate.
     Event(EventLine),
+    /// A plan change the database recorded.
+    Change(ChangeLine),
 }
 
 impl Line {
@@ -108,11 +127,12 @@ impl Line {
         serde_json::to_value(schemars::schema_for!(Line)).unwrap_or_default()
     }
 
-    /// The event the line is about.
+    /// The event the line is about (none for a plan change: it is about an account).
     pub fn event(&self) -> &str {
         match self {
             Self::Attempt(a) => &a.event,
             Self::Event(e) => &e.event,
+            Self::Change(_) => "",
         }
     }
 
@@ -121,6 +141,7 @@ impl Line {
         match self {
             Self::Attempt(a) => &a.cell,
             Self::Event(e) => &e.cell,
+            Self::Change(c) => &c.cell,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! history.jsonl: every attempt of a run as it happens, then what became of every event, so that
+//! history.jsonl: every attempt of a run as it happens, then what became of every event and the
+//! plan changes the database recorded, so that
 //! a verdict can be explained event by event (`hookbench explain`).
 //!
 //! The sender hands each attempt's line to a [`Tap`]; a writer thread serialises the lines into
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-pub use line::{AttemptLine, EventLine, Line, Outcome};
+pub use line::{AttemptLine, ChangeLine, EventLine, Line, Outcome};
 pub use read::{HistoryError, read};
 
 /// Lines waiting for the writer at most.

@@ -29,6 +29,13 @@ pub trait Observer: Sync {
         f: &mut (dyn FnMut(i64, i64) + Send),
     ) -> impl Future<Output = Result<(), TablesError>> + Send;
 
+    /// Calls `f(seq, account, old_version, new_version)` for every plan change the receiver's
+    /// change log holds, in the order it recorded them.
+    fn plan_changes(
+        &self,
+        f: &mut (dyn FnMut(i64, i64, i64, i64) + Send),
+    ) -> impl Future<Output = Result<(), TablesError>> + Send;
+
     /// Plan changes to a lower version.
     fn stale_writes(&self) -> impl Future<Output = Result<u64, TablesError>> + Send;
 

@@ -159,6 +159,18 @@ impl Observer for Tables {
         Ok(())
     }
 
+    async fn plan_changes(&self, f: &mut (dyn FnMut(i64, i64, i64, i64) + Send)) -> Result<(), TablesError> {
+        // The trigger numbers its rows as it writes them: their id is the order of the changes.
+        let sql = "SELECT id, account_id, old_version, new_version FROM plan_changes ORDER BY id";
+        on_pool!(&self.pool, |pool| {
+            let mut rows = sqlx::query_as::<_, (i64, i64, i64, i64)>(sql).fetch(pool);
+            while let Some((seq, account, old, new)) = rows.try_next().await? {
+                f(seq, account, old, new);
+            }
+        });
+        Ok(())
+    }
+
     async fn stale_writes(&self) -> Result<u64, TablesError> {
         self.count("SELECT count(*) FROM plan_changes WHERE new_version < old_version").await
     }

@@ -42,6 +42,11 @@ pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> Stri
     md
 }
 
+/// The heading of a cell's witnesses (the verdict grid links to it).
+pub(super) fn witnesses_heading(cell: &str) -> String {
+    format!("Witnesses in {cell}")
+}
+
 /// Each cell's witnesses, under its name, each with its timeline (nothing without witnesses).
 fn witnesses_section(cells: &[crate::explain::CellWitnesses]) -> String {
     if cells.iter().all(|c| c.witnesses.is_empty()) {
@@ -52,7 +57,7 @@ fn witnesses_section(cells: &[crate::explain::CellWitnesses]) -> String {
          (`hookbench explain RUN_DIR --anomaly CLASS` lists more; times in ms from the cell's first send).\n",
     );
     for c in cells.iter().filter(|c| !c.witnesses.is_empty()) {
-        let _ = writeln!(md, "\n### {}\n", c.cell);
+        let _ = writeln!(md, "\n### {}\n", witnesses_heading(&c.cell));
         for w in &c.witnesses {
             let _ = writeln!(md, "- {} `{}`: {}", w.class, w.id, w.problem.replace('|', "\\|"));
             for a in &w.attempts {

@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use maud::{Markup, html};
 
-use super::markdown::{backends, designs, row as cell};
+use super::markdown::{backends, designs, row as cell, witnesses_heading};
+use super::page::slug;
 use super::{Report, Row};
 
 /// One cell's verdict.
@@ -14,9 +15,17 @@ struct Verdict {
     exactly_once: bool,
     latest: bool,
     words: String,
+    /// The anchor of the cell's witnesses in the report, when it has any.
+    witnesses: Option<String>,
 }
 
-fn verdict(r: &Row) -> Verdict {
+fn verdict(report: &Report, r: &Row) -> Verdict {
+    let name = format!("{}/{}", r.backend, r.design);
+    let witnesses = report
+        .witnesses
+        .iter()
+        .any(|c| c.cell == name && !c.witnesses.is_empty())
+        .then(|| format!("#{}", slug(&witnesses_heading(&name))));
     let f = &r.figures;
     let exactly_once = f.dup_events == 0 && f.lost == 0 && f.ledger == f.expected;
     let latest = f.stale_accounts == 0;
@@ -28,7 +37,7 @@ fn verdict(r: &Row) -> Verdict {
     let state =
         if latest { "latest state".to_string() } else { format!("{} stale accounts", f.stale_accounts) };
     let words = format!("{once}; {state}; p99 {:.1} ms", r.latency_us.p99 as f64 / 1e3);
-    Verdict { exactly_once, latest, words }
+    Verdict { exactly_once, latest, words, witnesses }
 }
 
 /// The grid as a Markdown table (nothing without rows).
@@ -47,7 +56,13 @@ pub fn verdict_grid_markdown(report: &Report) -> String {
     for d in designs(report) {
         let _ = write!(md, "| **{d}** |");
         for &b in &backends {
-            let text = cell(report, b, d).map_or("did not run".to_string(), |r| verdict(r).words);
+            let text = cell(report, b, d).map_or("did not run".to_string(), |r| {
+                let v = verdict(report, r);
+                match v.witnesses {
+                    Some(link) => format!("{} ([witnesses]({link}))", v.words),
+                    None => v.words,
+                }
+            });
             let _ = write!(md, " {text} |");
         }
         md.push('\n');
@@ -77,8 +92,13 @@ pub fn verdict_grid_html(report: &Report) -> Markup {
                             @for &b in &backends {
                                 @match cell(report, b, d) {
                                     Some(r) => {
-                                        @let v = verdict(r);
-                                        td class="verdict" style=(colour(&v)) { (v.words) }
+                                        @let v = verdict(report, r);
+                                        td class="verdict" style=(colour(&v)) {
+                                            (v.words)
+                                            @if let Some(link) = &v.witnesses {
+                                                " (" a href=(link) { "witnesses" } ")"
+                                            }
+                                        }
                                     }
                                     None => td { "did not run" }
                                 }

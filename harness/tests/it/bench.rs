@@ -3,6 +3,7 @@
 
 use clap::Parser;
 use hookbench::cli::{Cli, run};
+use hookbench::history::Line;
 use hookbench::report::{Report, Row};
 
 fn bench(dir: &std::path::Path, extra: &[&str]) -> (Report, String) {
@@ -388,7 +389,14 @@ fn the_history_explains_a_duplicate_and_a_stale_account() {
     let history = report.history.as_ref().expect("the history beside report.json");
     assert_eq!(history.file, "history.jsonl", "small runs are not compressed");
     let attempts: u64 = report.rows.iter().map(|r| r.deliveries).sum();
-    assert_eq!(history.lines, attempts + 2 * 2000, "an attempt line each, then an event line each");
+    let mut changes = 0;
+    hookbench::history::read(dir.path(), &mut |l| changes += u64::from(matches!(l, Line::Change(_))))
+        .expect("the history reads back");
+    assert_eq!(
+        history.lines,
+        attempts + 2 * 2000 + changes,
+        "an attempt line each, an event line each, then the plan changes"
+    );
     assert!(row(&report, "sqlite", "check-then-insert").figures.dup_events > 0, "{table}");
 
     let dups = explain(dir.path(), &["--anomaly", "duplicate", "--cell", "sqlite/check-then-insert"]);
@@ -410,7 +418,8 @@ fn the_history_explains_a_duplicate_and_a_stale_account() {
     assert!(dup.iter().all(|w| w.problem.contains("ledger rows") && w.attempts.len() >= 2), "{dup:?}");
     let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
     assert!(
-        md.contains("### sqlite/check-then-insert") && md.contains(&format!("- duplicate `{}`", dup[0].id)),
+        md.contains("### Witnesses in sqlite/check-then-insert")
+            && md.contains(&format!("- duplicate `{}`", dup[0].id)),
         "{md}"
     );
     assert!(one.contains(&format!("{id}: credit to account")) && one.contains("2 ledger rows"), "{one}");
@@ -423,4 +432,12 @@ fn the_history_explains_a_duplicate_and_a_stale_account() {
         &["--anomaly", "stale-account", "--cell", "sqlite/created-gt", "--witnesses", "1"],
     );
     assert!(stale.contains("final version") && stale.contains("newer evt_"), "{stale}");
+
+    // check-then-insert writes whatever update arrives: the trigger's log shows a version going
+    // down, in the report and in explain.
+    assert!(row(&report, "sqlite", "check-then-insert").figures.stale_writes > 0, "{table}");
+    let down = cti.witnesses.iter().find(|w| w.class == "stale-write").expect("a stale-write witness");
+    assert!(down.plan_changes.iter().any(|c| c.new_version < c.old_version), "{down:?}");
+    let explained = explain(dir.path(), &["--anomaly", "stale-write", "--cell", "sqlite/check-then-insert"]);
+    assert!(explained.contains("(down: a stale write)") && explained.contains(&down.id), "{explained}");
 }

@@ -70,6 +70,10 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
         grid.contains("| **atomic** | exactly once;") && grid.contains("| **naive** | not exactly once ("),
         "{grid}"
     );
+    // ... whose failing cells link to their witnesses.
+    let naive = "#witnesses-in-postgresnaive";
+    assert!(grid.contains(&format!("([witnesses]({naive}))")), "{grid}");
+    assert!(md.contains("### Witnesses in postgres/naive"), "{md}");
     for needle in [
         "## Correctness: real (per backend) and model",
         "| **atomic** | dup events |",
@@ -84,6 +88,11 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
     let grid_at = html.find("<section id=\"verdict-grid\">").expect("the verdict grid");
     assert!(grid_at < html.find("<figure").expect("charts"), "the grid before the charts");
     assert!(html.contains("style=\"background:#f8d0d0\">not exactly once"), "naive in red");
+    assert!(
+        html.contains(&format!("<a href=\"{naive}\">witnesses</a>"))
+            && html.contains(&format!("<h3 id=\"{}\">", &naive[1..])),
+        "the grid links to the witnesses' heading"
+    );
     let report = Report::read_json(&dir.join("report.json")).expect("report");
     let titles = chart_titles(&report);
     assert_eq!(titles.len(), 4, "latency per backend (2), duplicates, stale accounts");
@@ -220,16 +229,18 @@ fn the_committed_history_schema_is_the_one_the_types_generate_and_a_real_history
     hookbench(&[&["bench", "--out", out, "--no-progress", "--worker-exe", exe][..], &small[..]].concat())
         .expect("a bench runs");
     let text = std::fs::read_to_string(dir.path().join("history.jsonl")).expect("history.jsonl");
-    let (mut attempts, mut events) = (0, 0);
+    let (mut attempts, mut events, mut changes) = (0, 0, 0);
     for line in text.lines() {
         let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
         assert!(validator.is_valid(&value), "{line}");
         match value["type"].as_str() {
             Some("attempt") => attempts += 1,
             Some("event") => events += 1,
+            Some("change") => changes += 1,
             other => panic!("a line of type {other:?}"),
         }
     }
-    assert!(attempts > 0 && events > 0);
+    // naive writes every plan update it gets, so the trigger recorded changes.
+    assert!(attempts > 0 && events > 0 && changes > 0, "{attempts} {events} {changes}");
     assert!(!validator.is_valid(&serde_json::json!({"type": "attempt", "cell": "x"})));
 }
