@@ -5,7 +5,8 @@
 # set; otherwise from a container the tests start with testcontainers, which needs a Docker
 # engine: this script starts one if none answers (installing docker.io as root on Debian), and
 # picks the image (the official one, or one built from this machine's PostgreSQL when no registry
-# can be reached). Containers the tests leave are removed at the end.
+# can be reached). Containers the tests leave are removed at the end. A headless Chromium (for the
+# report pages' browser test) is installed the same way when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${DATABASE_URL:-}" ]; then
@@ -20,4 +21,6 @@ if [ -z "${DATABASE_URL:-}" ]; then
   }
   trap cleanup EXIT
 fi
+# The report pages' browser test needs a headless Chromium.
+./scripts/browser.sh
 cargo test --workspace --locked "$@"

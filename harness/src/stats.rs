@@ -69,6 +69,34 @@ impl Latency {
     }
 }
 
+/// Latencies along the percentile spectrum HdrHistogram draws, read from the full histogram.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Spectrum {
+    /// The percentiles, from 0 to 99.999 in even steps of `log10(1/(1-p))` (ten a decade).
+    pub percentiles: Vec<f64>,
+    /// The latency at each, microseconds.
+    pub us: Vec<u64>,
+}
+
+/// Steps of the spectrum per decade of `1/(1-p)`, and its decades (to 99.999 %).
+const SPECTRUM_STEPS: u32 = 10;
+const SPECTRUM_DECADES: u32 = 5;
+
+impl Latency {
+    /// The latency at each point of the percentile spectrum (empty when nothing was recorded).
+    pub fn spectrum(&self) -> Spectrum {
+        let Ok(h) = self.hist.lock() else { return Spectrum::default() };
+        if h.is_empty() {
+            return Spectrum::default();
+        }
+        let quantiles: Vec<f64> = (0..=SPECTRUM_STEPS * SPECTRUM_DECADES)
+            .map(|k| 1.0 - 10f64.powf(-f64::from(k) / f64::from(SPECTRUM_STEPS)))
+            .collect();
+        let us = quantiles.iter().map(|&q| h.value_at_quantile(q)).collect();
+        Spectrum { percentiles: quantiles.iter().map(|q| (q * 1e5).round() / 1e3).collect(), us }
+    }
+}
+
 /// The upper bounds of the latency buckets, seconds (Prometheus's defaults, from 1 ms).
 pub const BUCKETS_S: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
 

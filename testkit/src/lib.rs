@@ -1,9 +1,11 @@
 //! What hookbench's tests share (a dev-dependency of `receivers` and of `hookbench`): real
 //! databases (a Postgres server per test binary, a fresh database or SQLite file per test, and
 //! queries of the test's own for its assertions), a receiver served in this process, signed
-//! deliveries, a TCP proxy that can be cut, and `hookbench serve` as a process.
+//! deliveries, a TCP proxy that can be cut, `hookbench serve` as a process, and a page opened in
+//! headless Chromium.
 #![allow(missing_docs)]
 
+pub mod browser;
 pub mod proxy;
 pub mod worker;
 

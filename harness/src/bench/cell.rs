@@ -18,7 +18,7 @@ use crate::history::{ChangeLine, EventLine, Line, Tap};
 use crate::model::HandlerResult;
 use crate::observer::{self, Observer, Tables, TablesError};
 use crate::progress::Bars;
-use crate::report::{ModelFigures, Row};
+use crate::report::{LatencySpectrum, ModelFigures, Row};
 use crate::sender::{self, Progress, SendReport, SenderConfig};
 use crate::wire::Wire;
 use crate::workload::{EventKind, Workload};
@@ -266,6 +266,10 @@ impl Cell<'_> {
             latency_us: sent.latency_intended,
             latency_actual_us: sent.latency_actual,
             latency_buckets: sent.latency_buckets.clone(),
+            latency_spectrum: LatencySpectrum {
+                planned: sent.spectrum_intended.clone(),
+                actual: sent.spectrum_actual.clone(),
+            },
             throughput_per_s: c.deliveries as f64 / secs,
             wall_s: started.elapsed().as_secs_f64(),
             connect_errors: c.connect_errors,

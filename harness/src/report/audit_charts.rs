@@ -3,10 +3,8 @@
 
 use plotters::prelude::*;
 
-use super::html::{frame, legend, line_with_dots};
+use super::chart::{self, Mark, Svg, frame, line_with_dots, marker};
 use crate::audit::verdict::{AuditSection, CapacityFigures, StormFigures};
-
-type Svg = Result<String, Box<dyn std::error::Error>>;
 
 const P50: RGBColor = RGBColor(31, 119, 180);
 const P99: RGBColor = RGBColor(214, 39, 40);
@@ -36,24 +34,6 @@ pub fn audit_chart(a: &AuditSection, id: &str, title: &str) -> Svg {
     }
 }
 
-/// A dashed black line from one point to another, with its legend entry.
-fn marker<DB, CT>(
-    chart: &mut ChartContext<'_, DB, CT>,
-    ends: [(f64, f64); 2],
-    label: impl Into<String>,
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    DB: DrawingBackend,
-    DB::ErrorType: 'static,
-    CT: CoordTranslate<From = (f64, f64)>,
-{
-    chart
-        .draw_series(DashedLineSeries::new(ends, 6, 4, BLACK.stroke_width(1)))?
-        .label(label)
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(1)));
-    Ok(())
-}
-
 fn rate_range(c: &CapacityFigures) -> std::ops::Range<f64> {
     let lo = c.steps.iter().map(|s| s.rate_per_s).fold(f64::INFINITY, f64::min);
     let hi = c.steps.iter().map(|s| s.rate_per_s).fold(0.0, f64::max);
@@ -65,12 +45,9 @@ fn capacity_latency(c: &CapacityFigures, title: &str) -> Svg {
     let top = c.steps.iter().map(|s| s.max_ms).fold(c.timeout_ms, f64::max) * 2.0;
     let bottom =
         c.steps.iter().map(|s| s.p50_ms).fold(f64::INFINITY, f64::min).min(c.timeout_ms).max(0.01) / 2.0;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        root.fill(&WHITE)?;
+    chart::svg(chart::SIZE, title, |plot, legend| {
         let x = rate_range(c);
-        let mut chart = frame(&root, title).build_cartesian_2d(x.clone(), (bottom..top).log_scale())?;
+        let mut chart = frame(plot).build_cartesian_2d(x.clone(), (bottom..top).log_scale())?;
         chart
             .configure_mesh()
             .x_desc("rate asked (events per second)")
@@ -83,71 +60,57 @@ fn capacity_latency(c: &CapacityFigures, title: &str) -> Svg {
             ("p50", P50, |s| s.p50_ms),
         ] {
             let points = c.steps.iter().map(|s| (s.rate_per_s, pick(s).max(bottom))).collect();
-            line_with_dots(&mut chart, points, color.to_rgba(), name)?;
+            line_with_dots(&mut chart, points, color.to_rgba())?;
+            legend.add(name, color.to_rgba(), Mark::Line);
         }
-        marker(
-            &mut chart,
-            [(x.start, c.timeout_ms), (x.end, c.timeout_ms)],
-            format!("timeout {:.0} ms", c.timeout_ms),
-        )?;
-        // Latency rises to the right: the legend goes where the curves start low.
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
-        root.present()?;
-    }
-    Ok(svg)
+        marker(&mut chart, [(x.start, c.timeout_ms), (x.end, c.timeout_ms)], BLACK.to_rgba())?;
+        legend.add(format!("timeout {:.0} ms", c.timeout_ms), BLACK.to_rgba(), Mark::Dashed);
+        Ok(())
+    })
 }
 
 fn capacity_errors(c: &CapacityFigures, title: &str) -> Svg {
     let top = c.steps.iter().map(|s| s.over_timeout.max(s.errors) * 100.0).fold(2.0, f64::max) * 1.25;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        root.fill(&WHITE)?;
+    chart::svg(chart::SIZE, title, |plot, legend| {
         let x = rate_range(c);
-        let mut chart = frame(&root, title).build_cartesian_2d(x.clone(), 0f64..top)?;
+        let mut chart = frame(plot).build_cartesian_2d(x.clone(), 0f64..top)?;
         chart
             .configure_mesh()
             .x_desc("rate asked (events per second)")
             .y_desc("share of deliveries (%)")
             .draw()?;
         let over = c.steps.iter().map(|s| (s.rate_per_s, s.over_timeout * 100.0)).collect();
-        line_with_dots(&mut chart, over, P99.to_rgba(), "slower than the timeout")?;
+        line_with_dots(&mut chart, over, P99.to_rgba())?;
+        legend.add("slower than the timeout", P99.to_rgba(), Mark::Line);
         let errors = c.steps.iter().map(|s| (s.rate_per_s, s.errors * 100.0)).collect();
-        line_with_dots(&mut chart, errors, ERRORS.to_rgba(), "5xx or no answer")?;
-        marker(&mut chart, [(x.start, 1.0), (x.end, 1.0)], "1 % limit")?;
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
-        root.present()?;
-    }
-    Ok(svg)
+        line_with_dots(&mut chart, errors, ERRORS.to_rgba())?;
+        legend.add("5xx or no answer", ERRORS.to_rgba(), Mark::Line);
+        marker(&mut chart, [(x.start, 1.0), (x.end, 1.0)], BLACK.to_rgba())?;
+        legend.add("1 % limit", BLACK.to_rgba(), Mark::Dashed);
+        Ok(())
+    })
 }
 
 fn storm(s: &StormFigures, title: &str) -> Svg {
     let end = s.arrivals_per_100ms.len() as f64 / 10.0;
-    // Headroom above the tallest bar, where the legend goes: the spikes are at both ends.
-    let top = s.arrivals_per_100ms.iter().copied().max().unwrap_or(1) as f64 * 1.6;
+    let top = s.arrivals_per_100ms.iter().copied().max().unwrap_or(1) as f64 * 1.1;
     let recovered = s.recovered_ms / 1e3;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = frame(&root, title).build_cartesian_2d(0f64..end.max(recovered + 1.0), 0f64..top)?;
+    chart::svg(chart::SIZE, title, |plot, legend| {
+        let mut chart = frame(plot).build_cartesian_2d(0f64..end.max(recovered + 1.0), 0f64..top)?;
         chart
             .configure_mesh()
             .x_desc(format!("seconds since the kill (the provider's clock divided by {})", s.time_scale))
             .y_desc("attempts in that tenth of a second")
             .draw()?;
-        chart
-            .draw_series(s.arrivals_per_100ms.iter().enumerate().filter(|&(_, &n)| n > 0).map(
-                |(bin, &n)| {
-                    let x = bin as f64 / 10.0;
-                    Rectangle::new([(x + 0.01, 0.0), (x + 0.09, n as f64)], P50.filled())
-                },
-            ))?
-            .label("attempts")
-            .legend(|(x, y)| Rectangle::new([(x, y - 4), (x + 12, y + 4)], P50.filled()));
-        marker(&mut chart, [(recovered, 0.0), (recovered, top)], "healthy again")?;
-        legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
-        root.present()?;
-    }
-    Ok(svg)
+        chart.draw_series(s.arrivals_per_100ms.iter().enumerate().filter(|&(_, &n)| n > 0).map(
+            |(bin, &n)| {
+                let x = bin as f64 / 10.0;
+                Rectangle::new([(x + 0.01, 0.0), (x + 0.09, n as f64)], P50.filled())
+            },
+        ))?;
+        legend.add("attempts", P50.to_rgba(), Mark::Box);
+        marker(&mut chart, [(recovered, 0.0), (recovered, top)], BLACK.to_rgba())?;
+        legend.add("healthy again", BLACK.to_rgba(), Mark::Dashed);
+        Ok(())
+    })
 }

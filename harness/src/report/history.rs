@@ -1,12 +1,16 @@
-//! History across runs: `reports/index.md` and `reports/index.html` (a row per run and trend
-//! charts of each cell's duplicate applies, stale accounts and p99 latency), and the comparison of
-//! two runs that CI gates on.
+//! History across runs: `reports/index.md` and `reports/index.html` (a row per run; trends of each
+//! cell's duplicate applies, stale accounts and p99 latency as small multiples, a chart per design
+//! and figure, only across runs of the same parameters), and the comparison of two runs that CI
+//! gates on.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
+use receivers::design::Design;
+use receivers::store::Backend;
 
+use super::chart::{COLORS, Svg, line_with_dots};
 use super::{Report, page};
 
 /// Every run under `dir` (a folder per run holding report.json), oldest first.
@@ -28,66 +32,149 @@ pub fn load_runs(dir: &Path) -> std::io::Result<Vec<(PathBuf, Report)>> {
 
 type Metric = fn(&super::Row) -> f64;
 
-/// The trend charts of the index, by id, title, axis label and metric.
-pub fn trend_charts() -> [(&'static str, &'static str, &'static str, Metric); 3] {
-    [
-        ("trend-duplicates", "Duplicate applies per run and cell", "extra applies (count)", |r| {
-            r.figures.extra_applies as f64
-        }),
-        ("trend-stale", "Stale accounts per run and cell", "stale accounts (count)", |r| {
-            r.figures.stale_accounts as f64
-        }),
-        ("trend-p99", "p99 latency per run and cell", "p99 latency (ms)", |r| {
-            r.latency_us.p99 as f64 / 1000.0
-        }),
+/// The figures the index follows across runs, by id, name and metric.
+pub const TREND_FIGURES: [(&str, &str, Metric); 3] = [
+    ("duplicates", "extra applies", |r| r.figures.extra_applies as f64),
+    ("stale", "stale accounts", |r| r.figures.stale_accounts as f64),
+    ("p99", "p99 latency (ms)", |r| r.latency_us.p99 as f64 / 1000.0),
+];
+
+/// What makes two runs comparable on one trend line: the same events, rate, chaos, poison and
+/// experiments. Runs that differ in any of these are drawn on separate trends.
+pub fn trend_key(r: &Report) -> String {
+    let p = &r.parameters;
+    let rate = p.rate.map_or_else(|| "unlimited rate".to_string(), |r| format!("{r} events/s"));
+    let chaos = if p.chaos.is_empty() {
+        "no chaos".to_string()
+    } else {
+        format!("chaos {}", p.chaos.iter().map(ToString::to_string).collect::<Vec<_>>().join(" + "))
+    };
+    let e = &r.experiments;
+    let ran: Vec<&str> = [
+        (!e.crash.is_empty(), "crash"),
+        (e.jitter.is_some(), "jitter"),
+        (!e.retention.is_empty(), "retention"),
     ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    let experiments = if ran.is_empty() {
+        "no experiments".to_string()
+    } else {
+        format!("experiments {}", ran.join(" + "))
+    };
+    format!("{} events, {rate}, {chaos}, poison {}, {experiments}", p.events, p.poison)
 }
 
-fn trend_svg(
-    runs: &[(PathBuf, Report)],
-    title: &str,
-    y_desc: &str,
-    metric: Metric,
-) -> Result<String, Box<dyn std::error::Error>> {
-    let mut cells: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for (i, (_, r)) in runs.iter().enumerate() {
-        for row in &r.rows {
-            let key = format!("{} {}", row.backend, row.design);
-            let point = (i as f64, metric(row));
-            match cells.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, pts)) => pts.push(point),
-                None => cells.push((key, vec![point])),
-            }
-        }
-    }
-    let top = cells.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).fold(1.0, f64::max) * 1.15;
+/// A run as the index names it: the day it started and its commit.
+pub fn run_label(r: &Report) -> String {
+    let day = r.started_at.get(..10).unwrap_or(&r.started_at);
+    let commit = r.git_sha.as_deref().map_or("no commit", |c| c.get(..7).unwrap_or(c));
+    format!("{day} {commit}")
+}
+
+/// One small chart: `metric` of `design` in each run of a trend, a line per backend.
+fn small_multiple(runs: &[&Report], design: Design, metric: Metric) -> Svg {
+    // Month and day: the year is in the trend's caption.
+    let labels: Vec<String> =
+        runs.iter().map(|r| run_label(r).get(5..).unwrap_or_default().to_string()).collect();
+    let series: Vec<(Backend, Vec<(f64, f64)>)> = Backend::ALL
+        .into_iter()
+        .map(|b| {
+            let points = runs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| {
+                    let row = r.rows.iter().find(|x| x.backend == b && x.design == design)?;
+                    Some((i as f64, metric(row)))
+                })
+                .collect();
+            (b, points)
+        })
+        .collect();
+    let top = series.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).fold(1.0, f64::max) * 1.15;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 460)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (340, 210)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = super::html::frame(&root, title)
-            .build_cartesian_2d(-0.3f64..(runs.len().max(2) as f64 - 0.7), 0f64..top)?;
+        // The figure's caption names the chart: none inside it, to leave the room to the data.
+        let mut chart = ChartBuilder::on(&root)
+            .margin(8)
+            .x_label_area_size(28)
+            .y_label_area_size(44)
+            .build_cartesian_2d(-0.4f64..(runs.len().max(2) as f64 - 0.6), 0f64..top)?;
         chart
             .configure_mesh()
-            .x_desc("run (oldest to newest)")
-            .y_desc(y_desc)
-            .x_labels(runs.len().clamp(2, 12))
+            .x_labels(runs.len().clamp(2, 3))
+            .label_style(("sans-serif", 10))
             .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 0.01 {
-                    format!("#{}", x.round() as i64 + 1)
+                let i = x.round();
+                if (x - i).abs() < 0.01 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
                 } else {
                     String::new()
                 }
             })
             .draw()?;
-        for (k, (name, points)) in cells.into_iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
-            super::html::line_with_dots(&mut chart, points, color, &name)?;
+        for (b, points) in series {
+            line_with_dots(&mut chart, points, backend_color(b))?;
         }
-        super::html::legend(&mut chart, SeriesLabelPosition::UpperLeft, 11)?;
         root.present()?;
     }
     Ok(svg)
+}
+
+/// Each backend's colour in the index's small multiples.
+fn backend_color(b: Backend) -> RGBAColor {
+    COLORS[Backend::ALL.iter().position(|x| *x == b).unwrap_or(0)].to_rgba()
+}
+
+/// Runs grouped by [`trend_key`], each group oldest first, the newest group first. Audits (no
+/// rows) are on no trend.
+fn trend_groups(runs: &[(PathBuf, Report)]) -> Vec<(String, Vec<&Report>)> {
+    let mut groups: Vec<(String, Vec<&Report>)> = Vec::new();
+    for (_, r) in runs.iter().filter(|(_, r)| !r.rows.is_empty()) {
+        let key = trend_key(r);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    groups.sort_by(|a, b| b.1[b.1.len() - 1].started_at.cmp(&a.1[a.1.len() - 1].started_at));
+    groups
+}
+
+/// The index's trends: for each set of comparable runs, a grid of small charts, a row per design
+/// and a column per figure, both backends in each.
+fn trends_html(runs: &[(PathBuf, Report)]) -> maud::Markup {
+    let colour = |b: Backend| {
+        let c = backend_color(b).rgb();
+        format!("color:rgb({},{},{});font-weight:600", c.0, c.1, c.2)
+    };
+    maud::html! {
+        @for (g, (key, list)) in trend_groups(runs).iter().enumerate() {
+            section class="trend" id=(format!("trend-{g}")) {
+                h2 { "Trend: " (key) }
+                p {
+                    (list.len()) " run" @if list.len() != 1 { "s" } " with these parameters, oldest to newest ("
+                    (run_label(list[0])) " to " (run_label(list[list.len() - 1])) "). Lines: "
+                    @for b in Backend::ALL { span style=(colour(b)) { "\u{2014} " (b.as_str()) } " " }
+                }
+                div style="display:grid;grid-template-columns:repeat(3,1fr);gap:.25rem" {
+                    @for d in Design::ALL.into_iter().filter(|d| list.iter().any(|r| r.rows.iter().any(|x| x.design == *d))) {
+                        @for (id, name, metric) in TREND_FIGURES {
+                            @let title = format!("{d}: {name}");
+                            @let fig_id = format!("trend-{g}-{d}-{id}");
+                            @match small_multiple(list, d, metric) {
+                                Ok(svg) => (page::figure(&fig_id, &title, &svg)),
+                                Err(e) => (page::note(&format!("{title}: not drawn ({e})"))),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn run_line(path: &Path, r: &Report) -> [String; 8] {
@@ -99,7 +186,7 @@ fn run_line(path: &Path, r: &Report) -> [String; 8] {
         name,
         r.started_at.clone(),
         r.git_sha.clone().unwrap_or_else(|| "-".into()),
-        r.parameters.events.to_string(),
+        trend_key(r),
         format!("{}/{}", r.rows.len(), r.rows.len() + r.skipped.len() + r.broken.len()),
         dups.to_string(),
         lost.to_string(),
@@ -111,7 +198,7 @@ const RUN_HEADER: [&str; 8] = [
     "run",
     "started",
     "commit",
-    "events",
+    "parameters",
     "cells run",
     "extra applies (all cells)",
     "lost (all cells)",
@@ -121,26 +208,23 @@ const RUN_HEADER: [&str; 8] = [
 /// Rebuilds `dir/index.md` and `dir/index.html` from every run under `dir`; returns the run count.
 pub fn rebuild_index(dir: &Path) -> std::io::Result<usize> {
     let runs = load_runs(dir)?;
+    let lines: Vec<_> = runs.iter().rev().map(|(path, r)| run_line(path, r)).collect();
     let mut md = String::from("# hookbench runs\n\n");
     let _ = writeln!(md, "| {} |", RUN_HEADER.join(" | "));
     let _ = writeln!(md, "|{}", "---|".repeat(RUN_HEADER.len()));
-    for (path, r) in runs.iter().rev() {
-        let line = run_line(path, r);
+    for line in &lines {
         let name = &line[0];
         let _ = writeln!(md, "| [{name}]({name}/report.md) | {} |", line[1..].join(" | "));
     }
     std::fs::write(dir.join("index.md"), &md)?;
 
-    let mut figures = Vec::new();
-    for (id, title, y, metric) in trend_charts() {
-        figures.push(match trend_svg(&runs, title, y, metric) {
-            Ok(svg) => page::figure(id, title, &svg),
-            Err(e) => page::note(&format!("{title}: not drawn ({e})")),
-        });
-    }
-    let lines: Vec<_> = runs.iter().rev().map(|(path, r)| run_line(path, r)).collect();
     let body = maud::html! {
-        @for f in &figures { (f) }
+        p {
+            "Each trend holds only runs made with the same parameters (events, rate, chaos, poison, "
+            "experiments); a run is labelled by the day it started and its commit."
+        }
+        (trends_html(&runs))
+        h2 { "Runs" }
         table {
             tr { @for h in RUN_HEADER { th { (h) } } }
             @for line in &lines {

@@ -1,11 +1,12 @@
 //! report.html: one self-contained page (no network, no CDN) with charts drawn by plotters as
-//! inline SVG: latency percentile curves per design for each backend, and duplicate applies and
-//! stale accounts per design and backend with the model beside them.
+//! inline SVG: the latency percentile spectrum per design for each backend, and duplicate applies
+//! and stale accounts per design and backend with the model beside them.
 
 use plotters::prelude::*;
 use receivers::store::Backend;
 
 use super::audit_charts::{audit_chart, audit_chart_titles};
+use super::chart::{self, COLORS, Mark, Svg, frame, marker};
 use super::markdown::{backends, designs};
 use super::{Report, Row, page};
 
@@ -13,7 +14,7 @@ use super::{Report, Row, page};
 pub fn chart_titles(report: &Report) -> Vec<(String, String)> {
     let mut titles: Vec<(String, String)> = backends(report)
         .into_iter()
-        .map(|b| (format!("latency-{b}"), format!("Latency percentiles by design, {b}")))
+        .map(|b| (format!("latency-{b}"), format!("Latency percentile spectrum by design, {b}")))
         .collect();
     titles.push(("duplicates".into(), "Duplicate applies per design: model and real".into()));
     titles.push(("stale".into(), "Stale accounts per design: model and real".into()));
@@ -28,115 +29,69 @@ pub fn chart_titles(report: &Report) -> Vec<(String, String)> {
     titles
 }
 
-const COLORS: [RGBColor; 7] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-];
-
-type Drawn = Result<(), Box<dyn std::error::Error>>;
-
-/// A chart frame with hookbench's look: the title, margins and room for axis labels.
-pub(super) fn frame<'a, 'b, DB: DrawingBackend>(
-    root: &'a DrawingArea<DB, plotters::coord::Shift>,
-    title: &'b str,
-) -> ChartBuilder<'a, 'b, DB> {
-    let mut builder = ChartBuilder::on(root);
-    builder.caption(title, ("sans-serif", 20)).margin(12).x_label_area_size(44).y_label_area_size(64);
-    builder
+/// The x of percentile `p` (0..100) on the spectrum's axis: `1/(1-p)`, drawn on a log scale.
+fn spectrum_x(p: f64) -> f64 {
+    1.0 / (1.0 - p / 100.0).max(1e-6)
 }
 
-fn latency_chart(
-    report: &Report,
-    backend: Backend,
-    title: &str,
-) -> Result<String, Box<dyn std::error::Error>> {
-    let rows: Vec<&Row> = report.rows.iter().filter(|r| r.backend == backend).collect();
+/// The label of a spectrum x: the percentile, with as many decimals as its nines need.
+fn spectrum_label(x: f64) -> String {
+    let decimals = (x.log10().ceil() - 2.0).max(0.0) as usize;
+    format!("{:.*}%", decimals, 100.0 * (1.0 - 1.0 / x))
+}
+
+/// A row's spectrum as chart points (x, ms); a report from before spectra uses its percentiles.
+fn spectrum_points(spectrum: &crate::stats::Spectrum, fallback: &super::LatencyUs) -> Vec<(f64, f64)> {
     let ms = |us: u64| (us as f64 / 1000.0).max(0.01);
-    let top = rows.iter().map(|r| ms(r.latency_us.max)).fold(1.0, f64::max) * 1.5;
-    let bottom =
-        rows.iter().map(|r| ms(r.latency_us.p50)).fold(f64::INFINITY, f64::min).min(top / 10.0) / 2.0;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = frame(&root, title).build_cartesian_2d(-0.2f64..4.2f64, (bottom..top).log_scale())?;
-        let names = ["p50", "p90", "p99", "p99.9", "max"];
+    if spectrum.us.is_empty() {
+        let l = fallback;
+        return [(50.0, l.p50), (90.0, l.p90), (99.0, l.p99), (99.9, l.p999)]
+            .into_iter()
+            .map(|(p, v)| (spectrum_x(p), ms(v)))
+            .collect();
+    }
+    spectrum.percentiles.iter().zip(&spectrum.us).map(|(&p, &v)| (spectrum_x(p), ms(v))).collect()
+}
+
+/// The percentile spectrum of every design on `backend`, HdrHistogram's way: latency against
+/// `1/(1-p)` on log scales out to 99.999 %, solid from the planned send (coordinated omission
+/// corrected), dashed from the actual send.
+fn latency_chart(report: &Report, backend: Backend, title: &str) -> Svg {
+    let rows: Vec<&Row> = report.rows.iter().filter(|r| r.backend == backend).collect();
+    type Curve = Vec<(f64, f64)>;
+    let curves: Vec<(&Row, Curve, Curve)> = rows
+        .iter()
+        .map(|r| {
+            let s = &r.latency_spectrum;
+            (*r, spectrum_points(&s.planned, &r.latency_us), spectrum_points(&s.actual, &r.latency_actual_us))
+        })
+        .collect();
+    let ys = || curves.iter().flat_map(|(_, a, b)| a.iter().chain(b).map(|p| p.1));
+    let top = ys().fold(1.0, f64::max) * 1.5;
+    let bottom = ys().fold(f64::INFINITY, f64::min).min(top / 10.0) / 1.5;
+    chart::svg((900, 460), title, |plot, legend| {
+        let mut chart = frame(plot).build_cartesian_2d((1f64..1e5).log_scale(), (bottom..top).log_scale())?;
         chart
             .configure_mesh()
-            .x_desc("percentile")
-            .y_desc("latency from planned send (ms, log scale)")
-            .x_labels(5)
-            .x_label_formatter(&|x| names.get(x.round() as usize).copied().unwrap_or("").to_string())
+            .x_desc("percentile (axis: 1/(1-p), log scale)")
+            .y_desc("latency (ms, log scale)")
+            .x_label_formatter(&|x| spectrum_label(*x))
             .draw()?;
-        for (i, r) in rows.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()];
-            let l = &r.latency_us;
-            let points: Vec<(f64, f64)> = [l.p50, l.p90, l.p99, l.p999, l.max]
-                .iter()
-                .enumerate()
-                .map(|(x, &v)| (x as f64, ms(v)))
-                .collect();
-            line_with_dots(&mut chart, points, color.to_rgba(), r.design.as_str())?;
+        for (i, (r, planned, actual)) in curves.iter().enumerate() {
+            let color = COLORS[i % COLORS.len()].to_rgba();
+            chart.draw_series(LineSeries::new(planned.clone(), color.stroke_width(2)))?;
+            chart.draw_series(DashedLineSeries::new(actual.clone(), 5, 4, color.stroke_width(2)))?;
+            legend.add(r.design.as_str(), color, Mark::Line);
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, 12)?;
-        root.present()?;
-    }
-    Ok(svg)
-}
-
-/// The legend of a chart with hookbench's look, at `position`, in `font_size` points.
-pub(super) fn legend<'a, DB, CT>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    position: SeriesLabelPosition,
-    font_size: u32,
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    DB: DrawingBackend + 'a,
-    DB::ErrorType: 'static,
-    CT: CoordTranslate,
-{
-    chart
-        .configure_series_labels()
-        .position(position)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", font_size))
-        .draw()?;
-    Ok(())
-}
-
-/// One labelled series: a line through `points` with a dot on each, and its legend entry.
-pub(super) fn line_with_dots<DB, CT>(
-    chart: &mut ChartContext<'_, DB, CT>,
-    points: Vec<(f64, f64)>,
-    color: RGBAColor,
-    label: &str,
-) -> Result<(), Box<dyn std::error::Error>>
-where
-    DB: DrawingBackend,
-    DB::ErrorType: 'static,
-    CT: CoordTranslate<From = (f64, f64)>,
-{
-    chart
-        .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-        .label(label)
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-    chart.draw_series(points.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
-    Ok(())
+        legend.add("", BLACK.to_rgba(), Mark::Gap);
+        legend.add("from the planned send", BLACK.to_rgba(), Mark::Line);
+        legend.add("from the actual send", BLACK.to_rgba(), Mark::Dashed);
+        Ok(())
+    })
 }
 
 /// Grouped bars: for each design, the model's figure and each backend's.
-fn bars_chart(
-    report: &Report,
-    title: &str,
-    y_desc: &str,
-    pick: fn(&crate::checker::Figures) -> u64,
-) -> Result<String, Box<dyn std::error::Error>> {
+fn bars_chart(report: &Report, title: &str, y_desc: &str, pick: fn(&crate::checker::Figures) -> u64) -> Svg {
     let designs = designs(report);
     let backends = backends(report);
     let mut series: Vec<(String, Vec<u64>)> = Vec::new();
@@ -161,13 +116,9 @@ fn bars_chart(
             .collect();
         series.push((b.to_string(), values));
     }
-    let top = series.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0).max(5) as f64 * 1.2;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart =
-            frame(&root, title).build_cartesian_2d(-0.5f64..(designs.len() as f64 - 0.5), 0f64..top)?;
+    let top = series.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0).max(5) as f64 * 1.1;
+    chart::svg(chart::SIZE, title, |plot, legend| {
+        let mut chart = frame(plot).build_cartesian_2d(-0.5f64..(designs.len() as f64 - 0.5), 0f64..top)?;
         let labels: Vec<String> = designs.iter().map(|d| d.to_string()).collect();
         chart
             .configure_mesh()
@@ -189,31 +140,24 @@ fn bars_chart(
         for (k, (name, values)) in series.iter().enumerate() {
             let color = if k == 0 { RGBColor(150, 150, 150) } else { COLORS[(k - 1) % COLORS.len()] };
             let offset = -0.4 + width * k as f64;
-            chart
-                .draw_series(values.iter().enumerate().map(|(i, &v)| {
-                    let x0 = i as f64 + offset;
-                    Rectangle::new([(x0, 0.0), (x0 + width * 0.9, v as f64)], color.filled())
-                }))?
-                .label(name.as_str())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+            chart.draw_series(values.iter().enumerate().map(|(i, &v)| {
+                let x0 = i as f64 + offset;
+                Rectangle::new([(x0, 0.0), (x0 + width * 0.9, v as f64)], color.filled())
+            }))?;
+            legend.add(name.as_str(), color.to_rgba(), Mark::Box);
         }
-        legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
-        root.present()?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// Arrivals per (scaled) second at the jitter experiment's receiver, one impulse per second with
 /// arrivals, per mode, on a log scale; a dashed line marks the recovery.
-fn jitter_chart(report: &Report, title: &str) -> Result<String, Box<dyn std::error::Error>> {
+fn jitter_chart(report: &Report, title: &str) -> Svg {
     let Some(j) = &report.experiments.jitter else { return Ok(String::new()) };
     let end = j.real.iter().map(|r| r.arrivals_per_s.len()).max().unwrap_or(1) as f64;
     let top = j.real.iter().flat_map(|r| r.arrivals_per_s.iter().copied()).max().unwrap_or(1) as f64 * 2.0;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (760, 420)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = frame(&root, title).build_cartesian_2d(0f64..end, (0.8f64..top).log_scale())?;
+    chart::svg(chart::SIZE, title, |plot, legend| {
+        let mut chart = frame(plot).build_cartesian_2d(0f64..end, (0.8f64..top).log_scale())?;
         chart
             .configure_mesh()
             .x_desc(format!("seconds since the failure (time scaled 1/{})", j.time_scale))
@@ -223,24 +167,19 @@ fn jitter_chart(report: &Report, title: &str) -> Result<String, Box<dyn std::err
         // Jitter first, so the synchronized spikes are drawn over it.
         for (k, r) in j.real.iter().enumerate().rev() {
             let color = COLORS[k % COLORS.len()];
-            chart
-                .draw_series(r.arrivals_per_s.iter().enumerate().filter(|&(_, &n)| n > 0).map(|(s, &n)| {
+            chart.draw_series(r.arrivals_per_s.iter().enumerate().filter(|&(_, &n)| n > 0).map(
+                |(s, &n)| {
                     PathElement::new(vec![(s as f64, 0.8), (s as f64, n as f64)], color.stroke_width(2))
-                }))?
-                .label(r.mode.label())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                },
+            ))?;
         }
-        let recover = j.recover_s;
-        chart.draw_series(DashedLineSeries::new(
-            vec![(recover, 0.8), (recover, top)],
-            6,
-            4,
-            BLACK.stroke_width(1),
-        ))?;
-        legend(&mut chart, SeriesLabelPosition::UpperRight, 12)?;
-        root.present()?;
-    }
-    Ok(svg)
+        for (k, r) in j.real.iter().enumerate() {
+            legend.add(r.mode.label(), COLORS[k % COLORS.len()].to_rgba(), Mark::Line);
+        }
+        marker(&mut chart, [(j.recover_s, 0.8), (j.recover_s, top)], BLACK.to_rgba())?;
+        legend.add("the receiver recovers", BLACK.to_rgba(), Mark::Dashed);
+        Ok(())
+    })
 }
 
 /// Renders report.html: the charts, then report.md's sections and tables.
@@ -260,7 +199,7 @@ pub fn render_html(report: &Report) -> String {
     }
     // The answer first: the verdict grid, then the charts, then the tables.
     let mut body = vec![super::verdict_grid::verdict_grid_html(report)];
-    let drawn: Drawn = (|| {
+    let drawn: Result<(), Box<dyn std::error::Error>> = (|| {
         for (id, title) in chart_titles(report) {
             let svg = match id.strip_prefix("latency-") {
                 Some(b) => {

@@ -3,6 +3,7 @@
 
 mod audit;
 mod audit_charts;
+mod chart;
 mod history;
 mod html;
 mod markdown;
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::stats::LatencyBuckets;
 pub use audit::{audit_markdown, render_audit_table};
 pub use audit_charts::audit_chart_titles;
-pub use history::{Comparison, compare, rebuild_index};
+pub use history::{Comparison, compare, rebuild_index, run_label, trend_key};
 pub use html::{chart_titles, render_html};
 pub use markdown::render_markdown;
 pub use metrics::render_metrics;
@@ -37,7 +38,7 @@ use crate::experiments::Experiments;
 use crate::machine::Machine;
 use crate::model::HandlerResult;
 use crate::sender::RetryPolicy;
-use crate::stats::Percentiles;
+use crate::stats::{Percentiles, Spectrum};
 
 /// The run's parameters.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -94,6 +95,15 @@ pub struct Versions {
 /// Latency percentiles in microseconds (docs/design.md's `latency_us`).
 pub type LatencyUs = Percentiles;
 
+/// A cell's two percentile spectra.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencySpectrum {
+    /// From each attempt's planned send (coordinated omission corrected).
+    pub planned: Spectrum,
+    /// From each attempt's actual send.
+    pub actual: Spectrum,
+}
+
 /// The model's figures for the handler a design runs.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelFigures {
@@ -149,6 +159,10 @@ pub struct Row {
     /// The planned-send latencies by bucket (what `--metrics` exports as a histogram).
     #[serde(default)]
     pub latency_buckets: LatencyBuckets,
+    /// The percentile spectrum of `latency_us` (from the planned send) and of
+    /// `latency_actual_us`, from the full histograms: what report.html's latency charts draw.
+    #[serde(default)]
+    pub latency_spectrum: LatencySpectrum,
     /// Attempts per second over the delivery phase.
     pub throughput_per_s: f64,
     /// The cell's wall time: workers up, deliveries, quiet, workers down, checker.

@@ -8,7 +8,7 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html as cmark_html};
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}\
 table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}\
 td:first-child,th:first-child,td:nth-child(2){text-align:left}figure{margin:1.5rem 0}figcaption{font-weight:600}\
-p{color:#555}";
+td.verdict{text-align:left}p{color:#555}";
 
 /// A whole page: `title` as its title and heading, then `body`.
 pub(super) fn page(title: &str, body: Markup) -> String {

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 pub use retry::RetryPolicy;
 
 use crate::history::{AttemptLine, Line, Outcome, Tap};
-use crate::stats::{CounterSnapshot, Counters, Latency, LatencyBuckets, Percentiles};
+use crate::stats::{CounterSnapshot, Counters, Latency, LatencyBuckets, Percentiles, Spectrum};
 use crate::wire::{Fields, Wire};
 use crate::workload::{Group, Workload};
 
@@ -70,6 +70,10 @@ pub struct SendReport {
     pub latency_actual: Percentiles,
     /// The planned-send latencies by bucket.
     pub latency_buckets: LatencyBuckets,
+    /// The percentile spectrum from the planned send (coordinated omission corrected).
+    pub spectrum_intended: Spectrum,
+    /// The percentile spectrum from the actual send.
+    pub spectrum_actual: Spectrum,
     /// From the first planned send to the last response.
     pub elapsed: Duration,
     /// Per workload event: whether any attempt was answered with a 2xx (acknowledged, even when
@@ -434,6 +438,8 @@ pub async fn run(
         latency_intended: ctx.intended.percentiles(),
         latency_actual: ctx.actual.percentiles(),
         latency_buckets: ctx.intended.buckets(),
+        spectrum_intended: ctx.intended.spectrum(),
+        spectrum_actual: ctx.actual.spectrum(),
         elapsed,
         acked: flags(&ctx.acked),
         refused: flags(&ctx.refused),

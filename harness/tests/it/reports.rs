@@ -4,6 +4,7 @@
 use clap::Parser;
 use hookbench::cli::{Cli, run};
 use hookbench::report::{Report, chart_titles, compare};
+use testkit::browser;
 
 fn hookbench(args: &[&str]) -> anyhow::Result<String> {
     let cli = Cli::try_parse_from(std::iter::once("hookbench").chain(args.iter().copied()))?;
@@ -108,17 +109,26 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
     for fetch in ["<script", "<link", "<img", "src=\"http", "href=\"http", "url(http"] {
         assert!(!html.contains(fetch), "report.html fetches something: {fetch}");
     }
-    assert!(
-        html.contains("latency from planned send (ms, log scale)") && html.contains("extra applies (count)")
-    );
+    assert!(html.contains("percentile (axis: 1/(1-p), log scale)") && html.contains("extra applies (count)"));
+    // The spectrum is read from the full histogram, out to 99.999 %.
+    let spectrum = &report.rows[0].latency_spectrum;
+    assert_eq!(spectrum.planned.percentiles.len(), 51);
+    assert!((spectrum.planned.percentiles[50] - 99.999).abs() < 1e-9, "{spectrum:?}");
+    assert!(spectrum.planned.us.windows(2).all(|w| w[0] <= w[1]) && spectrum.actual.us.len() == 51);
 
-    // The index has both runs and its three trend charts.
+    // The index has both runs, made with the same parameters, on one trend: a small chart per
+    // design and figure, each run labelled by its day and commit.
     let out = hookbench(&["report", "index", reports.path().to_str().expect("utf-8")]).expect("index");
     assert!(out.contains("indexed 2 runs"), "{out}");
     let index = std::fs::read_to_string(reports.path().join("index.html")).expect("index.html");
-    for id in ["trend-duplicates", "trend-stale", "trend-p99"] {
-        assert!(index.contains(&format!("<figure id=\"{id}\">")), "index lacks {id}");
+    assert_eq!(index.matches("<h2>Trend: ").count(), 1, "one set of parameters");
+    for design in ["naive", "atomic", "version-guard"] {
+        for figure in ["duplicates", "stale", "p99"] {
+            let id = format!("trend-0-{design}-{figure}");
+            assert!(index.contains(&format!("<figure id=\"{id}\">")), "index lacks {id}");
+        }
     }
+    assert!(index.contains(&hookbench::report::run_label(&report)), "runs labelled by day and commit");
     assert!(index.contains("run-a/report.html") && index.contains("run-b/report.html"));
     let index_md = std::fs::read_to_string(reports.path().join("index.md")).expect("index.md");
     assert!(index_md.contains("[run-a](run-a/report.md)"));
@@ -243,4 +253,41 @@ fn the_committed_history_schema_is_the_one_the_types_generate_and_a_real_history
     // naive writes every plan update it gets, so the trigger recorded changes.
     assert!(attempts > 0 && events > 0 && changes > 0, "{attempts} {events} {changes}");
     assert!(!validator.is_valid(&serde_json::json!({"type": "attempt", "cell": "x"})));
+}
+
+#[test]
+fn the_report_and_the_index_render_in_a_real_browser_with_no_network_request() {
+    let reports = tempfile::tempdir().expect("tempdir");
+    let dir = reports.path().join("run");
+    let exe = env!("CARGO_BIN_EXE_hookbench");
+    let small = ["--backends", "sqlite", "--designs", "naive,atomic", "--events", "300", "--rate", "3000"];
+    let out = dir.to_str().expect("utf-8");
+    hookbench(&[&["bench", "--out", out, "--no-progress", "--worker-exe", exe][..], &small[..]].concat())
+        .expect("a bench runs");
+    hookbench(&["report", "index", reports.path().to_str().expect("utf-8")]).expect("index");
+    let report = Report::read_json(&dir.join("report.json")).expect("report");
+
+    let page =
+        browser::render(&dir.join("report.html"), &["#verdict-grid table", "#verdict-grid td.verdict"]);
+    assert!(page.page_requests().is_empty() && page.resources.is_empty(), "{page:?}");
+    assert_eq!(page.title, format!("hookbench run {}", report.run_id));
+    let grid = page.boxes("#verdict-grid table");
+    assert!(grid.len() == 1 && grid[0].0 > 0 && grid[0].1 > 0, "the grid is laid out: {page:?}");
+    assert_eq!(page.boxes("#verdict-grid td.verdict").len(), report.rows.len(), "a cell per row");
+    let ids: Vec<String> = chart_titles(&report).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(page.figures.iter().map(|f| f.0.clone()).collect::<Vec<_>>(), ids);
+    assert!(page.figures.iter().all(|(_, (w, h))| *w >= 600 && *h >= 300), "charts drawn: {page:?}");
+
+    let index = browser::render(&reports.path().join("index.html"), &["section.trend"]);
+    assert!(index.page_requests().is_empty() && index.resources.is_empty(), "{index:?}");
+    assert_eq!(index.boxes("section.trend").len(), 1);
+    assert_eq!(index.figures.len(), 2 * 3, "a small chart per design and figure: {index:?}");
+    assert!(index.figures.iter().all(|(_, (w, h))| *w > 100 && *h > 100), "{index:?}");
+
+    // The catch works: the same page with one remote image is caught fetching it.
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    let fetching = html.replacen("</h1>", "</h1><img src=\"http://cdn.example.test/chart.png\">", 1);
+    std::fs::write(dir.join("fetching.html"), fetching).expect("write");
+    let caught = browser::render(&dir.join("fetching.html"), &[]);
+    assert!(caught.page_requests().iter().any(|r| r.contains("cdn.example.test")), "{caught:?}");
 }
