@@ -299,9 +299,11 @@ fn witnesses(
 }
 
 fn fate(e: &EventLine) -> String {
+    // An audit's observers count applies in the user's schema, which need not have a ledger.
+    let evidence = if e.cell.starts_with("audit/") { "time" } else { "ledger row" };
     match (e.applied, e.version) {
         (Some(n), _) => format!(
-            "credit to account {}: {n} ledger row{} ({}){}",
+            "credit to account {}: {n} {evidence}{} ({}){}",
             e.account,
             if n == 1 { "" } else { "s" },
             match n {

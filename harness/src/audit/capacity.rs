@@ -100,7 +100,7 @@ pub async fn run(
             timeout,
             retry: RetryPolicy { max_attempts: 1, ..config.retry },
             record: false,
-            ..config.load_sender()
+            ..config.load_sender(Check::Capacity)
         };
         let load = load::send(&config.url, workload, wire, sender, ctx.probe.now_ms()).await?;
         let (c, l) = (&load.sent.counters, &load.sent.latency_intended);

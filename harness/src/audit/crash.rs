@@ -51,7 +51,7 @@ pub async fn run(
     let planned = Duration::from_secs_f64(((last - first) / config.rate).max(0.0));
     let kills = config.kills;
     let moments: Vec<Duration> = (0..kills).map(|k| kill_at(&workload, k, kills, planned)).collect();
-    let mut sender = config.load_sender();
+    let mut sender = config.load_sender(Check::Crash);
     sender.retry.max_attempts = sender.retry.max_attempts.max(MIN_ATTEMPTS);
     let start = Instant::now();
     let offset_ms = ctx.probe.now_ms();

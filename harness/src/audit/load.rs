@@ -7,9 +7,10 @@ use std::sync::Arc;
 use super::checks::WITNESSES;
 use super::observe::Observation;
 use super::verdict::{AttemptLog, Check, CheckResult, LoadFigures, Status, Witness};
+use crate::history::{EventLine, Line, Tap};
 use crate::sender::{self, AttemptRecord, Progress, SendError, SendReport, SenderConfig};
 use crate::wire::Wire;
-use crate::workload::Workload;
+use crate::workload::{EventKind, Workload};
 
 /// A load that was sent.
 #[derive(Debug, Clone)]
@@ -22,6 +23,8 @@ pub struct Load {
     pub sent: SendReport,
     /// Milliseconds from the audit's start to the sender's start.
     pub offset_ms: f64,
+    /// Where its attempts went, and where [`judge`] writes its events' fates.
+    pub history: Option<Tap>,
 }
 
 /// Sends `workload` to `url`; `offset_ms` is the audit's clock at the start.
@@ -34,8 +37,9 @@ pub async fn send(
 ) -> Result<Load, SendError> {
     let workload = Arc::new(workload);
     let progress = Arc::new(Progress::default());
+    let history = config.history.clone();
     let sent = sender::run(workload.clone(), vec![url.to_string()], wire.clone(), config, progress).await?;
-    Ok(Load { workload, wire, sent, offset_ms })
+    Ok(Load { workload, wire, sent, offset_ms, history })
 }
 
 /// What a load is held to.
@@ -71,13 +75,48 @@ pub fn attempts_of(load: &Load, event: usize, marks: &[[AttemptLog; 2]]) -> Vec<
     logs
 }
 
-/// The load's figures and verdict under `rules`; `marks` go into the witnesses' timelines.
+/// Each event's fate as the observers saw it, into the load's history: for a credit the most
+/// times any observer saw it applied; for an update its account's final version (with a state
+/// query) and latest version.
+fn write_fates(load: &Load, seen: &Observation) {
+    let Some(tap) = &load.history else { return };
+    let w = &load.workload;
+    for (i, e) in w.events.iter().enumerate() {
+        let fields = load.wire.fields(w, i);
+        let (kind, applied, version, final_version, latest_version) = match e.kind {
+            EventKind::Credit { .. } => {
+                let (_, max) = seen.applied(&fields.id);
+                ("credit", Some(u32::try_from(max).unwrap_or(u32::MAX)), None, None, None)
+            }
+            EventKind::Plan { version, .. } => {
+                let latest = w.latest_plan.get(e.account as usize).copied();
+                ("update", None, Some(version), seen.states.get(&fields.account).copied(), latest)
+            }
+        };
+        tap.send(Line::Event(EventLine {
+            cell: tap.cell().to_string(),
+            event: fields.id,
+            kind: kind.to_string(),
+            account: u32::try_from(fields.account).unwrap_or(u32::MAX),
+            applied,
+            version,
+            created: version.map(|_| e.created),
+            final_version,
+            latest_version,
+            poisoned: w.is_poisoned(i),
+        }));
+    }
+}
+
+/// The load's figures and verdict under `rules`; `marks` go into the witnesses' timelines. Each
+/// event's fate goes into the load's history, when it has one.
 pub fn judge(
     load: &Load,
     seen: &Observation,
     rules: Rules,
     marks: &[[AttemptLog; 2]],
 ) -> (CheckResult, LoadFigures) {
+    write_fates(load, seen);
     let (workload, sent) = (&load.workload, &load.sent);
     let c = &sent.counters;
     let mut f = LoadFigures {

@@ -116,6 +116,9 @@ pub struct AuditConfig {
     pub time_scale: f64,
     /// Events in the retry storm's batch.
     pub storm_events: usize,
+    /// Where the loads' attempts and their events' fates go (cells `audit/<check>`), when the
+    /// audit keeps a history.
+    pub history: Option<crate::history::Tap>,
 }
 
 /// Why an audit could not run (exit status 2).
@@ -217,7 +220,7 @@ impl AuditConfig {
 
     /// How the loads are sent: at `--rate`, `--concurrency` in flight, each attempt recorded for
     /// the witnesses.
-    fn load_sender(&self) -> SenderConfig {
+    fn load_sender(&self, check: Check) -> SenderConfig {
         SenderConfig {
             rate: Some(self.rate),
             concurrency: self.concurrency,
@@ -225,7 +228,7 @@ impl AuditConfig {
             retry: self.retry,
             source: String::new(),
             record: true,
-            history: None,
+            history: self.history.as_ref().map(|t| t.with_cell(format!("audit/{}", check.as_str()))),
         }
     }
 
@@ -341,7 +344,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     {
         step("parallel-load");
         let workload = Workload::generate(&config.workload)?;
-        let sender_config = config.load_sender();
+        let sender_config = config.load_sender(Check::ParallelLoad);
         load =
             Some(load::send(&config.url, workload, wire.clone(), sender_config, ctx.probe.now_ms()).await?);
     }

@@ -33,7 +33,7 @@ pub struct Poisoned {
 
 /// Sends the clean load, then the poisoned one.
 pub async fn run(ctx: &Ctx, config: &AuditConfig, poison: &Poison) -> Result<Poisoned, AuditError> {
-    let sender = config.load_sender();
+    let sender = config.load_sender(Check::Poison);
     let clean = Workload::generate(&config.workload)?;
     let clean_wire = Arc::new(ctx.load_wire("pclean_", clean.config.accounts));
     let offset = ctx.probe.now_ms();

@@ -205,11 +205,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
         }
     }
     let (path, lines) = history.finish().map_err(ConfigError::History)?;
-    report.history = Some(HistoryFile {
-        file: path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
-        lines,
-        bytes: std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
-    });
+    report.history = Some(HistoryFile::written(&path, lines));
     match crate::explain::report_witnesses(&config.out, config.witnesses) {
         Ok(w) => report.witnesses = w,
         Err(e) => bars.say(&format!("the witnesses could not be read back: {}", crate::reason::reason(&e))),

@@ -711,6 +711,10 @@ pub struct AuditArgs {
     /// Thresholds that fail the audit.
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
+    /// Also write the audit's verdicts and figures to FILE in the Prometheus text format (each
+    /// check's status, the loads' figures; docs/reports.md).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
 }
 
 /// `--fail-on` thresholds (bench and audit).

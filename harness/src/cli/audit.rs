@@ -8,7 +8,8 @@ use super::{AuditArgs, Exit, breached, hold_to, run_dir, runtime};
 use std::time::Duration;
 
 use crate::audit::{self, AuditConfig, Control, Provider, Ramp};
-use crate::report::{AUDIT_FIGURES, Report, audit_scopes, render_audit_table};
+use crate::history::History;
+use crate::report::{AUDIT_FIGURES, HistoryFile, Report, audit_scopes, render_audit_table, render_metrics};
 use crate::sender::RetryPolicy;
 use crate::wire::{Payload, Poison, payload::Template};
 use crate::workload::WorkloadConfig;
@@ -65,6 +66,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             outage: a.outage,
             time_scale: a.time_scale,
             storm_events: a.storm_events,
+            history: None,
         };
         config.validate()?;
         Ok(config)
@@ -100,20 +102,35 @@ fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
 
 pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let thresholds = args.thresholds.resolve(&audit_scopes(), AUDIT_FIGURES).map_err(could_not_run)?;
-    let config = AuditConfig::try_from(args).map_err(could_not_run)?;
+    let mut config = AuditConfig::try_from(args).map_err(could_not_run)?;
+    let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
+    // The loads' attempts and fates, as a bench's (an audit's loads are small: never compressed).
+    let history = History::create(&dir, false)
+        .map_err(|e| could_not_run(format!("writing the history in {}: {e}", dir.display())))?;
+    config.history = Some(history.tap("audit".into()));
     let progress = !args.no_progress && io::stderr().is_terminal();
     let step = move |what: &str| {
         if progress {
             eprintln!("hookbench audit: {what}");
         }
     };
-    let section =
-        runtime().map_err(could_not_run)?.block_on(audit::run(&config, &step)).map_err(could_not_run)?;
-    let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
+    let section = runtime().map_err(could_not_run)?.block_on(audit::run(&config, &step));
+    // Every tap dropped, so that the writer can finish.
+    config.history = None;
+    let written = history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")));
+    let section = section.map_err(could_not_run)?;
+    let (path, lines) = written?;
     let mut report = Report::of_audit(run_id, &config, section);
+    report.history = Some(HistoryFile::written(&path, lines));
     hold_to(&mut report, &thresholds);
     let path =
         report.write_all(&dir).map_err(|e| could_not_run(format!("writing {}: {e}", dir.display())))?;
+    if let Some(file) = &args.metrics {
+        let text =
+            render_metrics(&report).map_err(|e| could_not_run(format!("encoding the metrics: {e}")))?;
+        std::fs::write(file, text)
+            .map_err(|e| could_not_run(format!("writing --metrics {}: {e}", file.display())))?;
+    }
     write!(out, "{}", render_audit_table(&report))?;
     write!(out, "{}", crate::threshold::render(&report.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;

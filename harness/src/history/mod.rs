@@ -51,6 +51,11 @@ impl Tap {
         &self.cell
     }
 
+    /// A tap into the same history for another cell.
+    pub fn with_cell(&self, cell: String) -> Tap {
+        Tap { tx: self.tx.clone(), cell }
+    }
+
     /// Hands a line to the writer (waiting while it is [`BACKLOG`] lines behind). A writer that
     /// failed drops the line; [`History::finish`] reports its error.
     pub fn send(&self, line: Line) {

@@ -1,4 +1,4 @@
-//! `--metrics FILE`: a bench's figures in the Prometheus text exposition format (prometheus-client's
+//! `--metrics FILE`: a bench's or an audit's figures in the Prometheus text exposition format (prometheus-client's
 //! OpenMetrics encoder), labelled by backend and design, for a node_exporter textfile collector or
 //! a push gateway. Attempt counts are counters; the checker's correctness figures and the
 //! throughput, a run's results rather than running totals, are gauges; latency from the planned
@@ -74,8 +74,56 @@ const GAUGES: [(&str, &str, PickF); 7] = [
     ("hookbench_wall_seconds", "The cell's wall time", |r| r.wall_s),
 ];
 
-/// The report's rows in the Prometheus text exposition format.
+/// An audit metric's labels: the check (`audit` for the audit as a whole).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CheckLabel {
+    check: String,
+}
+
+/// A check's verdict as a state set: one series per check and status, 1 for the status it has.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CheckStatus {
+    check: String,
+    status: String,
+}
+
+/// An audit's verdicts and figures: each check's status, and every figure its thresholds can name
+/// (`hookbench_audit_<figure>`, labelled by check: the loads' and the audit's own), as gauges.
+fn audit_registry(report: &Report, a: &crate::audit::AuditSection) -> Registry {
+    let mut registry = Registry::default();
+    let status = Family::<CheckStatus, Gauge>::default();
+    for c in &a.checks {
+        for s in ["PASS", "FAIL", "SKIPPED"] {
+            let labels = CheckStatus { check: c.check.as_str().to_string(), status: s.to_string() };
+            status.get_or_create(&labels).set(i64::from(c.status.as_str() == s));
+        }
+    }
+    registry.register("hookbench_audit_check", "Each check's status: 1 for the one it has", status);
+    let subjects = report.subjects();
+    for &figure in super::AUDIT_FIGURES {
+        let family = Family::<CheckLabel, Gauge<f64, AtomicU64>>::default();
+        let mut any = false;
+        for s in &subjects {
+            if let Some(&v) = s.figures.get(figure) {
+                family.get_or_create(&CheckLabel { check: s.labels.join("/") }).set(v);
+                any = true;
+            }
+        }
+        if any {
+            registry.register(format!("hookbench_audit_{figure}"), format!("The audit's {figure}"), family);
+        }
+    }
+    registry
+}
+
+/// The report's rows (or, for an audit, its verdicts and figures) in the Prometheus text
+/// exposition format.
 pub fn render_metrics(report: &Report) -> Result<String, std::fmt::Error> {
+    if let Some(a) = &report.audit {
+        let mut out = String::new();
+        encode(&mut out, &audit_registry(report, a))?;
+        return Ok(out);
+    }
     let mut registry = Registry::default();
     let cell =
         |r: &Row| Cell { backend: r.backend.as_str().to_string(), design: r.design.as_str().to_string() };

@@ -259,6 +259,17 @@ pub struct HistoryFile {
     pub bytes: u64,
 }
 
+impl HistoryFile {
+    /// The history a run finished writing: `path`, with `lines` lines.
+    pub fn written(path: &Path, lines: u64) -> Self {
+        Self {
+            file: path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+            lines,
+            bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        }
+    }
+}
+
 impl Report {
     /// A report of nothing yet: the run's id and parameters, this hookbench's version and commit,
     /// the machine, and the time.

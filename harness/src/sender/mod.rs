@@ -227,14 +227,14 @@ impl Ctx {
     }
 
     /// The attempt's line in the run's history, when there is one.
-    fn history(&self, copy: &Copy, times: &Times, sent: (&Attempt, u64), ack_lost: bool) {
+    fn history(&self, id: &str, copy: &Copy, times: &Times, sent: (&Attempt, u64), ack_lost: bool) {
         let Some(tap) = &self.config.history else { return };
         let ms = |t: Instant| t.saturating_duration_since(self.start).as_secs_f64() * 1e3;
         let e = &self.workload.events[copy.event];
         let (status, outcome, detail) = sent.0.classify(ack_lost);
         tap.send(Line::Attempt(AttemptLine {
             cell: tap.cell().to_string(),
-            event: e.id().to_string(),
+            event: id.to_string(),
             kind: if e.is_credit() { "credit" } else { "update" }.to_string(),
             group: copy.group,
             copy: copy.copy,
@@ -279,7 +279,7 @@ impl Ctx {
             let acked = matches!(outcome, Attempt::Status(s) if (200..300).contains(&s));
             let ack_lost = acked && w.ack_lost(id, attempt);
             let this = Copy { event, group, copy, attempt, worker, planned, slot: None, barrier: None };
-            self.history(&this, &Times { planned, sent, done }, (&outcome, connection), ack_lost);
+            self.history(&fields.id, &this, &Times { planned, sent, done }, (&outcome, connection), ack_lost);
             let again = match outcome {
                 Attempt::Status(s) if (200..300).contains(&s) => {
                     Counters::bump(&c.status_2xx);

@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use clap::Parser;
 use hookbench::audit::{Check, Status};
 use hookbench::cli::{Cli, Exit, run};
+use hookbench::history::Line;
 use hookbench::report::Report;
 use receivers::design::Design;
 use receivers::store::Backend;
@@ -64,6 +65,35 @@ fn python_receiver(db: &Path, mode: &str, sink: Option<&str>) -> Receiver {
 }
 
 /// Runs `hookbench audit` with `args`; its exit status (0, 1 or 2) and, when it ran, its report.
+/// The audit's history holds the parallel load's every attempt and every event's fate, and
+/// `explain` names its duplicates.
+fn history_holds_the_load(dir: &Path, r: &Report) {
+    let file = r.history.as_ref().expect("the audit's history");
+    assert!(dir.join(&file.file).exists(), "{file:?}");
+    let Some(load) = r.audit.as_ref().and_then(|a| a.load.as_ref()) else { return };
+    let (mut attempts, mut events) = (0, 0);
+    hookbench::history::read(dir, &mut |line| match line {
+        Line::Attempt(a) if a.cell == "audit/parallel-load" => attempts += 1,
+        Line::Event(e) if e.cell == "audit/parallel-load" => events += 1,
+        _ => {}
+    })
+    .expect("the history reads back");
+    assert_eq!((attempts, events), (load.deliveries, load.events), "{load:?}");
+    if load.dup_events > 0 {
+        let cli = Cli::try_parse_from(
+            ["hookbench", "explain", dir.to_str().expect("utf-8"), "--anomaly", "duplicate"].iter(),
+        )
+        .expect("arguments parse");
+        let mut out = Vec::new();
+        run(cli, &mut out).expect("explain runs");
+        let out = String::from_utf8(out).expect("utf-8");
+        assert!(
+            out.contains("audit/parallel-load") && out.contains("2 times (applied more than once)"),
+            "{out}"
+        );
+    }
+}
+
 pub(crate) fn audit(args: &[&str]) -> (u8, Option<Report>) {
     let out = tempfile::tempdir().expect("tempdir");
     let dir = out.path().join("audit");
@@ -82,6 +112,7 @@ pub(crate) fn audit(args: &[&str]) -> (u8, Option<Report>) {
             assert!(dir.join(file).exists(), "{file} written");
         }
         assert!(r.audit.is_some(), "an audit section");
+        history_holds_the_load(&dir, r);
     }
     eprintln!("{}", String::from_utf8_lossy(&printed));
     (code, report)
@@ -314,6 +345,7 @@ fn a_purge_before_the_late_replay_lets_an_event_apply_again() {
 #[test]
 fn an_audit_that_passes_but_breaches_a_threshold_exits_3() {
     let dir = tempfile::tempdir().expect("tempdir");
+    let metrics = dir.path().join("audit.prom");
     let checks = [
         "--checks",
         "sequential-duplicate,parallel-load",
@@ -321,6 +353,8 @@ fn an_audit_that_passes_but_breaches_a_threshold_exits_3() {
         "parallel-load:p50_ms>0",
         "--fail-on",
         "parallel-load:dup_events>0",
+        "--metrics",
+        metrics.to_str().expect("utf-8"),
     ];
     let (code, report) = python_sql_audit(dir.path(), "safe", COUNTS, &checks);
     assert_eq!(verdicts(&report).iter().filter(|(_, s)| *s == Status::Pass).count(), 2);
@@ -328,4 +362,16 @@ fn an_audit_that_passes_but_breaches_a_threshold_exits_3() {
     let [p50, dup] = &report.thresholds[..] else { panic!("two outcomes: {:?}", report.thresholds) };
     assert_eq!((p50.breached.len(), p50.breached[0].0.as_str()), (1, "parallel-load"));
     assert_eq!((dup.rows, dup.breached.len()), (1, 0));
+    // The metrics carry each check's status and the load's figures, as the report has them.
+    let text = std::fs::read_to_string(&metrics).expect("--metrics written");
+    let load = report.audit.as_ref().and_then(|a| a.load.as_ref()).expect("the load's figures");
+    for line in [
+        "hookbench_audit_check{check=\"parallel-load\",status=\"PASS\"} 1".to_string(),
+        "hookbench_audit_check{check=\"parallel-load\",status=\"FAIL\"} 0".to_string(),
+        format!("hookbench_audit_deliveries{{check=\"parallel-load\"}} {}", load.deliveries),
+        "hookbench_audit_dup_events{check=\"parallel-load\"} 0".to_string(),
+        "hookbench_audit_failed_checks{check=\"audit\"} 0".to_string(),
+    ] {
+        assert!(text.lines().any(|l| l.starts_with(&line)), "no {line:?} in\n{text}");
+    }
 }
