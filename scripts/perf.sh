@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# `just perf`: installs pgbench and wrk if missing (Debian), readies Postgres, then runs
-# `hookbench perf`, which prints the two ratios.
+# `just perf`: installs pgbench and wrk if missing (Debian) and oha (cargo install, a few minutes
+# once), readies Postgres, then runs `hookbench perf`, which prints hookbench beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need() { command -v "$1" >/dev/null 2>&1 || ./scripts/apt-install.sh "$2"; }
 need wrk wrk
 need pgbench postgresql-client
+command -v oha >/dev/null 2>&1 || cargo install oha --locked
 if [ -z "${DATABASE_URL:-}" ]; then
   ./scripts/docker-engine.sh
   # shellcheck source=scripts/postgres-image.sh

@@ -33,6 +33,15 @@ impl Latency {
         }
     }
 
+    /// Adds every latency `other` recorded to this one.
+    pub fn merge(&self, other: &Latency) {
+        let theirs = other.hist.lock().map(|h| h.clone());
+        if let (Ok(mut mine), Ok(theirs)) = (self.hist.lock(), theirs) {
+            // Same bounds on both sides, so adding cannot fail.
+            let _ = mine.add(&theirs);
+        }
+    }
+
     /// The percentiles recorded so far.
     pub fn percentiles(&self) -> Percentiles {
         let Ok(h) = self.hist.lock() else {

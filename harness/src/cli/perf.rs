@@ -1,4 +1,4 @@
-//! `hookbench perf`: hookbench beside pgbench and wrk, and the trivial endpoint they share.
+//! `hookbench perf`: hookbench beside pgbench, wrk and oha, and the trivial endpoint they share.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -23,7 +23,7 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let runs = |part| args.only.is_none_or(|only| only == part);
     let (pg, http) = runtime()?.block_on(async {
         let pg = if runs(PerfPart::Postgres) { Some(perf::postgres_ratio(&config).await) } else { None };
-        let http = if runs(PerfPart::Http) { Some(perf::http_ratio(&config).await) } else { None };
+        let http = if runs(PerfPart::Http) { Some(perf::http_comparison(&config).await) } else { None };
         (pg, http)
     });
     if args.json {
@@ -57,19 +57,35 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         match &http {
             None => {}
-            Some(Ok(r)) => writeln!(
-                out,
-                "http      wrk, trivial 200 endpoint, {c} connections: {:>9.0} req/s | sender, {c} in flight: {:>9.0} req/s | ratio {:.2}",
-                r.reference_per_s,
-                r.hookbench_per_s,
-                r.ratio,
-                c = args.connections
-            )?,
+            Some(Ok(h)) => print_http(out, h, args.connections)?,
             Some(Err(e)) => writeln!(out, "http      not measured: {e}")?,
         }
     }
     pg.transpose()?;
     http.transpose()?;
+    Ok(())
+}
+
+/// The HTTP comparison's lines: the top rates (taken in turn, in this run) and the latencies at
+/// the fixed rate.
+fn print_http(out: &mut dyn Write, h: &perf::HttpFigures, connections: usize) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "http      trivial 200 endpoint, {connections} connections, same request, in turn: wrk {:>7.0} req/s | oha {:>7.0} req/s | sender {:>7.0} req/s | sender/wrk {:.2}, sender/oha {:.2}",
+        h.wrk.reference_per_s, h.oha.reference_per_s, h.wrk.hookbench_per_s, h.wrk.ratio, h.oha.ratio
+    )?;
+    for l in &h.latency {
+        let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2} ms"));
+        writeln!(
+            out,
+            "latency   at {:.0} req/s, {:<9} p50 {:>9}, p99 {:>9} ({})",
+            h.fixed_rate_per_s,
+            l.tool,
+            ms(l.p50_ms),
+            ms(l.p99_ms),
+            l.how
+        )?;
+    }
     Ok(())
 }
 

@@ -3,9 +3,11 @@
 //! Groups leave at their planned times (open loop at `rate` events per second, plan position
 //! `at` becoming second `at / rate`), with at most `concurrency` requests in flight; a group
 //! waiting for a slot keeps its planned time, so latency measured from it is corrected for
-//! coordinated omission. Each group runs in its own tokio task; the copies of a concurrent group
-//! run in their own tasks, are released together by a barrier and go to different workers over
-//! different connections. Every attempt is signed afresh (a new timestamp, the same delivery id),
+//! coordinated omission. The send runs on one shard per core (a thread with a current-thread
+//! runtime, its own connections, an equal share of the concurrency, every n-th group of the plan),
+//! so a response wakes its task on the thread that read it. Each group runs in its own task on its
+//! shard; the copies of a concurrent group run in their own tasks, are released together by a
+//! barrier and go to different workers over different connections. Every attempt is signed afresh (a new timestamp, the same delivery id),
 //! its body and headers from the run's [`Wire`]. A 2xx whose ack the article's draw says was lost is dropped and counted as a
 //! timeout; 5xx, timeouts and connection errors are retried with exponential backoff and full
 //! jitter. Attempt numbers, lost acks and jitter draws are keyed as in the article.
@@ -14,7 +16,7 @@ mod pool;
 mod retry;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use std::sync::Mutex;
@@ -57,6 +59,9 @@ pub enum SendError {
     /// A target URL is not `http://host:port/path`.
     #[error("bad target URL: {0}")]
     BadUrl(String),
+    /// A sender thread could not start, or ended without finishing.
+    #[error("the sender's threads: {0}")]
+    Thread(String),
 }
 
 /// What a send produced.
@@ -111,9 +116,10 @@ pub struct Progress {
     pub counters: Counters,
 }
 
-struct Ctx {
+/// What every shard of a send shares: the plan, what became of each event, the counters, and the
+/// latencies the shards merge into when they finish.
+struct Shared {
     workload: Arc<Workload>,
-    pool: pool::Pool,
     wire: Arc<Wire>,
     config: SenderConfig,
     start: Instant,
@@ -121,12 +127,31 @@ struct Ctx {
     refused: Vec<AtomicBool>,
     // A std Mutex: held for one push, never across an await.
     records: Mutex<Vec<AttemptRecord>>,
-    slots: Arc<Semaphore>,
     attempts: Vec<AtomicU32>,
-    next_worker: AtomicUsize,
     progress: Arc<Progress>,
     intended: Latency,
     actual: Latency,
+}
+
+/// One shard of a send: a thread with a current-thread runtime, sending every `shards`-th group
+/// over connections of its own, with its own share of the concurrency and its own latency
+/// histograms. A response then wakes the task that waits for it on the thread that read it, as
+/// in wrk's and oha's thread model, instead of waking a task on another thread.
+struct Ctx {
+    shared: Arc<Shared>,
+    pool: pool::Pool,
+    slots: Arc<Semaphore>,
+    next_worker: AtomicUsize,
+    intended: Latency,
+    actual: Latency,
+}
+
+impl std::ops::Deref for Ctx {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
 }
 
 /// One copy of a delivery, as it starts: its event, first attempt number, worker, planned time,
@@ -381,42 +406,18 @@ fn take_rest(slots: &mut OwnedSemaphorePermit) -> OwnedSemaphorePermit {
     slots.split(n).unwrap_or_else(|| unreachable!("a permit can always be split by its own size"))
 }
 
-/// Sends `workload`'s plan to the workers at `urls`, bodies and signatures from `wire`.
-pub async fn run(
-    workload: Arc<Workload>,
-    urls: Vec<String>,
-    wire: Arc<Wire>,
-    config: SenderConfig,
-    progress: Arc<Progress>,
-) -> Result<SendReport, SendError> {
-    let concurrency = config.concurrency.max(2);
-    let pool = pool::Pool::new(&urls).map_err(SendError::BadUrl)?;
-    if pool.is_empty() {
-        return Err(SendError::BadUrl("no worker to send to".to_string()));
-    }
-    let n = workload.events.len();
-    let attempts = (0..n).map(|_| AtomicU32::new(0)).collect();
-    let start = Instant::now() + Duration::from_millis(10);
-    let ctx = Arc::new(Ctx {
-        workload: workload.clone(),
-        pool,
-        wire,
-        config: config.clone(),
-        start,
-        acked: (0..n).map(|_| AtomicBool::new(false)).collect(),
-        refused: (0..n).map(|_| AtomicBool::new(false)).collect(),
-        records: Mutex::new(Vec::new()),
-        slots: Arc::new(Semaphore::new(concurrency)),
-        attempts,
-        next_worker: AtomicUsize::new(0),
-        progress,
-        intended: Latency::default(),
-        actual: Latency::default(),
-    });
+/// How many shards a send runs on: one per core.
+fn shard_count() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// Sends shard `shard`'s groups (every `shards`-th, from `shard`) at their planned times.
+async fn send_shard(ctx: Arc<Ctx>, shard: usize, shards: usize) {
+    let (workload, start, rate) = (ctx.workload.clone(), ctx.start, ctx.config.rate);
     let first_at = workload.groups.first().map_or(0.0, |g| g.at);
     let mut tasks = JoinSet::new();
-    for (group, g) in workload.groups.iter().enumerate() {
-        let planned = match config.rate {
+    for (group, g) in workload.groups.iter().enumerate().skip(shard).step_by(shards) {
+        let planned = match rate {
             Some(rate) => {
                 let planned = start + Duration::from_secs_f64(((g.at - first_at) / rate).max(0.0));
                 tokio::time::sleep_until(planned).await;
@@ -431,18 +432,87 @@ pub async fn run(
         while tasks.try_join_next().is_some() {}
     }
     while tasks.join_next().await.is_some() {}
+    ctx.shared.intended.merge(&ctx.intended);
+    ctx.shared.actual.merge(&ctx.actual);
+}
+
+/// Sends `workload`'s plan to the workers at `urls`, bodies and signatures from `wire`, on one
+/// shard per core.
+pub async fn run(
+    workload: Arc<Workload>,
+    urls: Vec<String>,
+    wire: Arc<Wire>,
+    config: SenderConfig,
+    progress: Arc<Progress>,
+) -> Result<SendReport, SendError> {
+    let shards = shard_count();
+    // Each shard holds its share of the concurrency, and at least the largest group's copies.
+    let most_copies = workload.groups.iter().map(|g| usize::from(g.copies)).max().unwrap_or(1);
+    let per_shard = config.concurrency.max(2).div_ceil(shards).max(most_copies);
+    let opened = Arc::new(AtomicU64::new(0));
+    let mut pools = Vec::with_capacity(shards);
+    for _ in 0..shards {
+        let pool = pool::Pool::new(&urls, opened.clone()).map_err(SendError::BadUrl)?;
+        if pool.is_empty() {
+            return Err(SendError::BadUrl("no worker to send to".to_string()));
+        }
+        pools.push(pool);
+    }
+    let n = workload.events.len();
+    let start = Instant::now() + Duration::from_millis(10);
+    let shared = Arc::new(Shared {
+        workload,
+        wire,
+        config,
+        start,
+        acked: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        refused: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        records: Mutex::new(Vec::new()),
+        attempts: (0..n).map(|_| AtomicU32::new(0)).collect(),
+        progress,
+        intended: Latency::default(),
+        actual: Latency::default(),
+    });
+    let mut finished = Vec::with_capacity(shards);
+    for (shard, pool) in pools.into_iter().enumerate() {
+        let ctx = Arc::new(Ctx {
+            shared: shared.clone(),
+            pool,
+            slots: Arc::new(Semaphore::new(per_shard)),
+            // Shards start on different workers.
+            next_worker: AtomicUsize::new(shard),
+            intended: Latency::default(),
+            actual: Latency::default(),
+        });
+        let (done, finish) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name(format!("sender-{shard}"))
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                if let Ok(runtime) = runtime {
+                    runtime.block_on(send_shard(ctx, shard, shards));
+                }
+                let _ = done.send(());
+            })
+            .map_err(|e| SendError::Thread(e.to_string()))?;
+        finished.push(finish);
+    }
+    for finish in finished {
+        finish.await.map_err(|_| SendError::Thread("a sender thread ended early".to_string()))?;
+    }
     let elapsed = start.elapsed();
     let flags = |v: &[AtomicBool]| v.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+    let s = &shared;
     Ok(SendReport {
-        counters: ctx.progress.counters.snapshot(),
-        latency_intended: ctx.intended.percentiles(),
-        latency_actual: ctx.actual.percentiles(),
-        latency_buckets: ctx.intended.buckets(),
-        spectrum_intended: ctx.intended.spectrum(),
-        spectrum_actual: ctx.actual.spectrum(),
+        counters: s.progress.counters.snapshot(),
+        latency_intended: s.intended.percentiles(),
+        latency_actual: s.actual.percentiles(),
+        latency_buckets: s.intended.buckets(),
+        spectrum_intended: s.intended.spectrum(),
+        spectrum_actual: s.actual.spectrum(),
         elapsed,
-        acked: flags(&ctx.acked),
-        refused: flags(&ctx.refused),
-        attempts: ctx.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
+        acked: flags(&s.acked),
+        refused: flags(&s.refused),
+        attempts: s.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
     })
 }

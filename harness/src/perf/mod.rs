@@ -1,0 +1,152 @@
+//! `hookbench perf`: how close hookbench gets to the machine's limits, measured side by side in
+//! one run.
+//!
+//! 1. Postgres (postgres.rs): the `atomic` design (HTTP, signature, JSON, one transaction) at N
+//!    deliveries in flight, against pgbench running the same transaction with N clients on an
+//!    identical fresh database.
+//! 2. HTTP (http.rs): the sender's request rate against wrk's and oha's, on a trivial endpoint
+//!    that answers 200, at the same connection count, with the same request; then the latency
+//!    each reports at one fixed rate all of them sustain.
+//!
+//! pgbench, wrk and oha must be installed (`just perf` installs them).
+
+mod http;
+mod postgres;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use provision::PostgresSettings;
+use serde::Serialize;
+
+pub use http::{HttpFigures, http_comparison, ok_router};
+pub use postgres::postgres_ratio;
+
+use crate::sender::{self, RetryPolicy, SenderConfig};
+use crate::workload::{Workload, WorkloadConfig};
+
+/// What `perf` needs.
+#[derive(Debug, Clone)]
+pub struct PerfConfig {
+    /// Seconds per measurement.
+    pub seconds: u64,
+    /// Connections (clients, requests in flight).
+    pub connections: usize,
+    /// Worker processes for the atomic design.
+    pub workers: usize,
+    /// Where Postgres comes from.
+    pub postgres: PostgresSettings,
+    /// hookbench's executable (for workers and the trivial server).
+    pub exe: PathBuf,
+}
+
+/// One side-by-side measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    /// What the reference tool measured, per second.
+    pub reference_per_s: f64,
+    /// What hookbench measured, per second.
+    pub hookbench_per_s: f64,
+    /// hookbench / reference.
+    pub ratio: f64,
+}
+
+impl Ratio {
+    fn new(reference_per_s: f64, hookbench_per_s: f64) -> Self {
+        Self { reference_per_s, hookbench_per_s, ratio: hookbench_per_s / reference_per_s.max(1e-9) }
+    }
+}
+
+/// Why a measurement could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    /// A tool is missing or failed.
+    #[error("{tool}: {reason}")]
+    Tool {
+        /// pgbench, wrk or oha.
+        tool: &'static str,
+        /// What happened.
+        reason: String,
+    },
+    /// Provisioning failed.
+    #[error(transparent)]
+    Provision(#[from] provision::ProvisionError),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] receivers::store::StoreError),
+    /// The workers failed.
+    #[error(transparent)]
+    Fleet(#[from] crate::fleet::FleetError),
+    /// The sender failed.
+    #[error(transparent)]
+    Sender(#[from] sender::SendError),
+    /// A file could not be written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// A credit-only workload with no faults, sized to take about `seconds` at `rate_hint` per second.
+pub(crate) fn plain_credits(rate_hint: f64, seconds: u64) -> Workload {
+    let events = ((rate_hint * seconds as f64) as usize).clamp(1000, 5_000_000);
+    let config = WorkloadConfig {
+        events,
+        p_credit: 1.0,
+        p_tie: 0.0,
+        p_duplicate: 0.0,
+        p_ack_lost: 0.0,
+        p_concurrent: 0.0,
+        p_shuffle: 0.0,
+        ..WorkloadConfig::default()
+    };
+    Workload::generate(&config).expect("valid perf workload")
+}
+
+fn closed_loop(connections: usize) -> SenderConfig {
+    SenderConfig {
+        rate: None,
+        concurrency: connections,
+        timeout: Duration::from_secs(30),
+        retry: RetryPolicy::default(),
+        source: "perf".to_string(),
+        record: false,
+        history: None,
+    }
+}
+
+async fn tool_output(tool: &'static str, cmd: &mut tokio::process::Command) -> Result<String, PerfError> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|e| PerfError::Tool { tool, reason: format!("cannot run it ({e}); is it installed?") })?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(PerfError::Tool { tool, reason: format!("{}: {err}", out.status) });
+    }
+    Ok(text)
+}
+
+/// The number after `key` on the first line containing it (`tps = 8523.1`, `Requests/sec: 4.5`).
+fn number_after(text: &str, key: &str) -> Option<f64> {
+    let line = text.lines().find(|l| l.contains(key))?;
+    let rest = &line[line.find(key)? + key.len()..];
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_tools_figures() {
+        let pgbench = "number of transactions actually processed: 85231\nlatency average = 3.754 ms\n\
+                       tps = 8523.118301 (without initial connection time)\n";
+        assert_eq!(number_after(pgbench, "tps = "), Some(8523.118301));
+        let wrk =
+            "  Latency   812.32us  1.02ms  30.11ms   94.51%\nRequests/sec:  40123.55\nTransfer/sec: 4.5MB\n";
+        assert_eq!(number_after(wrk, "Requests/sec:"), Some(40123.55));
+        assert_eq!(number_after("nothing", "tps = "), None);
+    }
+}
