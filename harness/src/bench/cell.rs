@@ -18,7 +18,7 @@ use crate::history::{ChangeLine, EventLine, Line, Tap};
 use crate::model::HandlerResult;
 use crate::observer::{self, Observer, Tables, TablesError};
 use crate::progress::Bars;
-use crate::report::{LatencySpectrum, ModelFigures, Row};
+use crate::report::{LatencySpectrum, ModelFigures, Phases, Row};
 use crate::sender::{self, Progress, SendReport, SenderConfig};
 use crate::wire::Wire;
 use crate::workload::{EventKind, Workload};
@@ -76,15 +76,24 @@ impl Cell<'_> {
         bars: &Bars,
     ) -> Result<(Row, Option<String>), CellError> {
         let started = Instant::now();
+        let mut phases = Phases::default();
+        let mut clock = Instant::now();
+        let mut lap = |slot: &mut f64| {
+            *slot = clock.elapsed().as_secs_f64();
+            clock = Instant::now();
+        };
         let site = self.provision(pg).await?;
         let db_version = site.tables.version().await.ok();
+        lap(&mut phases.provision_s);
         let fleet = self.start_fleet(&site).await?;
+        lap(&mut phases.fleet_start_s);
         let urls = self.urls(fleet.as_ref());
         let sent = Arc::new(Progress::default());
         let label = format!("{} {}", self.backend, self.design);
         let bar = bars.cell(label, self.workload.groups.len() as u64, sent.clone());
         let fleet = fleet.map(|f| Arc::new(Mutex::new(f)));
         let driven = self.drive(&site, fleet.clone(), urls, sent).await;
+        lap(&mut phases.deliver_s);
         let fleet = fleet.and_then(|f| Arc::try_unwrap(f).ok()).map(Mutex::into_inner);
         let driven = match driven {
             Ok(d) => d,
@@ -96,19 +105,39 @@ impl Cell<'_> {
         };
         bar.settling();
         let settled = observer::settle(&site.tables, self.design, self.config.quiet_timeout).await;
+        lap(&mut phases.settle_s);
         stop(fleet).await?;
+        lap(&mut phases.fleet_stop_s);
         if let Err(pending) = settled {
             bar.failed("not quiet");
             return Err(CellError::NotQuiet(pending));
         }
         let verdict = checker::check(&site.tables, self.workload).await?;
+        lap(&mut phases.check_s);
         self.write_events(&verdict);
         self.write_changes(&site.tables).await?;
         site.tables.close().await;
         if let Some(db) = site.db.filter(|_| !self.config.keep) {
             db.discard().await?;
         }
-        let row = self.row(driven, verdict, started);
+        lap(&mut phases.history_and_cleanup_s);
+        let mut row = self.row(driven, verdict, started);
+        row.phases = phases;
+        if self.config.verbose {
+            let p = &phases;
+            bars.say(&format!(
+                "{} {}: provision {:.2} s, fleet start {:.2}, deliveries {:.2}, settle {:.2}, fleet stop {:.2}, checker {:.2}, history and clean-up {:.2}",
+                self.backend,
+                self.design,
+                p.provision_s,
+                p.fleet_start_s,
+                p.deliver_s,
+                p.settle_s,
+                p.fleet_stop_s,
+                p.check_s,
+                p.history_and_cleanup_s
+            ));
+        }
         bar.finished(&summary(&row));
         Ok((row, db_version))
     }
@@ -283,6 +312,7 @@ impl Cell<'_> {
             poison_attempts: c.poison_attempts,
             poison_non_2xx: c.poison_non_2xx,
             model: self.model.map(ModelFigures::from),
+            phases: Phases::default(),
         }
     }
 }

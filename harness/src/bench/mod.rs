@@ -75,6 +75,8 @@ pub struct BenchConfig {
     pub history_compress: bool,
     /// Witnesses per anomaly class and cell in the report.
     pub witnesses: usize,
+    /// Print where each cell's time went, phase by phase, and how long Postgres took to be ready.
+    pub verbose: bool,
 }
 
 /// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
@@ -160,13 +162,16 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
     for &backend in &config.backends {
         let pg = match backend {
             _ if config.targets.is_some() => None,
-            Backend::Postgres => match PostgresServer::start(&config.postgres).await {
-                Ok(server) => {
+            Backend::Postgres => match timed(PostgresServer::start(&config.postgres)).await {
+                (Ok(server), took) => {
+                    if config.verbose {
+                        bars.say(&format!("postgres ready in {took:.2} s ({})", server.origin()));
+                    }
                     report.versions.postgres = server.version().await.ok();
                     report.versions.postgres_origin = Some(server.origin().to_string());
                     Some(server)
                 }
-                Err(e) => {
+                (Err(e), _) => {
                     let reason = crate::reason::reason(&e);
                     bars.say(&format!("skipping postgres: {reason}"));
                     for &design in &config.designs {
@@ -264,4 +269,11 @@ pub fn git_sha() -> Option<String> {
 pub fn default_run_id() -> String {
     let ts = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
     format!("{ts}-{}", git_sha().unwrap_or_else(|| "nogit".to_string()))
+}
+
+/// Awaits `f`, and how long it took, seconds.
+async fn timed<T>(f: impl Future<Output = T>) -> (T, f64) {
+    let start = std::time::Instant::now();
+    let out = f.await;
+    (out, start.elapsed().as_secs_f64())
 }

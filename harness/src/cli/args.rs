@@ -220,6 +220,11 @@ pub struct BenchArgs {
     /// with its timeline from the history (`hookbench explain` lists more).
     #[arg(long, default_value_t = 5)]
     pub witnesses: usize,
+    /// Print where each cell's time went (provision, fleet start, deliveries, settle, fleet stop,
+    /// checker, history and clean-up; report.json's `phases` holds them either way) and how long
+    /// Postgres took to be ready.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// Also write the run's figures to FILE in the Prometheus text format (for a node_exporter
     /// textfile collector or a push gateway; docs/reports.md).
     #[arg(long, value_name = "FILE")]

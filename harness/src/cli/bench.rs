@@ -65,6 +65,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
             experiments: args.experiments.clone(),
             history_compress: args.history_compress,
             witnesses: args.witnesses,
+            verbose: args.verbose,
         };
         config.validate()?;
         Ok(config)

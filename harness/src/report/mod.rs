@@ -95,6 +95,25 @@ pub struct Versions {
 /// Latency percentiles in microseconds (docs/design.md's `latency_us`).
 pub type LatencyUs = Percentiles;
 
+/// Where a cell's wall time went, seconds, phase by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Phases {
+    /// A fresh database, migrated, and the observer's connection.
+    pub provision_s: f64,
+    /// The worker processes started and answering their health checks.
+    pub fleet_start_s: f64,
+    /// The sender's deliveries (and chaos).
+    pub deliver_s: f64,
+    /// Waiting for the receivers to finish what they stored (the inbox drained).
+    pub settle_s: f64,
+    /// The workers stopped.
+    pub fleet_stop_s: f64,
+    /// The checker reading the database.
+    pub check_s: f64,
+    /// The events' and plan changes' lines into the history, the database discarded.
+    pub history_and_cleanup_s: f64,
+}
+
 /// A cell's two percentile spectra.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySpectrum {
@@ -196,6 +215,9 @@ pub struct Row {
     pub poison_non_2xx: u64,
     /// The model's figures for the same seed.
     pub model: Option<ModelFigures>,
+    /// Where the cell's wall time went.
+    #[serde(default)]
+    pub phases: Phases,
 }
 
 /// A cell that did not run, or broke.

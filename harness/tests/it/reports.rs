@@ -110,6 +110,18 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
         assert!(!html.contains(fetch), "report.html fetches something: {fetch}");
     }
     assert!(html.contains("percentile (axis: 1/(1-p), log scale)") && html.contains("extra applies (count)"));
+    // Each cell's wall time is told phase by phase, and the phases add up to no more than it.
+    for r in &report.rows {
+        let p = r.phases;
+        let sum = p.provision_s
+            + p.fleet_start_s
+            + p.deliver_s
+            + p.settle_s
+            + p.fleet_stop_s
+            + p.check_s
+            + p.history_and_cleanup_s;
+        assert!(p.deliver_s > 0.0 && p.fleet_start_s > 0.0 && sum <= r.wall_s + 1e-6, "{p:?} {}", r.wall_s);
+    }
     // The spectrum is read from the full histogram, out to 99.999 %.
     let spectrum = &report.rows[0].latency_spectrum;
     assert_eq!(spectrum.planned.percentiles.len(), 51);
