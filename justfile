@@ -26,6 +26,10 @@ model-compare *CASES:
 bench-model:
     cargo bench --locked -p hookbench --bench model
 
+# How the workload, model, signing and checker grow from 10k to 1M events (criterion).
+bench-scaling:
+    cargo bench --locked -p hookbench --bench scaling
+
 # Run one receiver worker, e.g. `just serve --design atomic --database-url sqlite:///tmp/h.db --secret whsec_...`.
 serve *ARGS:
     cargo run --release --locked -p hookbench -- serve {{ARGS}}
