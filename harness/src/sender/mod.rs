@@ -406,9 +406,17 @@ fn take_rest(slots: &mut OwnedSemaphorePermit) -> OwnedSemaphorePermit {
     slots.split(n).unwrap_or_else(|| unreachable!("a permit can always be split by its own size"))
 }
 
-/// How many shards a send runs on: one per core.
-fn shard_count() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+/// How many shards a send runs on: one per core, but no more than leaves each shard room for the
+/// largest group's copies within the concurrency.
+fn shard_count(concurrency: usize, most_copies: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    cores.min(concurrency / most_copies.max(1)).max(1)
+}
+
+/// Shard `shard`'s share of `concurrency`: an equal part, the remainder to the first shards, so
+/// that the shares add up to it.
+fn share(concurrency: usize, shards: usize, shard: usize) -> usize {
+    concurrency / shards + usize::from(shard < concurrency % shards)
 }
 
 /// Sends shard `shard`'s groups (every `shards`-th, from `shard`) at their planned times.
@@ -445,10 +453,10 @@ pub async fn run(
     config: SenderConfig,
     progress: Arc<Progress>,
 ) -> Result<SendReport, SendError> {
-    let shards = shard_count();
-    // Each shard holds its share of the concurrency, and at least the largest group's copies.
+    // Each shard holds its share of the concurrency, at least the largest group's copies.
     let most_copies = workload.groups.iter().map(|g| usize::from(g.copies)).max().unwrap_or(1);
-    let per_shard = config.concurrency.max(2).div_ceil(shards).max(most_copies);
+    let concurrency = config.concurrency.max(2).max(most_copies);
+    let shards = shard_count(concurrency, most_copies);
     let opened = Arc::new(AtomicU64::new(0));
     let mut pools = Vec::with_capacity(shards);
     for _ in 0..shards {
@@ -478,7 +486,7 @@ pub async fn run(
         let ctx = Arc::new(Ctx {
             shared: shared.clone(),
             pool,
-            slots: Arc::new(Semaphore::new(per_shard)),
+            slots: Arc::new(Semaphore::new(share(concurrency, shards, shard))),
             // Shards start on different workers.
             next_worker: AtomicUsize::new(shard),
             intended: Latency::default(),
@@ -515,4 +523,22 @@ pub async fn run(
         refused: flags(&s.refused),
         attempts: s.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shards_share_the_concurrency_exactly_and_each_holds_a_whole_group() {
+        for concurrency in 2..200 {
+            for most_copies in 1..=4 {
+                let concurrency = concurrency.max(most_copies);
+                let shards = shard_count(concurrency, most_copies);
+                let shares: Vec<usize> = (0..shards).map(|s| share(concurrency, shards, s)).collect();
+                assert_eq!(shares.iter().sum::<usize>(), concurrency);
+                assert!(shares.iter().all(|&s| s >= most_copies), "{concurrency} {most_copies} {shares:?}");
+            }
+        }
+    }
 }
