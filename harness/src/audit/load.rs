@@ -10,7 +10,7 @@ use super::verdict::{AttemptLog, Check, CheckResult, LoadFigures, Status, Witnes
 use crate::history::{EventLine, Line, Tap};
 use crate::sender::{self, AttemptRecord, Progress, SendError, SendReport, SenderConfig};
 use crate::wire::Wire;
-use crate::workload::{EventKind, Workload};
+use crate::workload::Workload;
 
 /// A load that was sent.
 #[derive(Debug, Clone)]
@@ -81,30 +81,16 @@ pub fn attempts_of(load: &Load, event: usize, marks: &[[AttemptLog; 2]]) -> Vec<
 fn write_fates(load: &Load, seen: &Observation) {
     let Some(tap) = &load.history else { return };
     let w = &load.workload;
-    for (i, e) in w.events.iter().enumerate() {
+    for i in 0..w.events.len() {
         let fields = load.wire.fields(w, i);
-        let (kind, applied, version, final_version, latest_version) = match e.kind {
-            EventKind::Credit { .. } => {
-                let (_, max) = seen.applied(&fields.id);
-                ("credit", Some(u32::try_from(max).unwrap_or(u32::MAX)), None, None, None)
-            }
-            EventKind::Plan { version, .. } => {
-                let latest = w.latest_plan.get(e.account as usize).copied();
-                ("update", None, Some(version), seen.states.get(&fields.account).copied(), latest)
-            }
-        };
-        tap.send(Line::Event(EventLine {
-            cell: tap.cell().to_string(),
-            event: fields.id,
-            kind: kind.to_string(),
-            account: u32::try_from(fields.account).unwrap_or(u32::MAX),
-            applied,
-            version,
-            created: version.map(|_| e.created),
-            final_version,
-            latest_version,
-            poisoned: w.is_poisoned(i),
-        }));
+        let account = u32::try_from(fields.account).unwrap_or(u32::MAX);
+        tap.send(Line::Event(EventLine::fate(
+            w,
+            i,
+            (tap.cell(), fields.id.clone(), account),
+            || Some(u32::try_from(seen.applied(&fields.id).1).unwrap_or(u32::MAX)),
+            || seen.states.get(&fields.account).copied(),
+        )));
     }
 }
 

@@ -21,7 +21,7 @@ use crate::progress::Bars;
 use crate::report::{LatencySpectrum, ModelFigures, Phases, Row};
 use crate::sender::{self, Progress, SendReport, SenderConfig};
 use crate::wire::Wire;
-use crate::workload::{EventKind, Workload};
+use crate::workload::Workload;
 
 /// Why a cell broke. Each says what was being done; the cause follows it.
 #[derive(Debug, thiserror::Error)]
@@ -146,27 +146,13 @@ impl Cell<'_> {
     fn write_events(&self, verdict: &Verdict) {
         let w = self.workload;
         for (i, e) in w.events.iter().enumerate() {
-            let (kind, applied, version, final_version, latest_version) = match e.kind {
-                EventKind::Credit { .. } => ("credit", verdict.applies.get(i).copied(), None, None, None),
-                EventKind::Plan { version, .. } => {
-                    let account = e.account as usize;
-                    let final_version = verdict.final_versions.get(account).copied();
-                    ("update", None, Some(version), final_version, w.latest_plan.get(account).copied())
-                }
-            };
-            let created = version.map(|_| e.created);
-            self.history.send(Line::Event(EventLine {
-                cell: self.history.cell().to_string(),
-                event: e.id().to_string(),
-                kind: kind.to_string(),
-                account: e.account,
-                applied,
-                version,
-                created,
-                final_version,
-                latest_version,
-                poisoned: w.is_poisoned(i),
-            }));
+            self.history.send(Line::Event(EventLine::fate(
+                w,
+                i,
+                (self.history.cell(), e.id().to_string(), e.account),
+                || verdict.applies.get(i).copied(),
+                || verdict.final_versions.get(e.account as usize).copied(),
+            )));
         }
     }
 

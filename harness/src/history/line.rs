@@ -94,6 +94,47 @@ pub struct EventLine {
     pub poisoned: bool,
 }
 
+impl EventLine {
+    /// The fate of event `i` of `workload` in `cell`, sent as `id` for `account`: for a credit,
+    /// the times it was `applied`; for an update, its version and creation time, its account's
+    /// `final_version` and its latest version in the workload. Only the kind's figure is asked.
+    pub fn fate(
+        workload: &crate::workload::Workload,
+        i: usize,
+        (cell, id, account): (&str, String, u32),
+        applied: impl FnOnce() -> Option<u32>,
+        final_version: impl FnOnce() -> Option<i64>,
+    ) -> Self {
+        let e = &workload.events[i];
+        let mut line = Self {
+            cell: cell.to_string(),
+            event: id,
+            kind: String::new(),
+            account,
+            applied: None,
+            version: None,
+            created: None,
+            final_version: None,
+            latest_version: None,
+            poisoned: workload.is_poisoned(i),
+        };
+        match e.kind {
+            crate::workload::EventKind::Credit { .. } => {
+                line.kind = "credit".into();
+                line.applied = applied();
+            }
+            crate::workload::EventKind::Plan { version, .. } => {
+                line.kind = "update".into();
+                line.version = Some(version);
+                line.created = Some(e.created);
+                line.final_version = final_version();
+                line.latest_version = workload.latest_plan.get(e.account as usize).copied();
+            }
+        }
+        line
+    }
+}
+
 /// One change of an account's plan version, as the database's trigger recorded it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangeLine {
