@@ -1,7 +1,8 @@
 //! The sender: the workload's delivery plan sent as real, signed, parallel HTTP deliveries.
 //!
 //! Groups leave at their planned times (open loop at `rate` events per second, plan position
-//! `at` becoming second `at / rate`), with at most `concurrency` requests in flight; a group
+//! `at` becoming second `at / rate`, waited for by a `timerfd` pacer, not tokio's millisecond
+//! timer), with at most `concurrency` requests in flight; a group
 //! waiting for a slot keeps its planned time, so latency measured from it is corrected for
 //! coordinated omission. The send runs on one shard per core (a thread with a current-thread
 //! runtime, its own connections, an equal share of the concurrency, every n-th group of the plan),
@@ -12,6 +13,7 @@
 //! timeout; 5xx, timeouts and connection errors are retried with exponential backoff and full
 //! jitter. Attempt numbers, lost acks and jitter draws are keyed as in the article.
 
+mod pacer;
 mod pool;
 mod retry;
 
@@ -216,9 +218,9 @@ impl Ctx {
         let ts = jiff::Timestamp::now().as_second();
         let headers = self.wire.headers(fields, body, ts);
         let connection = pool::Connection::default();
-        let post = self.pool.post(worker, &headers, body.clone(), &connection);
+        let post = self.pool.post(worker, &headers, body, &connection);
         let attempt = match tokio::time::timeout(self.config.timeout, post).await {
-            Ok(Ok(status)) => Attempt::Status(status.as_u16()),
+            Ok(Ok(status)) => Attempt::Status(status),
             Ok(Err(_)) => Attempt::NoReceiver,
             Err(_) => Attempt::Timeout,
         };
@@ -424,11 +426,12 @@ async fn send_shard(ctx: Arc<Ctx>, shard: usize, shards: usize) {
     let (workload, start, rate) = (ctx.workload.clone(), ctx.start, ctx.config.rate);
     let first_at = workload.groups.first().map_or(0.0, |g| g.at);
     let mut tasks = JoinSet::new();
+    let mut pacer = pacer::Pacer::new();
     for (group, g) in workload.groups.iter().enumerate().skip(shard).step_by(shards) {
         let planned = match rate {
             Some(rate) => {
                 let planned = start + Duration::from_secs_f64(((g.at - first_at) / rate).max(0.0));
-                tokio::time::sleep_until(planned).await;
+                pacer.until(planned).await;
                 planned
             }
             None => Instant::now(),

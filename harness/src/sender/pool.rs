@@ -1,35 +1,54 @@
 //! HTTP/1.1 connections to the workers, one request at a time each, kept for reuse.
 //!
-//! A tight hyper connection per in-flight request is what lets one process offer load at rates a
-//! generic pooled client (reqwest measured 56k req/s here against 145k for this) cannot.
+//! The task that sends an attempt owns its connection while it does: it writes the request's
+//! head and body in one write and reads the answer itself, parsed by `httparse`. That is wrk's
+//! way of sending. hyper's client puts a channel and a second task (the connection's) between a
+//! request and its socket, and builds a header map for every request; on this 2-core machine that
+//! left the sender at 0.8 of oha (docs/performance.md has both measurements).
+//!
+//! A response is always read to its end (`Content-Length`, chunked, or until the server closes)
+//! so a connection goes back to the pool only at a response boundary; one the server closed while
+//! it sat idle is noticed before reuse and dropped.
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper::{Request, StatusCode, Uri};
-use hyper_util::rt::TokioIo;
+use bytes::{Buf as _, BytesMut};
+use hyper::Uri;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 /// Why a request got no response.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum SendError {
     /// No connection could be made (the worker is not listening).
     Connect,
-    /// The connection broke before a response came.
+    /// The connection broke, or what came back was not an HTTP/1.1 response.
     Broken,
 }
 
-/// An open connection and its number.
-type Conn = (u64, SendRequest<Full<Bytes>>);
+/// The most a response head may take; past it the answer is not HTTP.
+const MAX_HEAD: usize = 64 * 1024;
+/// Headers a response head may carry.
+const MAX_HEADERS: usize = 64;
+
+/// One open connection: its number, its socket, what was read but not yet consumed, and the
+/// buffer its requests are written from (both reused from request to request).
+#[derive(Debug)]
+struct Conn {
+    id: u64,
+    stream: TcpStream,
+    read: BytesMut,
+    write: Vec<u8>,
+}
 
 /// One worker's address and idle connections.
 #[derive(Debug)]
 struct Target {
     authority: String,
     path: String,
+    // A std Mutex: held for one push or pop, never across an await.
     idle: Mutex<Vec<Conn>>,
 }
 
@@ -53,6 +72,28 @@ impl Connection {
     }
 }
 
+/// How a response's body ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    /// After this many bytes.
+    Length(usize),
+    /// After the last chunk of a chunked body.
+    Chunked,
+    /// When the server closes the connection.
+    UntilClose,
+}
+
+/// A parsed response head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Head {
+    /// Its length in bytes.
+    len: usize,
+    status: u16,
+    body: Body,
+    /// Whether the server keeps the connection open after the body.
+    keep_alive: bool,
+}
+
 impl Pool {
     /// A pool for the webhook URLs (`http://host:port/path`), no connection opened yet;
     /// `opened` numbers its connections (shared by the send's pools).
@@ -61,6 +102,9 @@ impl Pool {
             .iter()
             .map(|u| {
                 let uri: Uri = u.parse().map_err(|e| format!("{u}: {e}"))?;
+                if uri.scheme_str().is_some_and(|s| s != "http") {
+                    return Err(format!("{u}: only http:// is sent to"));
+                }
                 let authority = uri.authority().ok_or_else(|| format!("{u}: no host"))?.to_string();
                 let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
                 Ok(Target { authority, path, idle: Mutex::new(Vec::new()) })
@@ -79,24 +123,20 @@ impl Pool {
         self.targets.is_empty()
     }
 
+    /// An idle connection that is still open, or a new one.
     async fn checkout(&self, t: &Target) -> Result<Conn, SendError> {
         loop {
             let idle = t.idle.lock().ok().and_then(|mut v| v.pop());
             match idle {
-                Some(c) if !c.1.is_closed() => return Ok(c),
+                Some(c) if c.is_open() => return Ok(c),
                 Some(_) => continue,
                 None => break,
             }
         }
         let stream = TcpStream::connect(&t.authority).await.map_err(|_| SendError::Connect)?;
         let _ = stream.set_nodelay(true);
-        let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|_| SendError::Connect)?;
-        // On the shard's current-thread runtime: the connection's reads wake its request on the
-        // thread that read them.
-        tokio::spawn(conn);
-        Ok((self.opened.fetch_add(1, Ordering::Relaxed) + 1, send))
+        let id = self.opened.fetch_add(1, Ordering::Relaxed) + 1;
+        Ok(Conn { id, stream, read: BytesMut::with_capacity(4096), write: Vec::with_capacity(1024) })
     }
 
     /// POSTs `body` with `headers` to worker `worker`; the status once the whole response is read.
@@ -105,24 +145,326 @@ impl Pool {
         &self,
         worker: usize,
         headers: &[(&'static str, String)],
-        body: Bytes,
+        body: &[u8],
         connection: &Connection,
-    ) -> Result<StatusCode, SendError> {
+    ) -> Result<u16, SendError> {
         let t = &self.targets[worker];
-        let (id, mut conn) = self.checkout(t).await?;
-        connection.0.store(id, Ordering::Relaxed);
-        conn.ready().await.map_err(|_| SendError::Broken)?;
-        let mut req = Request::post(t.path.as_str()).header(hyper::header::HOST, t.authority.as_str());
-        for (name, value) in headers {
-            req = req.header(*name, value.as_str());
+        let mut conn = self.checkout(t).await?;
+        connection.0.store(conn.id, Ordering::Relaxed);
+        request(&mut conn.write, t, headers, body)?;
+        conn.stream.write_all(&conn.write).await.map_err(|_| SendError::Broken)?;
+        let head = conn.read_head().await?;
+        let ends_open = conn.read_body(head.body).await?;
+        if head.keep_alive
+            && ends_open
+            && let Ok(mut idle) = t.idle.lock()
+        {
+            idle.push(conn);
         }
-        let req = req.body(Full::new(body)).map_err(|_| SendError::Broken)?;
-        let response = conn.send_request(req).await.map_err(|_| SendError::Broken)?;
-        let status = response.status();
-        response.into_body().collect().await.map_err(|_| SendError::Broken)?;
-        if let Ok(mut idle) = t.idle.lock() {
-            idle.push((id, conn));
+        Ok(head.status)
+    }
+}
+
+/// Writes the request into `out`: `POST`, the target's path and host, the body's length, then
+/// `headers` and `body`. A header value with a control character is refused, not sent.
+fn request(
+    out: &mut Vec<u8>,
+    t: &Target,
+    headers: &[(&'static str, String)],
+    body: &[u8],
+) -> Result<(), SendError> {
+    out.clear();
+    let _ = write!(
+        out,
+        "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {}\r\n",
+        t.path,
+        t.authority,
+        body.len()
+    );
+    for (name, value) in headers {
+        if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            return Err(SendError::Broken);
         }
-        Ok(status)
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    Ok(())
+}
+
+/// The response head at the start of `buf`, `None` while it is incomplete.
+fn parse_head(buf: &[u8]) -> Result<Option<Head>, SendError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let len = match response.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => return Ok(None),
+        _ => return Err(SendError::Broken),
+    };
+    let status = response.code.unwrap_or_default();
+    let (mut length, mut chunked, mut close, mut keep_alive) = (None, false, false, false);
+    for h in response.headers.iter() {
+        let value = std::str::from_utf8(h.value).map_err(|_| SendError::Broken)?.trim();
+        if h.name.eq_ignore_ascii_case("content-length") {
+            length = Some(value.parse::<usize>().map_err(|_| SendError::Broken)?);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value.rsplit(',').next().is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            close |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"));
+            keep_alive |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("keep-alive"));
+        }
+    }
+    let body = match (status, chunked, length) {
+        (100..=199 | 204 | 304, _, _) => Body::Length(0),
+        (_, true, _) => Body::Chunked,
+        (_, false, Some(n)) => Body::Length(n),
+        (_, false, None) => Body::UntilClose,
+    };
+    // HTTP/1.0 closes unless asked not to; HTTP/1.1 keeps the connection unless told otherwise.
+    let keep_alive = !close && (response.version == Some(1) || keep_alive);
+    Ok(Some(Head { len, status, body, keep_alive }))
+}
+
+impl Conn {
+    /// Whether the server has not closed this idle connection (nor sent anything unasked).
+    fn is_open(&self) -> bool {
+        let mut probe = [0u8; 1];
+        matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+
+    /// Reads more; how many bytes came (0: the server closed).
+    async fn fill(&mut self) -> Result<usize, SendError> {
+        self.read.reserve(4096);
+        self.stream.read_buf(&mut self.read).await.map_err(|_| SendError::Broken)
+    }
+
+    /// Like [`Conn::fill`], but the server closing is an error.
+    async fn fill_more(&mut self) -> Result<(), SendError> {
+        match self.fill().await? {
+            0 => Err(SendError::Broken),
+            _ => Ok(()),
+        }
+    }
+
+    /// The final response's head, consumed (interim 1xx responses are skipped).
+    async fn read_head(&mut self) -> Result<Head, SendError> {
+        loop {
+            match parse_head(&self.read)? {
+                Some(head) => {
+                    self.read.advance(head.len);
+                    if (100..200).contains(&head.status) && head.status != 101 {
+                        continue;
+                    }
+                    return Ok(head);
+                }
+                None => self.fill_more().await?,
+            }
+        }
+    }
+
+    /// Reads and drops the body; whether the connection is still open after it.
+    async fn read_body(&mut self, body: Body) -> Result<bool, SendError> {
+        match body {
+            Body::Length(n) => {
+                self.skip(n).await?;
+                Ok(true)
+            }
+            Body::Chunked => {
+                self.skip_chunks().await?;
+                Ok(true)
+            }
+            Body::UntilClose => {
+                self.read.clear();
+                while self.fill().await? > 0 {
+                    self.read.clear();
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// Drops the next `n` bytes.
+    async fn skip(&mut self, mut n: usize) -> Result<(), SendError> {
+        loop {
+            let take = n.min(self.read.len());
+            self.read.advance(take);
+            n -= take;
+            if n == 0 {
+                return Ok(());
+            }
+            self.fill_more().await?;
+        }
+    }
+
+    /// Drops a chunked body, its trailers included.
+    async fn skip_chunks(&mut self) -> Result<(), SendError> {
+        loop {
+            match httparse::parse_chunk_size(&self.read) {
+                Ok(httparse::Status::Complete((at, 0))) => {
+                    self.read.advance(at);
+                    return self.skip_trailers().await;
+                }
+                Ok(httparse::Status::Complete((at, size))) => {
+                    self.read.advance(at);
+                    let size = usize::try_from(size).map_err(|_| SendError::Broken)?;
+                    self.skip(size).await?;
+                    self.expect_crlf().await?;
+                }
+                Ok(httparse::Status::Partial) if self.read.len() < MAX_HEAD => self.fill_more().await?,
+                _ => return Err(SendError::Broken),
+            }
+        }
+    }
+
+    /// Consumes the CRLF that ends a chunk's data.
+    async fn expect_crlf(&mut self) -> Result<(), SendError> {
+        while self.read.len() < 2 {
+            self.fill_more().await?;
+        }
+        if &self.read[..2] != b"\r\n" {
+            return Err(SendError::Broken);
+        }
+        self.read.advance(2);
+        Ok(())
+    }
+
+    /// Consumes the trailers after the last chunk, up to the empty line that ends them.
+    async fn skip_trailers(&mut self) -> Result<(), SendError> {
+        loop {
+            match self.read.windows(2).position(|w| w == b"\r\n") {
+                // An empty line: the end.
+                Some(0) => {
+                    self.read.advance(2);
+                    return Ok(());
+                }
+                Some(at) => self.read.advance(at + 2),
+                None if self.read.len() < MAX_HEAD => self.fill_more().await?,
+                None => return Err(SendError::Broken),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> Head {
+        parse_head(text.as_bytes()).ok().flatten().expect("a complete head")
+    }
+
+    #[test]
+    fn a_head_says_how_its_body_ends_and_whether_the_connection_stays_open() {
+        let h = head("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+        assert_eq!((h.status, h.body, h.keep_alive, h.len), (200, Body::Length(2), true, 38));
+        let h = head("HTTP/1.1 500 x\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n");
+        assert_eq!((h.status, h.body, h.keep_alive), (500, Body::Chunked, false));
+        let h = head("HTTP/1.0 200 OK\r\n\r\n");
+        assert_eq!((h.body, h.keep_alive), (Body::UntilClose, false));
+        let h = head("HTTP/1.0 204 No Content\r\nConnection: keep-alive\r\n\r\n");
+        assert_eq!((h.body, h.keep_alive), (Body::Length(0), true));
+        assert!(matches!(parse_head(b"HTTP/1.1 200 OK\r\ncontent-le"), Ok(None)));
+        assert!(parse_head(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: ten\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn a_request_is_written_whole_and_a_header_that_would_split_it_is_refused() {
+        let t =
+            Target { authority: "127.0.0.1:9".into(), path: "/webhooks/x".into(), idle: Mutex::default() };
+        let mut out = Vec::new();
+        assert!(request(&mut out, &t, &[("webhook-id", "evt_1".into())], b"{}").is_ok());
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "POST /webhooks/x HTTP/1.1\r\nhost: 127.0.0.1:9\r\ncontent-length: 2\r\nwebhook-id: evt_1\r\n\r\n{}"
+        );
+        assert!(request(&mut out, &t, &[("webhook-id", "evt_1\r\nx: y".into())], b"{}").is_err());
+    }
+
+    /// Reads one request (head and `content-length` body) from `s`.
+    async fn read_request(s: &mut TcpStream) {
+        let mut buf = Vec::new();
+        loop {
+            let mut chunk = [0u8; 1024];
+            let n = s.read(&mut chunk).await.expect("a request");
+            assert!(n > 0, "the client closed before its request");
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length: "))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                if buf.len() >= end + 4 + len {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A server that answers each connection's requests with `script`'s responses in turn, then
+    /// closes it.
+    async fn scripted(script: Vec<Vec<&'static str>>) -> (String, tokio::task::JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+        let url = format!("http://{}/webhooks/t", listener.local_addr().expect("an address"));
+        let server = tokio::spawn(async move {
+            for answers in script {
+                let (mut s, _) = listener.accept().await.expect("a connection");
+                for answer in answers {
+                    read_request(&mut s).await;
+                    s.write_all(answer.as_bytes()).await.expect("written");
+                }
+            }
+        });
+        (url, server)
+    }
+
+    #[tokio::test]
+    async fn every_kind_of_response_is_read_whole_and_a_connection_is_reused_only_while_open() {
+        let (url, server) = scripted(vec![
+            vec![
+                "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 5\r\n\r\nhello",
+                "HTTP/1.1 202 Accepted\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nx-t: 1\r\n\r\n",
+                "HTTP/1.1 503 Busy\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+            ],
+            vec!["HTTP/1.0 200 OK\r\n\r\nuntil the server closes"],
+            // Answered, then closed while idle in the pool.
+            vec!["HTTP/1.1 204 No Content\r\n\r\n"],
+            vec!["HTTP/1.1 400 Bad Request\r\ncontent-length: 3\r\n\r\nbad"],
+        ])
+        .await;
+        let pool = Pool::new(&[url], Arc::default()).expect("a pool");
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            let connection = Connection::default();
+            let status = pool.post(0, &[("webhook-id", "evt_1".into())], b"{}", &connection).await;
+            seen.push((status.ok(), connection.id()));
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (Some(201), 1),
+                (Some(202), 1),
+                (Some(503), 1),
+                (Some(200), 2),
+                (Some(204), 3),
+                (Some(400), 4)
+            ]
+        );
+        server.await.expect("the server ran its script");
+    }
+
+    #[tokio::test]
+    async fn a_response_cut_short_is_an_error_not_a_status() {
+        let (url, server) = scripted(vec![vec!["HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc"]]).await;
+        let pool = Pool::new(&[url], Arc::default()).expect("a pool");
+        let status = pool.post(0, &[], b"{}", &Connection::default()).await;
+        assert!(matches!(status, Err(SendError::Broken)), "{status:?}");
+        server.await.expect("the server ran its script");
     }
 }
