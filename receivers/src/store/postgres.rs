@@ -24,6 +24,11 @@ pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<PgPool,
         .application_name(&options.application_name)
         .options([("default_transaction_isolation", isolation)]);
     Ok(PgPoolOptions::new()
+        // No ping before each checkout: it was a sixth round trip on every delivery (measured in
+        // docs/performance.md). A connection the server dropped fails the delivery's first
+        // statement instead; that delivery answers 5xx (nothing stored, nothing acknowledged)
+        // and the sender's retry gets a good connection.
+        .test_before_acquire(false)
         .max_connections(options.max_connections)
         .acquire_timeout(options.acquire_timeout)
         .connect_with(connect)
