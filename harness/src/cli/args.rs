@@ -46,8 +46,9 @@ pub enum Command {
     /// run (unreachable URL, bad flags, an observer query that fails). docs/audit.md has examples.
     Audit(Box<AuditArgs>),
     /// Measure how close hookbench gets to this machine's limits: the atomic design against
-    /// pgbench running the same transaction, and the sender against wrk on a trivial endpoint,
-    /// at the same connection count. Needs pgbench and wrk.
+    /// pgbench running the same transaction, the same on SQLite against a plain sqlx loop, and
+    /// the sender against wrk and oha on a trivial endpoint, at the same connection count. Needs
+    /// pgbench, wrk and oha (`just perf` installs them).
     Perf(PerfArgs),
     /// A trivial endpoint answering 200 to everything (what `perf` measures the sender against).
     #[command(hide = true)]
@@ -237,7 +238,8 @@ pub struct PerfArgs {
     /// Seconds per measurement.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub seconds: u64,
-    /// Connections: pgbench clients, wrk connections, hookbench requests in flight.
+    /// Connections: pgbench clients, SQLite loop connections, wrk and oha connections, hookbench
+    /// requests in flight.
     #[arg(long, default_value_t = 32, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1000))]
     pub connections: usize,
     /// Worker processes for the atomic design [default: one per core; more only add context
@@ -250,17 +252,19 @@ pub struct PerfArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Measure only one of the two.
+    /// Measure only one of the three.
     #[arg(long)]
     pub only: Option<PerfPart>,
 }
 
-/// One of `hookbench perf`'s two measurements.
+/// One of `hookbench perf`'s three measurements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PerfPart {
     /// The atomic design against pgbench.
     Postgres,
-    /// The sender against wrk.
+    /// The atomic design on SQLite against the same transaction in a plain sqlx loop.
+    Sqlite,
+    /// The sender against wrk and oha.
     Http,
 }
 

@@ -21,17 +21,20 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         exe: worker_exe(None)?,
     };
     let runs = |part| args.only.is_none_or(|only| only == part);
-    let (pg, http) = runtime()?.block_on(async {
+    let (pg, sqlite, http) = runtime()?.block_on(async {
         let pg = if runs(PerfPart::Postgres) { Some(perf::postgres_ratio(&config).await) } else { None };
+        let sqlite = if runs(PerfPart::Sqlite) { Some(perf::sqlite_ratio(&config).await) } else { None };
         let http = if runs(PerfPart::Http) { Some(perf::http_comparison(&config).await) } else { None };
-        (pg, http)
+        (pg, sqlite, http)
     });
     if args.json {
         let json = serde_json::json!({
             "seconds": args.seconds, "connections": args.connections, "workers": workers,
             "postgres": pg.as_ref().and_then(|r| r.as_ref().ok()),
+            "sqlite": sqlite.as_ref().and_then(|r| r.as_ref().ok()),
             "http": http.as_ref().and_then(|r| r.as_ref().ok()),
             "errors": [pg.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
+                       sqlite.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
                        http.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string)],
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
@@ -55,6 +58,19 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             )?,
             Some(Err(e)) => writeln!(out, "postgres  not measured: {e}")?,
         }
+        match &sqlite {
+            None => {}
+            Some(Ok(r)) => writeln!(
+                out,
+                "sqlite    sqlx loop, same transaction, {c} connections: {:>9.0} tx/s | atomic design, {w} workers, {c} in flight: {:>9.0} deliveries/s | ratio {:.2}",
+                r.reference_per_s,
+                r.hookbench_per_s,
+                r.ratio,
+                c = args.connections,
+                w = workers
+            )?,
+            Some(Err(e)) => writeln!(out, "sqlite    not measured: {e}")?,
+        }
         match &http {
             None => {}
             Some(Ok(h)) => print_http(out, h, args.connections)?,
@@ -62,6 +78,7 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     }
     pg.transpose()?;
+    sqlite.transpose()?;
     http.transpose()?;
     Ok(())
 }

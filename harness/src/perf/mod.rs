@@ -4,7 +4,9 @@
 //! 1. Postgres (postgres.rs): the `atomic` design (HTTP, signature, JSON, one transaction) at N
 //!    deliveries in flight, against pgbench running the same transaction with N clients on an
 //!    identical fresh database.
-//! 2. HTTP (http.rs): the sender's request rate against wrk's and oha's, on a trivial endpoint
+//! 2. SQLite (sqlite.rs): the atomic design against the same transaction run by a small sqlx
+//!    loop with N connections on an identical fresh file (SQLite has no pgbench).
+//! 3. HTTP (http.rs): the sender's request rate against wrk's and oha's, on a trivial endpoint
 //!    that answers 200, at the same connection count, with the same request; then the latency
 //!    each reports at one fixed rate all of them sustain.
 //!
@@ -12,18 +14,26 @@
 
 mod http;
 mod postgres;
+mod sqlite;
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use provision::PostgresSettings;
+use receivers::design::Design;
+use receivers::signature::Secret;
+use receivers::store::Isolation;
 use serde::Serialize;
 
 pub use http::{HttpFigures, http_comparison, ok_router};
 pub use postgres::postgres_ratio;
+pub use sqlite::sqlite_ratio;
 
-use crate::sender::{self, RetryPolicy, SenderConfig};
+use crate::fleet::{Fleet, WorkerSpec};
+use crate::sender::{self, Progress, RetryPolicy, SenderConfig};
+use crate::wire::Wire;
 use crate::workload::{Workload, WorkloadConfig};
 
 /// What `perf` needs.
@@ -112,6 +122,40 @@ fn closed_loop(connections: usize) -> SenderConfig {
         record: false,
         history: None,
     }
+}
+
+/// The atomic design's deliveries per second on the database at `url` (schema ready): a fleet of
+/// `config.workers` workers holding `config.connections` connections between them, sent credits
+/// closed loop with `config.connections` in flight for about `config.seconds` (sized from
+/// `rate_hint`, the reference's rate).
+async fn atomic_rate(config: &PerfConfig, url: &str, rate_hint: f64) -> Result<f64, PerfError> {
+    let secret = Secret::from_bytes(b"hookbench-perf".to_vec());
+    let spec = WorkerSpec {
+        exe: config.exe.clone(),
+        design: Design::Atomic,
+        database_url: url.to_string(),
+        secrets: vec![secret.to_whsec()],
+        work_delay: Duration::ZERO,
+        isolation: Isolation::ReadCommitted,
+        inbox_workers: 0,
+        max_connections: u32::try_from(config.connections.div_ceil(config.workers)).unwrap_or(8).max(2),
+        log: None,
+        inject_faults: false,
+        pool_timeout: crate::fleet::WORKER_POOL_TIMEOUT,
+    };
+    let fleet = Fleet::start(spec, config.workers).await?;
+    let urls = fleet.workers().iter().map(|w| w.webhook_url("perf")).collect();
+    let workload = Arc::new(plain_credits(rate_hint * 0.6, config.seconds));
+    let sent = sender::run(
+        workload,
+        urls,
+        Arc::new(Wire::hookbench(&secret)),
+        closed_loop(config.connections),
+        Arc::new(Progress::default()),
+    )
+    .await?;
+    fleet.stop().await?;
+    Ok(sent.counters.status_2xx as f64 / sent.elapsed.as_secs_f64())
 }
 
 async fn tool_output(tool: &'static str, cmd: &mut tokio::process::Command) -> Result<String, PerfError> {
