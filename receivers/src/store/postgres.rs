@@ -51,8 +51,22 @@ pub(super) fn is_unavailable(e: &dyn DatabaseError) -> bool {
 }
 
 /// A write made and rolled back: fails when the database is out of reach or read-only.
+///
+/// The pool hands out connections without a ping, so this one pings first: a connection the
+/// server ended (an administrator's termination, a restart) is taken out of the pool and another
+/// tried, so the answer is about the database now, not about a connection from before. A pool
+/// holds at most its size of such connections; past that many, the error stands.
 pub(super) async fn probe_write(pool: &PgPool) -> Result<(), StoreError> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pool.acquire().await?;
+    for _ in 0..pool.options().get_max_connections() {
+        if conn.ping().await.is_ok() {
+            break;
+        }
+        // Out of the pool, so it is not handed out again; dropped, so it is closed.
+        drop(conn.detach());
+        conn = pool.acquire().await?;
+    }
+    let mut tx = conn.begin().await?;
     sqlx::query("INSERT INTO receiver_probe (id) VALUES (1)").execute(&mut *tx).await?;
     tx.rollback().await?;
     Ok(())
