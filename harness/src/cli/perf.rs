@@ -45,32 +45,16 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             "hookbench perf: {} s each, {} connections, {} ({} cores)",
             args.seconds, args.connections, m.cpu, m.cores
         )?;
-        match &pg {
-            None => {}
-            Some(Ok(r)) => writeln!(
-                out,
-                "postgres  pgbench, same transaction, {c} clients: {:>9.0} tx/s | atomic design, {w} workers, {c} in flight: {:>9.0} deliveries/s | ratio {:.2}",
-                r.reference_per_s,
-                r.hookbench_per_s,
-                r.ratio,
-                c = args.connections,
-                w = workers
-            )?,
-            Some(Err(e)) => writeln!(out, "postgres  not measured: {e}")?,
-        }
-        match &sqlite {
-            None => {}
-            Some(Ok(r)) => writeln!(
-                out,
-                "sqlite    sqlx loop, same transaction, {c} connections: {:>9.0} tx/s | atomic design, {w} workers, {c} in flight: {:>9.0} deliveries/s | ratio {:.2}",
-                r.reference_per_s,
-                r.hookbench_per_s,
-                r.ratio,
-                c = args.connections,
-                w = workers
-            )?,
-            Some(Err(e)) => writeln!(out, "sqlite    not measured: {e}")?,
-        }
+        let (c, w) = (args.connections, workers);
+        print_database(out, "postgres", &pg, &format!("pgbench, same transaction, {c} clients"), w, c)?;
+        print_database(
+            out,
+            "sqlite",
+            &sqlite,
+            &format!("sqlx loop, same transaction, {c} connections"),
+            w,
+            c,
+        )?;
         match &http {
             None => {}
             Some(Ok(h)) => print_http(out, h, args.connections)?,
@@ -81,6 +65,26 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     sqlite.transpose()?;
     http.transpose()?;
     Ok(())
+}
+
+/// A database measurement's line: the reference's rate, the atomic design's, and their ratio.
+fn print_database(
+    out: &mut dyn Write,
+    name: &str,
+    measured: &Option<Result<perf::Ratio, perf::PerfError>>,
+    reference: &str,
+    workers: usize,
+    connections: usize,
+) -> std::io::Result<()> {
+    match measured {
+        None => Ok(()),
+        Some(Ok(r)) => writeln!(
+            out,
+            "{name:<9} {reference}: {:>9.0} tx/s | atomic design, {workers} workers, {connections} in flight: {:>9.0} deliveries/s | ratio {:.2}",
+            r.reference_per_s, r.hookbench_per_s, r.ratio
+        ),
+        Some(Err(e)) => writeln!(out, "{name:<9} not measured: {e}"),
+    }
 }
 
 /// The HTTP comparison's lines: the top rates (taken in turn, in this run) and the latencies at
