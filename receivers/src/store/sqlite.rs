@@ -143,14 +143,32 @@ impl SqliteDb {
             migrate(&pool).await?;
             Attached { pool, file: None, generation: 0 }
         } else {
-            let setup = pool_options(options).connect_with(connect.create_if_missing(true)).await?;
-            let migrated = migrate(&setup).await;
-            setup.close().await;
-            migrated?;
-            db.try_attach(0).await?
+            // Workers opening a new file together can find it locked while another switches it
+            // to WAL, which SQLite reports at once instead of waiting the busy timeout (seen: 3 of
+            // 30 pairs of workers started together); the next try finds WAL set.
+            let mut tries = 0;
+            loop {
+                match db.create_and_attach(&connect).await {
+                    Ok(attached) => break attached,
+                    Err(e) if tries < 10 && is_locked(&e) => {
+                        tries += 1;
+                        tokio::time::sleep(Duration::from_millis(50 * tries)).await;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
         };
         *db.attached.write().unwrap_or_else(|e| e.into_inner()) = Some(attached);
         Ok(db)
+    }
+
+    /// Creates the file if it is missing, migrates it, and attaches the pool that serves it.
+    async fn create_and_attach(&self, connect: &SqliteConnectOptions) -> Result<Attached, StoreError> {
+        let setup = pool_options(&self.options).connect_with(connect.clone().create_if_missing(true)).await?;
+        let migrated = migrate(&setup).await;
+        setup.close().await;
+        migrated?;
+        self.try_attach(0).await
     }
 
     fn unavailable(&self, why: impl Into<String>) -> StoreError {
@@ -398,6 +416,12 @@ fn is_sqlite_file(path: &std::path::Path) -> Result<(), String> {
 
 fn pool_options(options: &StoreOptions) -> SqlitePoolOptions {
     SqlitePoolOptions::new().max_connections(options.max_connections).acquire_timeout(options.acquire_timeout)
+}
+
+/// Whether SQLite said the database is locked (`SQLITE_BUSY`, any extended code).
+fn is_locked(e: &StoreError) -> bool {
+    matches!(e, StoreError::Database(sqlx::Error::Database(d))
+        if d.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 5))
 }
 
 async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
