@@ -5,8 +5,6 @@
 //! schema.
 
 use std::str::FromStr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use provision::SqliteFile;
@@ -50,17 +48,15 @@ async fn reference_loop(url: &str, config: &PerfConfig) -> Result<f64, PerfError
         .connect_with(connect)
         .await
         .map_err(receivers::store::StoreError::from)?;
-    let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let until = start + Duration::from_secs(config.seconds);
     let mut tasks = tokio::task::JoinSet::new();
     for client in 0..config.connections {
-        let (pool, done) = (pool.clone(), done.clone());
+        let pool = pool.clone();
+        // Each client counts its own transactions; the counts are added when they finish.
         tasks.spawn(async move {
-            for i in 0u64.. {
-                if Instant::now() >= until {
-                    return Ok::<(), sqlx::Error>(());
-                }
+            let mut i = 0u64;
+            while Instant::now() < until {
                 let id = format!("ref_{client}_{i}");
                 let account = i64::try_from(i % 500).unwrap_or(0);
                 let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -68,17 +64,18 @@ async fn reference_loop(url: &str, config: &PerfConfig) -> Result<f64, PerfError
                 sqlx::query(CREDIT).bind(account).bind(100_i64).execute(&mut *tx).await?;
                 sqlx::query(LEDGER).bind(&id).bind(account).bind(100_i64).execute(&mut *tx).await?;
                 tx.commit().await?;
-                done.fetch_add(1, Ordering::Relaxed);
+                i += 1;
             }
-            Ok(())
+            Ok::<u64, sqlx::Error>(i)
         });
     }
+    let mut done = 0;
     while let Some(result) = tasks.join_next().await {
-        result
+        done += result
             .map_err(|e| PerfError::Tool { tool: "sqlite reference", reason: e.to_string() })?
             .map_err(receivers::store::StoreError::from)?;
     }
     let elapsed = start.elapsed().as_secs_f64();
     pool.close().await;
-    Ok(done.load(Ordering::Relaxed) as f64 / elapsed)
+    Ok(done as f64 / elapsed)
 }
