@@ -23,6 +23,9 @@
 //! [`audit`] sends the checklist to a receiver hookbench did not start, over the same [`wire`]
 //! (payloads and the providers' signing schemes), and judges it through observers of its own.
 //!
+//! [`shard`] splits one bench over processes or pods (`bench --shard I/N`, each writing a partial
+//! result) and merges them (`hookbench merge`): histograms added exactly, the checker run once.
+//!
 //! Around them: `bench` (the matrix of backend × design cells, each a `Cell` of named steps),
 //! `experiments` (crash, jitter, retention for real), `perf` (hookbench beside pgbench and wrk),
 //! `progress` (bars while a run runs), `reason` (an error as a report keeps it), `machine` (what a
@@ -46,6 +49,7 @@ mod reason;
 pub mod report;
 mod sender;
 mod serve;
+pub mod shard;
 mod stats;
 pub mod threshold;
 pub mod wire;

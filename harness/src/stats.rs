@@ -5,10 +5,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2Serializer};
 use serde::{Deserialize, Serialize};
 
 /// Highest latency a histogram holds, in microseconds (one hour); longer ones are clamped.
 const MAX_US: u64 = 3_600_000_000;
+
+/// Why a serialized histogram could not be added.
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramError {
+    /// Not base64.
+    #[error("the histogram is not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    /// Not a V2 histogram, or one whose range does not fit.
+    #[error("the histogram is not an HdrHistogram V2 one hookbench can add: {0}")]
+    Decode(String),
+    /// A thread panicked holding the histogram.
+    #[error("the histogram's lock was poisoned")]
+    Poisoned,
+}
 
 /// A latency histogram in microseconds, safe to record into from many tasks.
 #[derive(Debug)]
@@ -40,6 +55,30 @@ impl Latency {
             // Same bounds on both sides, so adding cannot fail.
             let _ = mine.add(&*theirs);
         }
+    }
+
+    /// The histogram in HdrHistogram's V2 format (what every HdrHistogram implementation reads),
+    /// base64: how a shard hands its latencies to `merge`.
+    pub fn to_v2_base64(&self) -> String {
+        use base64::Engine as _;
+        let mut bytes = Vec::new();
+        if let Ok(h) = self.hist.lock() {
+            // Writing into a Vec cannot fail, and the histogram's counts fit V2's encoding.
+            let _ = V2Serializer::new().serialize(&*h, &mut bytes);
+        }
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    /// Adds a histogram that [`Latency::to_v2_base64`] wrote (a shard's) to this one: exactly,
+    /// count by count, so the merged percentiles are those of all the samples together.
+    pub fn add_v2_base64(&self, text: &str) -> Result<(), HistogramError> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(text.trim())?;
+        let theirs: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| HistogramError::Decode(format!("{e:?}")))?;
+        let mut mine = self.hist.lock().map_err(|_| HistogramError::Poisoned)?;
+        mine.add(&theirs).map_err(|e| HistogramError::Decode(format!("{e:?}")))
     }
 
     /// The percentiles recorded so far.
@@ -76,6 +115,16 @@ impl Latency {
         buckets.push((f64::MAX, h.len() - below));
         LatencyBuckets { sum_s: h.mean() * h.len() as f64 / 1e6, count: h.len(), buckets }
     }
+}
+
+/// The two latency histograms of a send: from each attempt's planned time and from its actual
+/// send.
+#[derive(Debug, Default)]
+pub struct Histograms {
+    /// From the planned time (coordinated omission corrected).
+    pub intended: Latency,
+    /// From the actual send.
+    pub actual: Latency,
 }
 
 /// Latencies along the percentile spectrum HdrHistogram draws, read from the full histogram.
@@ -189,6 +238,22 @@ impl Counters {
     }
 }
 
+impl std::ops::AddAssign for CounterSnapshot {
+    /// Adds another shard's counters.
+    fn add_assign(&mut self, o: Self) {
+        self.deliveries += o.deliveries;
+        self.status_2xx += o.status_2xx;
+        self.status_4xx += o.status_4xx;
+        self.status_5xx += o.status_5xx;
+        self.timeouts += o.timeouts;
+        self.connect_errors += o.connect_errors;
+        self.retries += o.retries;
+        self.poison_attempts += o.poison_attempts;
+        self.poison_non_2xx += o.poison_non_2xx;
+        self.gave_up += o.gave_up;
+    }
+}
+
 /// The counters at the end of a cell.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CounterSnapshot {
@@ -233,6 +298,34 @@ mod tests {
         assert!((989_000..=991_000).contains(&p.p99), "{p:?}");
         assert!((999_000..=1_001_000).contains(&p.max), "{p:?}");
         assert_eq!(Latency::default().percentiles(), Percentiles::default());
+    }
+
+    /// Merging is exact: the percentiles of histograms written by shards and added up are those
+    /// of one histogram holding every sample, at every point of the spectrum.
+    #[test]
+    fn shards_histograms_add_up_to_the_histogram_of_all_their_samples() {
+        let all = Latency::default();
+        let shards = [Latency::default(), Latency::default(), Latency::default()];
+        // A skewed spread over six decades, dealt unevenly over the shards.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for i in 0..60_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let us = 1 + (x % 1_000) * 10u64.pow(u32::try_from(x % 4).unwrap_or(0)) + i % 7;
+            all.record(Duration::from_micros(us));
+            shards[usize::try_from((x >> 32) % 3).unwrap_or(0)].record(Duration::from_micros(us));
+        }
+        let merged = Latency::default();
+        for s in &shards {
+            merged.add_v2_base64(&s.to_v2_base64()).expect("adds");
+        }
+        assert_eq!(merged.percentiles(), all.percentiles());
+        assert_eq!(merged.spectrum(), all.spectrum());
+        assert_eq!(merged.buckets(), all.buckets());
+        assert!(shards.iter().all(|s| s.percentiles().count > 10_000), "every shard got samples");
+        let bad = merged.add_v2_base64("bm90IGEgaGlzdG9ncmFt").expect_err("not V2");
+        assert!(bad.to_string().contains("HdrHistogram V2"), "{bad}");
     }
 
     #[test]

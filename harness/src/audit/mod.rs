@@ -229,6 +229,8 @@ impl AuditConfig {
             source: String::new(),
             record: true,
             history: self.history.as_ref().map(|t| t.with_cell(format!("audit/{}", check.as_str()))),
+            shard: crate::shard::Shard::WHOLE,
+            start_at: None,
         }
     }
 

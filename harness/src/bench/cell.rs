@@ -114,14 +114,15 @@ impl Cell<'_> {
         }
         let verdict = checker::check(&site.tables, self.workload).await?;
         lap(&mut phases.check_s);
-        self.write_events(&verdict);
-        self.write_changes(&site.tables).await?;
+        write_events(&self.history, self.workload, &verdict);
+        write_changes(&self.history, &site.tables).await?;
         site.tables.close().await;
         if let Some(db) = site.db.filter(|_| !self.config.keep) {
             db.discard().await?;
         }
         lap(&mut phases.history_and_cleanup_s);
-        let mut row = self.row(driven, verdict, started);
+        let cell = (self.backend, self.design, self.model);
+        let mut row = row(cell, driven.sent, driven.chaos, verdict, started.elapsed().as_secs_f64());
         row.phases = phases;
         if self.config.verbose {
             let p = &phases;
@@ -140,38 +141,6 @@ impl Cell<'_> {
         }
         bar.finished(&summary(&row));
         Ok((row, db_version))
-    }
-
-    /// Every event's fate, as the checker found it, into the history.
-    fn write_events(&self, verdict: &Verdict) {
-        let w = self.workload;
-        for (i, e) in w.events.iter().enumerate() {
-            self.history.send(Line::Event(EventLine::fate(
-                w,
-                i,
-                (self.history.cell(), e.id().to_string(), e.account),
-                || verdict.applies.get(i).copied(),
-                || verdict.final_versions.get(e.account as usize).copied(),
-            )));
-        }
-    }
-
-    /// Every plan change the database's trigger recorded, in its order, into the history (after
-    /// the events' lines, as the history's readers expect).
-    async fn write_changes(&self, tables: &Tables) -> Result<(), CellError> {
-        let tap = &self.history;
-        tables
-            .plan_changes(&mut |seq, account, old_version, new_version| {
-                tap.send(Line::Change(ChangeLine {
-                    cell: tap.cell().to_string(),
-                    account: u32::try_from(account).unwrap_or(u32::MAX),
-                    seq,
-                    old_version,
-                    new_version,
-                }));
-            })
-            .await?;
-        Ok(())
     }
 
     /// A fresh database with the receivers' schema (or the one `--targets` share), and the
@@ -262,44 +231,80 @@ impl Cell<'_> {
         };
         Ok(Driven { sent: sent?, chaos: chaos? })
     }
+}
 
-    /// The report's row for the cell.
-    fn row(&self, driven: Driven, verdict: Verdict, started: Instant) -> Row {
-        let Driven { sent, chaos } = driven;
-        let c = sent.counters;
-        let secs = sent.elapsed.as_secs_f64().max(1e-9);
-        Row {
-            backend: self.backend,
-            design: self.design,
-            deliveries: c.deliveries,
-            status_2xx: c.status_2xx,
-            status_4xx: c.status_4xx,
-            status_5xx: c.status_5xx,
-            timeouts: c.timeouts,
-            retries: c.retries,
-            figures: verdict.figures,
-            latency_us: sent.latency_intended,
-            latency_actual_us: sent.latency_actual,
-            latency_buckets: sent.latency_buckets.clone(),
-            latency_spectrum: LatencySpectrum {
-                planned: sent.spectrum_intended.clone(),
-                actual: sent.spectrum_actual.clone(),
-            },
-            throughput_per_s: c.deliveries as f64 / secs,
-            wall_s: started.elapsed().as_secs_f64(),
-            connect_errors: c.connect_errors,
-            gave_up: c.gave_up,
-            ledger_rows: verdict.ledger_rows,
-            dead_letters: verdict.dead_letters,
-            id_conflicts: verdict.id_conflicts,
-            chaos,
-            poisoned: verdict.poisoned,
-            poison_applied: verdict.poison_applied,
-            poison_attempts: c.poison_attempts,
-            poison_non_2xx: c.poison_non_2xx,
-            model: self.model.map(ModelFigures::from),
-            phases: Phases::default(),
-        }
+/// Every event's fate, as the checker found it, into the history.
+pub(crate) fn write_events(tap: &Tap, w: &Workload, verdict: &Verdict) {
+    for (i, e) in w.events.iter().enumerate() {
+        tap.send(Line::Event(EventLine::fate(
+            w,
+            i,
+            (tap.cell(), e.id().to_string(), e.account),
+            || verdict.applies.get(i).copied(),
+            || verdict.final_versions.get(e.account as usize).copied(),
+        )));
+    }
+}
+
+/// Every plan change the database's trigger recorded, in its order, into the history (after the
+/// events' lines, as the history's readers expect).
+pub(crate) async fn write_changes(tap: &Tap, tables: &Tables) -> Result<(), TablesError> {
+    tables
+        .plan_changes(&mut |seq, account, old_version, new_version| {
+            tap.send(Line::Change(ChangeLine {
+                cell: tap.cell().to_string(),
+                account: u32::try_from(account).unwrap_or(u32::MAX),
+                seq,
+                old_version,
+                new_version,
+            }));
+        })
+        .await
+}
+
+/// A report row: the cell's (backend, design, the model's figures), what the sender (or the
+/// shards, added up) and chaos did, the checker's verdict, and the wall time.
+pub(crate) fn row(
+    cell: (Backend, Design, Option<&HandlerResult>),
+    sent: SendReport,
+    chaos: ChaosCounts,
+    verdict: Verdict,
+    wall_s: f64,
+) -> Row {
+    let (backend, design, model) = cell;
+    let c = sent.counters;
+    let secs = sent.elapsed.as_secs_f64().max(1e-9);
+    Row {
+        backend,
+        design,
+        deliveries: c.deliveries,
+        status_2xx: c.status_2xx,
+        status_4xx: c.status_4xx,
+        status_5xx: c.status_5xx,
+        timeouts: c.timeouts,
+        retries: c.retries,
+        figures: verdict.figures,
+        latency_us: sent.latency_intended,
+        latency_actual_us: sent.latency_actual,
+        latency_buckets: sent.latency_buckets.clone(),
+        latency_spectrum: LatencySpectrum {
+            planned: sent.spectrum_intended.clone(),
+            actual: sent.spectrum_actual.clone(),
+        },
+        throughput_per_s: c.deliveries as f64 / secs,
+        wall_s,
+        connect_errors: c.connect_errors,
+        gave_up: c.gave_up,
+        ledger_rows: verdict.ledger_rows,
+        dead_letters: verdict.dead_letters,
+        id_conflicts: verdict.id_conflicts,
+        chaos,
+        poisoned: verdict.poisoned,
+        poison_applied: verdict.poison_applied,
+        poison_attempts: c.poison_attempts,
+        poison_non_2xx: c.poison_non_2xx,
+        model: model.map(ModelFigures::from),
+        phases: Phases::default(),
     }
 }
 

@@ -9,6 +9,10 @@
 //! asked for run after the matrix, on its Postgres server.
 
 mod cell;
+mod shard;
+
+pub(crate) use cell::{row, write_changes, write_events};
+pub(crate) use shard::run_shard;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,6 +29,7 @@ use crate::model;
 use crate::progress::Bars;
 use crate::report::{CellNote, HistoryFile, Parameters, Report};
 use crate::sender::SenderConfig;
+use crate::shard::Shard;
 use crate::workload::{Workload, WorkloadConfig, WorkloadError};
 
 /// Everything a bench run needs.
@@ -77,6 +82,8 @@ pub struct BenchConfig {
     pub witnesses: usize,
     /// Print where each cell's time went, phase by phase, and how long Postgres took to be ready.
     pub verbose: bool,
+    /// Send only this shard of the plan to the `--targets` and write a partial result.
+    pub shard: Option<Shard>,
 }
 
 /// Receivers hookbench did not start (`--targets`), of one design, sharing one database.
@@ -111,6 +118,17 @@ pub enum ConfigError {
     /// The history could not be written.
     #[error("writing the run's history")]
     History(#[source] std::io::Error),
+    /// `--shard` without receivers to share.
+    #[error(
+        "--shard sends part of a run to receivers every shard shares: it needs --targets and --database-url"
+    )]
+    ShardWithoutTargets,
+    /// `--start-at` in a run that is not sharded.
+    #[error("--start-at aligns the shards of a sharded run: give it with --shard or --shards")]
+    StartAtWithoutShard,
+    /// `--shard` with what only a whole run does.
+    #[error("--shard cannot run --experiments: run them in a bench of their own")]
+    ShardExperiments,
 }
 
 impl BenchConfig {
@@ -126,6 +144,17 @@ impl BenchConfig {
             }
             if self.designs.len() != 1 {
                 return Err(ConfigError::TargetsDesigns);
+            }
+        }
+        if self.sender.start_at.is_some() && self.shard.is_none() {
+            return Err(ConfigError::StartAtWithoutShard);
+        }
+        if self.shard.is_some() {
+            if self.targets.is_none() {
+                return Err(ConfigError::ShardWithoutTargets);
+            }
+            if !self.experiments.is_empty() {
+                return Err(ConfigError::ShardExperiments);
             }
         }
         if self.backends.is_empty() || self.designs.is_empty() {
@@ -234,7 +263,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
     Ok(report)
 }
 
-fn parameters(config: &BenchConfig) -> Parameters {
+pub(crate) fn parameters(config: &BenchConfig) -> Parameters {
     let w = &config.workload;
     Parameters {
         seed: w.seed,

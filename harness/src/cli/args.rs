@@ -15,6 +15,7 @@ use receivers::store::{Backend, Isolation};
 
 use crate::chaos::Chaos;
 use crate::experiments;
+use crate::shard::Shard;
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
 
 /// Does your webhook handler apply every event exactly once? hookbench measures it.
@@ -45,6 +46,14 @@ pub enum Command {
     /// Exits 0 when every check that ran passed, 1 when one failed, 2 when the audit could not
     /// run (unreachable URL, bad flags, an observer query that fails). docs/audit.md has examples.
     Audit(Box<AuditArgs>),
+    /// Merge the partial results of a sharded bench (`bench --shard I/N` in several processes or
+    /// pods) into one run: latency histograms added exactly, counters summed, histories
+    /// interleaved in time order, the checker run once against the database the receivers
+    /// shared, and --fail-on held to the merged figures. Writes the usual report files.
+    ///
+    /// Refuses shards of different runs (workload, seed, parameters, design, backend, hookbench
+    /// version) or a shard missing or given twice, naming them. docs/scale.md.
+    Merge(Box<MergeArgs>),
     /// Measure how close hookbench gets to this machine's limits: the atomic design against
     /// pgbench running the same transaction, the same on SQLite against a plain sqlx loop, and
     /// the sender against wrk and oha on a trivial endpoint, at the same connection count. Needs
@@ -228,6 +237,47 @@ pub struct BenchArgs {
     pub verbose: bool,
     /// Also write the run's figures to FILE in the Prometheus text format (for a node_exporter
     /// textfile collector or a push gateway; docs/reports.md).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+    /// Send only shard I of N of the plan (the events whose index is I-1 modulo N, every copy and
+    /// duplicate of each) to --targets, and write a partial result (shard.json and the shard's
+    /// history, no verdict) for `hookbench merge`. Needs --targets; docs/scale.md.
+    #[arg(long, value_name = "I/N", requires = "targets")]
+    pub shard: Option<Shard>,
+    /// Like --shard, with N shards and this shard's index (from 0) taken from
+    /// JOB_COMPLETION_INDEX, which a Kubernetes Indexed Job sets in each pod.
+    #[arg(long, value_name = "N", conflicts_with = "shard", requires = "targets", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub shards: Option<usize>,
+    /// When the plan's first position is due (RFC 3339, e.g. 2026-12-01T10:00:00Z), so that
+    /// shards started apart keep one open-loop clock. A shard that starts late says so, sends what
+    /// is already due at once, and still counts latencies from the planned times.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<jiff::Timestamp>,
+}
+
+/// Arguments of `hookbench merge`.
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The shards' directories (each with the shard.json and history a `bench --shard` wrote).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The database the receivers shared [default: the one the shards recorded, when it needs no
+    /// password].
+    #[arg(long)]
+    pub database_url: Option<String>,
+    /// The merged run's directory [default: reports/merge-TIMESTAMP-SHA].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// How long to wait for the receivers to go quiet (the inbox drained) before checking.
+    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    pub quiet_timeout: Duration,
+    /// Witnesses per anomaly class in the report.
+    #[arg(long, default_value_t = 5)]
+    pub witnesses: usize,
+    /// Thresholds that fail the run, held to the merged figures.
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    /// Also write the merged figures to FILE in the Prometheus text format.
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
 }

@@ -10,6 +10,7 @@ use super::{BenchArgs, breached, hold_to, run_dir, runtime, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
 use crate::report::{BENCH_FIGURES, bench_scopes, render_metrics, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
+use crate::shard::Shard;
 use crate::threshold;
 
 impl TryFrom<&BenchArgs> for BenchConfig {
@@ -30,7 +31,10 @@ impl TryFrom<&BenchArgs> for BenchConfig {
             let secret = args.secret.clone().context("--targets needs --secret")?;
             (vec![backend], Some(Targets { urls: args.targets.clone(), database_url, secret }))
         };
+        let job_index = std::env::var(crate::shard::JOB_COMPLETION_INDEX).ok();
+        let shard = Shard::from_flags(args.shard, args.shards, job_index.as_deref())?;
         let config = BenchConfig {
+            shard,
             targets,
             backends,
             designs,
@@ -48,6 +52,8 @@ impl TryFrom<&BenchArgs> for BenchConfig {
                 source: "bench".to_string(),
                 record: false,
                 history: None,
+                shard: shard.unwrap_or_default(),
+                start_at: args.start_at,
             },
             work_delay: args.receiver.work_delay,
             isolation: args.receiver.isolation,
@@ -77,6 +83,26 @@ impl TryFrom<&BenchArgs> for BenchConfig {
 pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let thresholds = args.thresholds.resolve(&bench_scopes(), BENCH_FIGURES)?;
     let config = BenchConfig::try_from(args)?;
+    if let Some(shard) = config.shard {
+        if !thresholds.is_empty() {
+            bail!("--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard");
+        }
+        let partial = runtime()?.block_on(bench::run_shard(&config, shard))?;
+        let c = &partial.counters;
+        writeln!(
+            out,
+            "shard {shard}: {} groups, {} attempts ({} 2xx, {} 4xx, {} 5xx, {} timeouts) in {:.1} s",
+            partial.groups,
+            c.deliveries,
+            c.status_2xx,
+            c.status_4xx,
+            c.status_5xx,
+            c.timeouts,
+            partial.elapsed_s
+        )?;
+        writeln!(out, "partial result: {}", config.out.join(crate::shard::PARTIAL_FILE).display())?;
+        return Ok(());
+    }
     let mut report = runtime()?.block_on(bench::run(&config))?;
     hold_to(&mut report, &thresholds);
     let dir = &config.out;

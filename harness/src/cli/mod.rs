@@ -9,6 +9,7 @@ mod audit;
 mod bench;
 mod db;
 mod experiments;
+mod merge;
 mod model;
 mod perf;
 mod report;
@@ -95,6 +96,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Bench(args) => bench::run(&args, out),
         Command::Audit(args) => audit::run(&args, out),
+        Command::Merge(args) => merge::run(&args, out),
         Command::Perf(args) => perf::run(&args, out),
         Command::ServeOk { listen } => perf::run_ok_endpoint(listen, out),
         Command::Jitter(args) => experiments::run_jitter(&args, out),

@@ -121,6 +121,8 @@ fn closed_loop(connections: usize) -> SenderConfig {
         source: "perf".to_string(),
         record: false,
         history: None,
+        shard: crate::shard::Shard::WHOLE,
+        start_at: None,
     }
 }
 

@@ -268,6 +268,9 @@ pub struct Report {
     /// The first witnesses of each anomaly in each cell, with their timelines (from the history).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witnesses: Vec<crate::explain::CellWitnesses>,
+    /// The shards this report was merged from (`hookbench merge`), when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<crate::shard::Merged>,
 }
 
 /// The run's history file.
@@ -311,6 +314,7 @@ impl Report {
             thresholds: Vec::new(),
             history: None,
             witnesses: Vec::new(),
+            shards: None,
         }
     }
 

@@ -4,14 +4,18 @@
 //! `at` becoming second `at / rate`, waited for by a `timerfd` pacer, not tokio's millisecond
 //! timer), with at most `concurrency` requests in flight; a group
 //! waiting for a slot keeps its planned time, so latency measured from it is corrected for
-//! coordinated omission. The send runs on one shard per core (a thread with a current-thread
+//! coordinated omission. The send runs on one lane per core (a thread with a current-thread
 //! runtime, its own connections, an equal share of the concurrency, every n-th group of the plan),
 //! so a response wakes its task on the thread that read it. Each group runs in its own task on its
-//! shard; the copies of a concurrent group run in their own tasks, are released together by a
+//! lane; the copies of a concurrent group run in their own tasks, are released together by a
 //! barrier and go to different workers over different connections. Every attempt is signed afresh (a new timestamp, the same delivery id),
 //! its body and headers from the run's [`Wire`]. A 2xx whose ack the article's draw says was lost is dropped and counted as a
 //! timeout; 5xx, timeouts and connection errors are retried with exponential backoff and full
 //! jitter. Attempt numbers, lost acks and jitter draws are keyed as in the article.
+//!
+//! A sharded send (`bench --shard I/N`, [`Shard`]) sends only the groups of the events its shard
+//! holds, on a clock that starts at `start_at` on the wall clock, so that shards in other
+//! processes keep the same planned times.
 
 mod pacer;
 mod pool;
@@ -31,7 +35,8 @@ use tokio::time::Instant;
 pub use retry::RetryPolicy;
 
 use crate::history::{AttemptLine, Line, Outcome, Tap};
-use crate::stats::{CounterSnapshot, Counters, Latency, LatencyBuckets, Percentiles, Spectrum};
+use crate::shard::Shard;
+use crate::stats::{CounterSnapshot, Counters, Histograms, Latency, LatencyBuckets, Percentiles, Spectrum};
 use crate::wire::{Fields, Wire};
 use crate::workload::{Group, Workload};
 
@@ -53,6 +58,12 @@ pub struct SenderConfig {
     pub record: bool,
     /// Write every attempt to the run's history, as it happens.
     pub history: Option<Tap>,
+    /// The part of the plan to send: the events this shard holds ([`Shard::WHOLE`]: all).
+    pub shard: Shard,
+    /// When the plan's first position is due, on the wall clock, so that shards in different
+    /// processes keep one open-loop clock (`None`: 10 ms from now). A send that starts after it
+    /// sends what is already due at once and still counts latencies from the planned times.
+    pub start_at: Option<jiff::Timestamp>,
 }
 
 /// Why a send could not start.
@@ -90,6 +101,36 @@ pub struct SendReport {
     pub refused: Vec<bool>,
     /// Every attempt, in the order they finished, when [`SenderConfig::record`] asked for them.
     pub attempts: Vec<AttemptRecord>,
+    /// The full latency histograms (what a shard hands to `merge`).
+    pub histograms: Arc<Histograms>,
+    /// How long after [`SenderConfig::start_at`] the send could start (zero when on time).
+    pub late_by: Duration,
+}
+
+impl SendReport {
+    /// A report of `counters` and `histograms` over `elapsed`: a send's, or shards' added up
+    /// (without their per-event flags and attempts, which `merge` does not need).
+    pub fn from_histograms(
+        counters: CounterSnapshot,
+        histograms: Arc<Histograms>,
+        elapsed: Duration,
+    ) -> Self {
+        let Histograms { intended, actual } = &*histograms;
+        Self {
+            counters,
+            latency_intended: intended.percentiles(),
+            latency_actual: actual.percentiles(),
+            latency_buckets: intended.buckets(),
+            spectrum_intended: intended.spectrum(),
+            spectrum_actual: actual.spectrum(),
+            elapsed,
+            acked: Vec::new(),
+            refused: Vec::new(),
+            attempts: Vec::new(),
+            histograms,
+            late_by: Duration::ZERO,
+        }
+    }
 }
 
 /// One attempt as the sender saw it.
@@ -118,8 +159,8 @@ pub struct Progress {
     pub counters: Counters,
 }
 
-/// What every shard of a send shares: the plan, what became of each event, the counters, and the
-/// latencies the shards merge into when they finish.
+/// What every lane of a send shares: the plan, what became of each event, the counters, and the
+/// latencies the lanes merge into when they finish.
 struct Shared {
     workload: Arc<Workload>,
     wire: Arc<Wire>,
@@ -131,11 +172,10 @@ struct Shared {
     records: Mutex<Vec<AttemptRecord>>,
     attempts: Vec<AtomicU32>,
     progress: Arc<Progress>,
-    intended: Latency,
-    actual: Latency,
+    latency: Arc<Histograms>,
 }
 
-/// One shard of a send: a thread with a current-thread runtime, sending every `shards`-th group
+/// One lane of a send: a thread with a current-thread runtime, sending every `lanes`-th group
 /// over connections of its own, with its own share of the concurrency and its own latency
 /// histograms. A response then wakes the task that waits for it on the thread that read it, as
 /// in wrk's and oha's thread model, instead of waking a task on another thread.
@@ -408,26 +448,28 @@ fn take_rest(slots: &mut OwnedSemaphorePermit) -> OwnedSemaphorePermit {
     slots.split(n).unwrap_or_else(|| unreachable!("a permit can always be split by its own size"))
 }
 
-/// How many shards a send runs on: one per core, but no more than leaves each shard room for the
+/// How many lanes a send runs on: one per core, but no more than leaves each lane room for the
 /// largest group's copies within the concurrency.
-fn shard_count(concurrency: usize, most_copies: usize) -> usize {
+fn lane_count(concurrency: usize, most_copies: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     cores.min(concurrency / most_copies.max(1)).max(1)
 }
 
-/// Shard `shard`'s share of `concurrency`: an equal part, the remainder to the first shards, so
+/// Lane `lane`'s share of `concurrency`: an equal part, the remainder to the first lanes, so
 /// that the shares add up to it.
-fn share(concurrency: usize, shards: usize, shard: usize) -> usize {
-    concurrency / shards + usize::from(shard < concurrency % shards)
+fn share(concurrency: usize, lanes: usize, lane: usize) -> usize {
+    concurrency / lanes + usize::from(lane < concurrency % lanes)
 }
 
-/// Sends shard `shard`'s groups (every `shards`-th, from `shard`) at their planned times.
-async fn send_shard(ctx: Arc<Ctx>, shard: usize, shards: usize) {
+/// Sends lane `lane`'s groups (every `lanes`-th, from `lane`) at their planned times.
+async fn send_lane(ctx: Arc<Ctx>, lane: usize, lanes: usize) {
     let (workload, start, rate) = (ctx.workload.clone(), ctx.start, ctx.config.rate);
+    let plan_shard = ctx.config.shard;
     let first_at = workload.groups.first().map_or(0.0, |g| g.at);
     let mut tasks = JoinSet::new();
     let mut pacer = pacer::Pacer::new();
-    for (group, g) in workload.groups.iter().enumerate().skip(shard).step_by(shards) {
+    let groups = workload.groups.iter().enumerate().filter(|(_, g)| plan_shard.holds(g.event));
+    for (group, g) in groups.skip(lane).step_by(lanes) {
         let planned = match rate {
             Some(rate) => {
                 let planned = start + Duration::from_secs_f64(((g.at - first_at) / rate).max(0.0));
@@ -443,12 +485,12 @@ async fn send_shard(ctx: Arc<Ctx>, shard: usize, shards: usize) {
         while tasks.try_join_next().is_some() {}
     }
     while tasks.join_next().await.is_some() {}
-    ctx.shared.intended.merge(&ctx.intended);
-    ctx.shared.actual.merge(&ctx.actual);
+    ctx.shared.latency.intended.merge(&ctx.intended);
+    ctx.shared.latency.actual.merge(&ctx.actual);
 }
 
 /// Sends `workload`'s plan to the workers at `urls`, bodies and signatures from `wire`, on one
-/// shard per core.
+/// lane per core.
 pub async fn run(
     workload: Arc<Workload>,
     urls: Vec<String>,
@@ -456,13 +498,13 @@ pub async fn run(
     config: SenderConfig,
     progress: Arc<Progress>,
 ) -> Result<SendReport, SendError> {
-    // Each shard holds its share of the concurrency, at least the largest group's copies.
+    // Each lane holds its share of the concurrency, at least the largest group's copies.
     let most_copies = workload.groups.iter().map(|g| usize::from(g.copies)).max().unwrap_or(1);
     let concurrency = config.concurrency.max(2).max(most_copies);
-    let shards = shard_count(concurrency, most_copies);
+    let lanes = lane_count(concurrency, most_copies);
     let opened = Arc::new(AtomicU64::new(0));
-    let mut pools = Vec::with_capacity(shards);
-    for _ in 0..shards {
+    let mut pools = Vec::with_capacity(lanes);
+    for _ in 0..lanes {
         let pool = pool::Pool::new(&urls, opened.clone()).map_err(SendError::BadUrl)?;
         if pool.is_empty() {
             return Err(SendError::BadUrl("no worker to send to".to_string()));
@@ -470,7 +512,7 @@ pub async fn run(
         pools.push(pool);
     }
     let n = workload.events.len();
-    let start = Instant::now() + Duration::from_millis(10);
+    let (start, late_by) = start_instant(config.start_at);
     let shared = Arc::new(Shared {
         workload,
         wire,
@@ -481,27 +523,26 @@ pub async fn run(
         records: Mutex::new(Vec::new()),
         attempts: (0..n).map(|_| AtomicU32::new(0)).collect(),
         progress,
-        intended: Latency::default(),
-        actual: Latency::default(),
+        latency: Arc::default(),
     });
-    let mut finished = Vec::with_capacity(shards);
-    for (shard, pool) in pools.into_iter().enumerate() {
+    let mut finished = Vec::with_capacity(lanes);
+    for (lane, pool) in pools.into_iter().enumerate() {
         let ctx = Arc::new(Ctx {
             shared: shared.clone(),
             pool,
-            slots: Arc::new(Semaphore::new(share(concurrency, shards, shard))),
+            slots: Arc::new(Semaphore::new(share(concurrency, lanes, lane))),
             // Shards start on different workers.
-            next_worker: AtomicUsize::new(shard),
+            next_worker: AtomicUsize::new(lane),
             intended: Latency::default(),
             actual: Latency::default(),
         });
         let (done, finish) = tokio::sync::oneshot::channel::<()>();
         std::thread::Builder::new()
-            .name(format!("sender-{shard}"))
+            .name(format!("sender-{lane}"))
             .spawn(move || {
                 let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
                 if let Ok(runtime) = runtime {
-                    runtime.block_on(send_shard(ctx, shard, shards));
+                    runtime.block_on(send_lane(ctx, lane, lanes));
                 }
                 let _ = done.send(());
             })
@@ -515,17 +556,27 @@ pub async fn run(
     let flags = |v: &[AtomicBool]| v.iter().map(|b| b.load(Ordering::Relaxed)).collect();
     let s = &shared;
     Ok(SendReport {
-        counters: s.progress.counters.snapshot(),
-        latency_intended: s.intended.percentiles(),
-        latency_actual: s.actual.percentiles(),
-        latency_buckets: s.intended.buckets(),
-        spectrum_intended: s.intended.spectrum(),
-        spectrum_actual: s.actual.spectrum(),
-        elapsed,
         acked: flags(&s.acked),
         refused: flags(&s.refused),
         attempts: s.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
+        late_by,
+        ..SendReport::from_histograms(s.progress.counters.snapshot(), s.latency.clone(), elapsed)
     })
+}
+
+/// The instant the plan's first position is due, and how late the send is for it: `start_at` on
+/// the wall clock, or 10 ms from now.
+fn start_instant(start_at: Option<jiff::Timestamp>) -> (Instant, Duration) {
+    let now = Instant::now();
+    let Some(at) = start_at else { return (now + Duration::from_millis(10), Duration::ZERO) };
+    let ahead = at.duration_since(jiff::Timestamp::now());
+    match Duration::try_from(ahead) {
+        Ok(wait) => (now + wait, Duration::ZERO),
+        Err(_) => {
+            let late = Duration::try_from(ahead.abs()).unwrap_or(Duration::ZERO);
+            (now.checked_sub(late).unwrap_or(now), late)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -533,12 +584,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_shards_share_the_concurrency_exactly_and_each_holds_a_whole_group() {
+    fn the_lanes_share_the_concurrency_exactly_and_each_holds_a_whole_group() {
         for concurrency in 2..200 {
             for most_copies in 1..=4 {
                 let concurrency = concurrency.max(most_copies);
-                let shards = shard_count(concurrency, most_copies);
-                let shares: Vec<usize> = (0..shards).map(|s| share(concurrency, shards, s)).collect();
+                let lanes = lane_count(concurrency, most_copies);
+                let shares: Vec<usize> = (0..lanes).map(|s| share(concurrency, lanes, s)).collect();
                 assert_eq!(shares.iter().sum::<usize>(), concurrency);
                 assert!(shares.iter().all(|&s| s >= most_copies), "{concurrency} {most_copies} {shares:?}");
             }

@@ -14,5 +14,6 @@ mod model;
 mod provision;
 mod reports;
 mod serve_cli;
+mod shards;
 mod sign;
 mod worker_process;

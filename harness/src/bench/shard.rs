@@ -1,0 +1,74 @@
+//! One shard of a sharded bench (`bench --shard I/N`): its part of the plan sent to the
+//! `--targets`, its history, and its partial result, with no settle and no checker (the other
+//! shards may still be sending; `merge` checks once they are all done).
+
+use std::sync::Arc;
+
+use super::{BenchConfig, ConfigError, parameters};
+use crate::history::{COMPRESS_PAST_ATTEMPTS, History};
+use crate::progress::Bars;
+use crate::sender::{self, Progress, SendError, SenderConfig};
+use crate::shard::{Partial, PartialError, Shard};
+use crate::wire::Wire;
+use crate::workload::Workload;
+
+/// Why a shard could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ShardRunError {
+    /// The settings cannot run.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The sender could not send.
+    #[error("sender")]
+    Sender(#[from] SendError),
+    /// The partial result could not be written.
+    #[error(transparent)]
+    Partial(#[from] PartialError),
+}
+
+/// Sends shard `shard`'s part of the plan and writes its partial result into `config.out`.
+pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, ShardRunError> {
+    config.validate()?;
+    let targets = config.targets.as_ref().ok_or(ConfigError::ShardWithoutTargets)?;
+    let (backend, design) = (config.backends[0], config.designs[0]);
+    let mut workload = Workload::generate(&config.workload).map_err(ConfigError::from)?;
+    workload.poison(config.poison);
+    let workload = Arc::new(workload);
+    let groups = workload.groups.iter().filter(|g| shard.holds(g.event));
+    let (groups, planned) = groups.fold((0u64, 0u64), |(n, c), g| (n + 1, c + u64::from(g.copies)));
+    let compress = config.history_compress || planned > COMPRESS_PAST_ATTEMPTS;
+    let history = History::create(&config.out, compress).map_err(ConfigError::History)?;
+    let tap = history.tap(format!("{backend}/{design}"));
+    let bars = Bars::new(config.progress);
+    let progress = Arc::new(Progress::default());
+    let bar = bars.cell(format!("shard {shard} {backend} {design}"), groups, progress.clone());
+    let sender = SenderConfig { history: Some(tap), shard, ..config.sender.clone() };
+    let sent = sender::run(
+        workload.clone(),
+        targets.urls.clone(),
+        Arc::new(Wire::hookbench(&targets.secret)),
+        sender,
+        progress,
+    )
+    .await;
+    let (_, lines) = history.finish().map_err(ConfigError::History)?;
+    let sent = sent?;
+    if !sent.late_by.is_zero() {
+        bars.say(&format!(
+            "shard {shard} started {:.3} s after --start-at; what was due went at once, and its latencies count from the planned times",
+            sent.late_by.as_secs_f64()
+        ));
+    }
+    bar.finished(&format!("{} attempts, {lines} history lines", sent.counters.deliveries));
+    let run = (config.run_id.clone(), shard, backend, design);
+    let partial = Partial::new(
+        run,
+        parameters(config),
+        &workload,
+        &targets.database_url,
+        config.sender.start_at,
+        &sent,
+    );
+    partial.write(&config.out)?;
+    Ok(partial)
+}

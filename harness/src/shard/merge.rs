@@ -1,0 +1,267 @@
+//! `hookbench merge`: the shards' partial results added up into one run's report. Merging
+//! refuses shards that are not the parts of one run (another workload, seed, parameter, design,
+//! backend or hookbench, a shard missing or given twice) before it touches the database.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use receivers::store::Backend;
+use serde::{Deserialize, Serialize};
+
+use super::{Partial, PartialError, Shard, ShardSummary, plan_digest};
+use crate::bench::{row, write_changes, write_events};
+use crate::checker;
+use crate::history::{self, History, HistoryError, Line};
+use crate::model;
+use crate::observer::{self, Tables, TablesError};
+use crate::report::{HistoryFile, Report};
+use crate::sender::SendReport;
+use crate::stats::{CounterSnapshot, HistogramError, Histograms};
+use crate::workload::{Workload, WorkloadError};
+
+/// What a merge needs.
+#[derive(Debug, Clone)]
+pub struct MergeConfig {
+    /// The shards' directories.
+    pub dirs: Vec<PathBuf>,
+    /// The database the receivers shared (`None`: the one the shards recorded).
+    pub database_url: Option<String>,
+    /// Where the merged report and history go.
+    pub out: PathBuf,
+    /// The merged run's id.
+    pub run_id: String,
+    /// How long to wait for the receivers to go quiet (the inbox drained) before checking.
+    pub quiet_timeout: Duration,
+    /// Witnesses per anomaly class in the report.
+    pub witnesses: usize,
+}
+
+/// The shards of a merged run, as its report lists them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Merged {
+    /// How many shards.
+    pub count: usize,
+    /// `--start-at` of the shards, when they were given one.
+    pub start_at: Option<String>,
+    /// Each shard, in index order.
+    pub shards: Vec<ShardSummary>,
+}
+
+/// Why shards could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No directory given.
+    #[error("merge needs at least one shard directory")]
+    NoShards,
+    /// A partial result could not be read.
+    #[error(transparent)]
+    Partial(#[from] PartialError),
+    /// Two shards disagree on what the run was.
+    #[error("{dir} is not a shard of the same run as {first}: its {what} differs ({theirs} against {ours})")]
+    Mismatch {
+        /// The shard that differs.
+        dir: PathBuf,
+        /// The first shard.
+        first: PathBuf,
+        /// What differs.
+        what: &'static str,
+        /// Its value.
+        theirs: String,
+        /// The first shard's value.
+        ours: String,
+    },
+    /// The same shard given twice.
+    #[error("shard {shard} is given twice: {a} and {b}")]
+    Duplicate {
+        /// Which.
+        shard: Shard,
+        /// One directory.
+        a: PathBuf,
+        /// The other.
+        b: PathBuf,
+    },
+    /// Shards missing.
+    #[error("missing shard(s) {} of {count}: every shard's directory must be given", .missing.join(", "))]
+    Missing {
+        /// Their indices.
+        missing: Vec<String>,
+        /// How many there are.
+        count: usize,
+    },
+    /// The workload the shards recorded does not generate the plan they sent.
+    #[error("the shards' workload does not generate the plan they sent (another hookbench version?)")]
+    Plan,
+    /// The workload's parameters are out of range.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// A histogram could not be added.
+    #[error("shard {shard}'s latencies")]
+    Histogram {
+        /// Which shard.
+        shard: Shard,
+        /// Why.
+        source: HistogramError,
+    },
+    /// No database to check.
+    #[error("the shards recorded the database as {0} (without its password): give --database-url")]
+    NoDatabase(String),
+    /// The database could not be read.
+    #[error("reading the database")]
+    Observe(#[from] TablesError),
+    /// The inbox did not drain.
+    #[error("the inbox still had {0} pending rows after the quiet timeout")]
+    NotQuiet(u64),
+    /// A shard's history could not be read, or the merged one written.
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    /// The merged history could not be written.
+    #[error("writing the merged history")]
+    WriteHistory(#[source] std::io::Error),
+}
+
+/// Reads every shard's partial result, in index order, refusing shards that are not one run's.
+fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
+    let mut by_index: BTreeMap<usize, (PathBuf, Partial)> = BTreeMap::new();
+    let mut first: Option<(PathBuf, Partial)> = None;
+    for dir in dirs {
+        let p = Partial::read(dir)?;
+        if let Some((first_dir, f)) = &first {
+            same_run(dir, &p, first_dir, f)?;
+        } else {
+            first = Some((dir.clone(), p.clone()));
+        }
+        if let Some((a, _)) = by_index.get(&p.shard.index) {
+            return Err(MergeError::Duplicate { shard: p.shard, a: a.clone(), b: dir.clone() });
+        }
+        by_index.insert(p.shard.index, (dir.clone(), p));
+    }
+    let count = first.ok_or(MergeError::NoShards)?.1.shard.count;
+    let missing: Vec<String> =
+        (1..=count).filter(|i| !by_index.contains_key(i)).map(|i| format!("{i}/{count}")).collect();
+    if !missing.is_empty() {
+        return Err(MergeError::Missing { missing, count });
+    }
+    Ok(by_index.into_values().collect())
+}
+
+/// Refuses `p` (from `dir`) unless it is a shard of the same run as `f` (from `first`).
+fn same_run(dir: &Path, p: &Partial, first: &Path, f: &Partial) -> Result<(), MergeError> {
+    let checks: [(&'static str, String, String); 8] = [
+        ("hookbench version", p.hookbench.clone(), f.hookbench.clone()),
+        ("shard count", p.shard.count.to_string(), f.shard.count.to_string()),
+        ("backend", p.backend.to_string(), f.backend.to_string()),
+        ("design", p.design.to_string(), f.design.to_string()),
+        ("workload (seed, events, chances)", json(&p.workload), json(&f.workload)),
+        ("parameters (rate, concurrency, retries, poison...)", json(&p.parameters), json(&f.parameters)),
+        ("delivery plan", p.plan_digest.clone(), f.plan_digest.clone()),
+        ("--start-at", format!("{:?}", p.start_at), format!("{:?}", f.start_at)),
+    ];
+    for (what, theirs, ours) in checks {
+        if theirs != ours {
+            return Err(MergeError::Mismatch { dir: dir.into(), first: first.into(), what, theirs, ours });
+        }
+    }
+    Ok(())
+}
+
+/// A part of a partial result as JSON, to compare it whole.
+fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The shards' sends added up: counters summed, histograms added, the longest elapsed time.
+fn add_up(shards: &[(PathBuf, Partial)]) -> Result<SendReport, MergeError> {
+    let histograms = Arc::new(Histograms::default());
+    let mut counters = CounterSnapshot::default();
+    let mut elapsed = 0f64;
+    for (_, p) in shards {
+        let add = |h: &crate::stats::Latency, text: &str| {
+            h.add_v2_base64(text).map_err(|source| MergeError::Histogram { shard: p.shard, source })
+        };
+        add(&histograms.intended, &p.latency_planned_v2)?;
+        add(&histograms.actual, &p.latency_actual_v2)?;
+        counters += p.counters;
+        elapsed = elapsed.max(p.elapsed_s);
+    }
+    Ok(SendReport::from_histograms(counters, histograms, Duration::from_secs_f64(elapsed)))
+}
+
+/// Every shard's attempt lines into `tap`, in the order they were answered, each shard's
+/// connections renumbered after the previous shards' so that every connection has one number.
+fn write_attempts(shards: &[(PathBuf, Partial)], tap: &history::Tap) -> Result<(), MergeError> {
+    let mut attempts = Vec::new();
+    let mut offset = 0;
+    for (dir, _) in shards {
+        let mut most = 0;
+        history::read(dir, &mut |line| {
+            if let Line::Attempt(mut a) = line {
+                most = most.max(a.connection);
+                if a.connection > 0 {
+                    a.connection += offset;
+                }
+                a.cell = tap.cell().to_string();
+                attempts.push(a);
+            }
+        })?;
+        offset += most;
+    }
+    attempts.sort_by(|a, b| a.answered_ms.total_cmp(&b.answered_ms));
+    for a in attempts {
+        tap.send(Line::Attempt(a));
+    }
+    Ok(())
+}
+
+/// Merges the shards in `config.dirs`: the checker run once against the database they shared,
+/// the merged history written, and the report (not yet written, its thresholds not yet held).
+pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
+    let shards = read_shards(&config.dirs)?;
+    let first = &shards[0].1;
+    let mut workload = Workload::generate(&first.workload)?;
+    workload.poison(first.parameters.poison);
+    if plan_digest(&workload) != first.plan_digest {
+        return Err(MergeError::Plan);
+    }
+    let sent = add_up(&shards)?;
+    let url = match &config.database_url {
+        Some(url) => url.clone(),
+        None if first.database.contains("***") => return Err(MergeError::NoDatabase(first.database.clone())),
+        None => first.database.clone(),
+    };
+    let started = std::time::Instant::now();
+    let tables = Tables::connect(&url).await?;
+    observer::settle(&tables, first.design, config.quiet_timeout).await.map_err(MergeError::NotQuiet)?;
+    let verdict = checker::check(&tables, &workload).await?;
+    let history_dir = &config.out;
+    let compress = sent.counters.deliveries > history::COMPRESS_PAST_ATTEMPTS;
+    let history = History::create(history_dir, compress).map_err(MergeError::WriteHistory)?;
+    let tap = history.tap(format!("{}/{}", first.backend, first.design));
+    write_attempts(&shards, &tap)?;
+    write_events(&tap, &workload, &verdict);
+    write_changes(&tap, &tables).await?;
+    drop(tap);
+    let (path, lines) = history.finish().map_err(MergeError::WriteHistory)?;
+    let model_rows = model::handler_table(&workload);
+    let model =
+        model::handler_for_design(first.design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
+    let cell = (first.backend, first.design, model);
+    let wall_s = sent.elapsed.as_secs_f64() + started.elapsed().as_secs_f64();
+    let mut report = Report::new(config.run_id.clone(), first.parameters.clone());
+    let version = tables.version().await.ok();
+    tables.close().await;
+    match first.backend {
+        Backend::Postgres => report.versions.postgres = version,
+        Backend::Sqlite => report.versions.sqlite = version,
+    }
+    report.rows.push(row(cell, sent, Default::default(), verdict, wall_s));
+    report.shards = Some(Merged {
+        count: first.shard.count,
+        start_at: first.start_at.clone(),
+        shards: shards.iter().map(|(_, p)| p.summary()).collect(),
+    });
+    report.history = Some(HistoryFile::written(&path, lines));
+    report.witnesses = crate::explain::report_witnesses(history_dir, config.witnesses)?;
+    Ok(report)
+}

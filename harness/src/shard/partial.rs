@@ -1,0 +1,207 @@
+//! A shard's partial result, `shard.json` in its directory beside its `history.jsonl`: what it
+//! sent (counters and the two latency histograms in HdrHistogram's V2 format), the run it belongs
+//! to (parameters, a digest of the delivery plan, the design and backend), and no verdict: the
+//! checker runs once, in `merge`, over every shard's deliveries together.
+
+use std::path::{Path, PathBuf};
+
+use receivers::design::Design;
+use receivers::store::Backend;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::Shard;
+use crate::report::Parameters;
+use crate::sender::SendReport;
+use crate::stats::CounterSnapshot;
+use crate::workload::{Workload, WorkloadConfig};
+
+/// The partial result's file name in a shard's directory.
+pub const PARTIAL_FILE: &str = "shard.json";
+/// The partial format this hookbench writes and reads.
+const FORMAT: u32 = 1;
+
+/// A shard's partial result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Partial {
+    /// The format's version.
+    pub format: u32,
+    /// The hookbench that wrote it (shards of different versions may plan differently).
+    pub hookbench: String,
+    /// The shard's run id (its directory's name).
+    pub run_id: String,
+    /// Which shard.
+    pub shard: Shard,
+    /// The backend of the database the receivers share.
+    pub backend: Backend,
+    /// The design the receivers implement.
+    pub design: Design,
+    /// The run's parameters, the same for every shard of one run.
+    pub parameters: Parameters,
+    /// Everything that shapes the workload (`merge` generates it again to check the events).
+    pub workload: WorkloadConfig,
+    /// SHA-256 of the whole delivery plan (every event and group), the same for every shard.
+    pub plan_digest: String,
+    /// The database the receivers share, its password left out.
+    pub database: String,
+    /// `--start-at`, when given: when the plan's first position was due.
+    pub start_at: Option<String>,
+    /// How late the shard started for `start_at`, seconds (0 when on time or not given).
+    pub late_by_s: f64,
+    /// From the planned start to the shard's last answer, seconds.
+    pub elapsed_s: f64,
+    /// The plan's groups this shard sent.
+    pub groups: usize,
+    /// The workload's events this shard held.
+    pub events: usize,
+    /// What the sender counted.
+    pub counters: CounterSnapshot,
+    /// Latency from each attempt's planned time, µs: an HdrHistogram, V2, base64.
+    pub latency_planned_v2: String,
+    /// Latency from each attempt's actual send, µs: an HdrHistogram, V2, base64.
+    pub latency_actual_v2: String,
+}
+
+/// One shard as the merged report lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ShardSummary {
+    /// Which shard.
+    pub shard: Shard,
+    /// Its run id.
+    pub run_id: String,
+    /// The groups it sent.
+    pub groups: usize,
+    /// Its attempts.
+    pub deliveries: u64,
+    /// How late it started for `--start-at`, seconds.
+    pub late_by_s: f64,
+    /// From the planned start to its last answer, seconds.
+    pub elapsed_s: f64,
+}
+
+/// Why a partial result could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum PartialError {
+    /// The file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a partial result.
+    #[error("{path} is not a hookbench shard result: {source}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// Written by a format this hookbench does not read.
+    #[error("{path} is shard format {found}; this hookbench reads format {FORMAT}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        found: u32,
+    },
+}
+
+impl Partial {
+    /// A shard's partial result from what its sender did.
+    pub fn new(
+        run: (String, Shard, Backend, Design),
+        parameters: Parameters,
+        workload: &Workload,
+        database_url: &str,
+        start_at: Option<jiff::Timestamp>,
+        sent: &SendReport,
+    ) -> Self {
+        let (run_id, shard, backend, design) = run;
+        Self {
+            format: FORMAT,
+            hookbench: env!("CARGO_PKG_VERSION").to_string(),
+            run_id,
+            shard,
+            backend,
+            design,
+            parameters,
+            workload: workload.config.clone(),
+            plan_digest: plan_digest(workload),
+            database: without_password(database_url),
+            start_at: start_at.map(|t| t.to_string()),
+            late_by_s: sent.late_by.as_secs_f64(),
+            elapsed_s: sent.elapsed.as_secs_f64(),
+            groups: workload.groups.iter().filter(|g| shard.holds(g.event)).count(),
+            events: (0..workload.events.len()).filter(|&i| shard.holds(i as u32)).count(),
+            counters: sent.counters,
+            latency_planned_v2: sent.histograms.intended.to_v2_base64(),
+            latency_actual_v2: sent.histograms.actual.to_v2_base64(),
+        }
+    }
+
+    /// Writes `shard.json` into `dir`; its path.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, PartialError> {
+        let path = dir.join(PARTIAL_FILE);
+        let io = |source| PartialError::Io { path: path.clone(), source };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let json = serde_json::to_vec_pretty(self).map_err(|e| io(std::io::Error::other(e)))?;
+        std::fs::write(&path, json).map_err(io)?;
+        Ok(path)
+    }
+
+    /// Reads `shard.json` from `dir`.
+    pub fn read(dir: &Path) -> Result<Self, PartialError> {
+        let path = dir.join(PARTIAL_FILE);
+        let bytes = std::fs::read(&path).map_err(|source| PartialError::Io { path: path.clone(), source })?;
+        let partial: Self = serde_json::from_slice(&bytes)
+            .map_err(|source| PartialError::Json { path: path.clone(), source })?;
+        if partial.format != FORMAT {
+            return Err(PartialError::Format { path, found: partial.format });
+        }
+        Ok(partial)
+    }
+
+    /// The shard as the merged report lists it.
+    pub fn summary(&self) -> ShardSummary {
+        ShardSummary {
+            shard: self.shard,
+            run_id: self.run_id.clone(),
+            groups: self.groups,
+            deliveries: self.counters.deliveries,
+            late_by_s: self.late_by_s,
+            elapsed_s: self.elapsed_s,
+        }
+    }
+}
+
+/// SHA-256 of the delivery plan: every event (its kind, account, amount or version) and every
+/// group (position, event, copies), and which events are poison. Two shards with the same digest
+/// sent parts of one plan.
+pub fn plan_digest(workload: &Workload) -> String {
+    let mut h = Sha256::new();
+    for e in &workload.events {
+        h.update(format!("{e:?}\n").as_bytes());
+    }
+    for g in &workload.groups {
+        h.update(g.at.to_bits().to_le_bytes());
+        h.update(g.event.to_le_bytes());
+        h.update([g.copies]);
+    }
+    for &p in &workload.poisoned {
+        h.update([u8::from(p)]);
+    }
+    hex::encode(h.finalize())
+}
+
+/// `url` with any password replaced by `***` (a shard's result may be published).
+fn without_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
