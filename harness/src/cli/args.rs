@@ -258,9 +258,14 @@ pub struct BenchArgs {
 /// Arguments of `hookbench merge`.
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {
-    /// The shards' directories (each with the shard.json and history a `bench --shard` wrote).
+    /// The shards' directories (each with the shard.json and history a `bench --shard` wrote),
+    /// or directories holding one subdirectory per shard.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
+    /// Wait up to this long for shards that have not finished (as a Kubernetes Job started
+    /// beside the shards does) before refusing a missing one.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub wait: Duration,
     /// The database the receivers shared [default: the one the shards recorded, when it needs no
     /// password].
     #[arg(long)]

@@ -15,6 +15,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (run_id, dir) = run_dir(args.out.as_deref(), "merge-");
     let config = MergeConfig {
         dirs: args.dirs.clone(),
+        wait: args.wait,
         database_url: args.database_url.clone(),
         out: dir.clone(),
         run_id,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
-use super::{Partial, PartialError, Shard, ShardSummary, plan_digest};
+use super::{PARTIAL_FILE, Partial, PartialError, Shard, ShardSummary, plan_digest};
 use crate::bench::{row, write_changes, write_events};
 use crate::checker;
 use crate::history::{self, History, HistoryError, Line};
@@ -24,8 +24,10 @@ use crate::workload::{Workload, WorkloadError};
 /// What a merge needs.
 #[derive(Debug, Clone)]
 pub struct MergeConfig {
-    /// The shards' directories.
+    /// The shards' directories, or directories holding them.
     pub dirs: Vec<PathBuf>,
+    /// How long to wait for shards that have not written their result yet (zero: not at all).
+    pub wait: Duration,
     /// The database the receivers shared (`None`: the one the shards recorded).
     pub database_url: Option<String>,
     /// Where the merged report and history go.
@@ -119,6 +121,47 @@ pub enum MergeError {
     /// The merged history could not be written.
     #[error("writing the merged history")]
     WriteHistory(#[source] std::io::Error),
+}
+
+/// The shard directories `dirs` name: each one that holds a shard.json, and the subdirectories
+/// holding one of each that does not (a shared volume's `run/` with a directory per shard).
+fn shard_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        if dir.join(PARTIAL_FILE).exists() {
+            found.push(dir.clone());
+            continue;
+        }
+        let mut inner: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join(PARTIAL_FILE).exists())
+            .collect();
+        inner.sort();
+        if inner.is_empty() {
+            // Keeps the directory, so that reading it says what is missing where.
+            found.push(dir.clone());
+        }
+        found.extend(inner);
+    }
+    found
+}
+
+/// [`read_shards`], again every second while shards are missing, for up to `wait`.
+async fn wait_for_shards(dirs: &[PathBuf], wait: Duration) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match read_shards(&shard_dirs(dirs)) {
+            Err(MergeError::Missing { .. } | MergeError::Partial(PartialError::Io { .. }))
+                if tokio::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Reads every shard's partial result, in index order, refusing shards that are not one run's.
@@ -217,7 +260,7 @@ fn write_attempts(shards: &[(PathBuf, Partial)], tap: &history::Tap) -> Result<(
 /// Merges the shards in `config.dirs`: the checker run once against the database they shared,
 /// the merged history written, and the report (not yet written, its thresholds not yet held).
 pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
-    let shards = read_shards(&config.dirs)?;
+    let shards = wait_for_shards(&config.dirs, config.wait).await?;
     let first = &shards[0].1;
     let mut workload = Workload::generate(&first.workload)?;
     workload.poison(first.parameters.poison);

@@ -141,13 +141,16 @@ impl Partial {
         }
     }
 
-    /// Writes `shard.json` into `dir`; its path.
+    /// Writes `shard.json` into `dir` (whole or not at all: written beside it, then renamed, so
+    /// a `merge --wait` never reads half of it); its path.
     pub fn write(&self, dir: &Path) -> Result<PathBuf, PartialError> {
         let path = dir.join(PARTIAL_FILE);
         let io = |source| PartialError::Io { path: path.clone(), source };
         std::fs::create_dir_all(dir).map_err(io)?;
         let json = serde_json::to_vec_pretty(self).map_err(|e| io(std::io::Error::other(e)))?;
-        std::fs::write(&path, json).map_err(io)?;
+        let partly = dir.join(format!("{PARTIAL_FILE}.part"));
+        std::fs::write(&partly, json).map_err(io)?;
+        std::fs::rename(&partly, &path).map_err(io)?;
         Ok(path)
     }
 

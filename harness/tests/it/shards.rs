@@ -2,7 +2,7 @@
 //! fleet and one database, then `hookbench merge`, which must find what an unsharded run finds.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
@@ -31,8 +31,10 @@ fn hookbench(args: &[&str]) -> (u8, String) {
 }
 
 /// Two shard processes of the default workload against two workers of `design` on one new
-/// SQLite file, started together on one --start-at; the shards' directories and the database.
-fn two_shards(design: Design, root: &Path) -> (Vec<PathBuf>, String) {
+/// SQLite file, started together on one --start-at, each writing into `root/<design>/shard-I`;
+/// `merge --wait` started beside them with `root/<design>` finds both when they are done. The
+/// merge's exit status and output, and the database.
+fn two_shards_and_a_waiting_merge(design: Design, root: &Path) -> (u8, String, String) {
     let db_url = format!("sqlite://{}/{design}.db", root.display());
     let spec = hookbench::fleet::WorkerSpec {
         exe: env!("CARGO_BIN_EXE_hookbench").into(),
@@ -52,35 +54,39 @@ fn two_shards(design: Design, root: &Path) -> (Vec<PathBuf>, String) {
     let targets: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
     let targets = targets.join(",");
     let start_at = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2)).to_string();
-    let dirs: Vec<PathBuf> = (1..=2).map(|i| root.join(format!("{design}-shard-{i}"))).collect();
-    let children: Vec<_> = dirs
-        .iter()
-        .enumerate()
-        .map(|(i, dir)| {
+    let shards_dir = root.join(design.as_str());
+    let children: Vec<_> = (1..=2)
+        .map(|i| {
             Command::new(env!("CARGO_BIN_EXE_hookbench"))
                 .args(["bench", "--no-progress", "--designs", design.as_str(), "--targets", &targets])
                 .args(["--database-url", &db_url, "--secret", SECRET, "--start-at", &start_at])
                 .arg("--shard")
-                .arg(format!("{}/2", i + 1))
+                .arg(format!("{i}/2"))
                 .arg("--out")
-                .arg(dir)
+                .arg(shards_dir.join(format!("shard-{i}")))
                 .env_remove("DATABASE_URL")
-                .output()
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
                 .expect("the shard starts")
         })
         .collect();
-    rt.block_on(fleet.stop()).expect("stop");
-    for (i, c) in children.iter().enumerate() {
-        let text = format!("{}{}", String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&c.stderr));
-        assert!(c.status.success(), "shard {} of {design}: {text}", i + 1);
-        assert!(text.contains(&format!("shard {}/2:", i + 1)), "{text}");
+    let out = root.join(format!("{design}-merged"));
+    let (code, text) = merge(&[&shards_dir], &db_url, &out, &["--wait", "120s"]);
+    for (i, c) in children.into_iter().enumerate() {
+        let c = c.wait_with_output().expect("the shard ends");
+        let said = format!("{}{}", String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&c.stderr));
+        assert!(c.status.success(), "shard {} of {design}: {said}", i + 1);
+        assert!(said.contains(&format!("shard {}/2:", i + 1)), "{said}");
     }
-    (dirs, db_url)
+    rt.block_on(fleet.stop()).expect("stop");
+    (code, text, out.to_string_lossy().into_owned())
 }
 
 /// Merges `dirs` into `out`; the report and what merge printed.
-fn merge(dirs: &[&Path], db_url: &str, out: &Path) -> (u8, String) {
+fn merge(dirs: &[&Path], db_url: &str, out: &Path, extra: &[&str]) -> (u8, String) {
     let mut args = vec!["merge", "--database-url", db_url, "--out", out.to_str().expect("utf-8")];
+    args.extend(extra);
     args.extend(dirs.iter().map(|d| d.to_str().expect("utf-8")));
     hookbench(&args)
 }
@@ -103,10 +109,10 @@ fn planned_latencies(dir: &Path) -> Histogram<u64> {
 fn two_shards_merged_find_what_an_unsharded_run_finds() {
     let root = tempfile::tempdir().expect("tempdir");
     for (design, dup_events, extra_applies) in [(Design::Naive, 354, 368), (Design::Atomic, 0, 0)] {
-        let (dirs, db_url) = two_shards(design, root.path());
-        let out = root.path().join(format!("{design}-merged"));
-        let (code, text) = merge(&[&dirs[0], &dirs[1]], &db_url, &out);
+        let (code, text, out) = two_shards_and_a_waiting_merge(design, root.path());
         assert_eq!(code, 0, "{text}");
+        assert!(text.contains("merged 2 shards"), "{text}");
+        let out = PathBuf::from(out);
         let report = Report::read_json(&out.join("report.json")).expect("report.json");
         let r = &report.rows[0];
         // The default seed's figures, as the unsharded bench and the article's model give them.
@@ -136,15 +142,20 @@ fn two_shards_merged_find_what_an_unsharded_run_finds() {
         }
     }
     // A shard missing, a shard given twice, and shards of two runs are refused.
-    let naive = |i: usize| root.path().join(format!("naive-shard-{i}"));
-    let atomic2 = root.path().join("atomic-shard-2");
+    let naive = |i: usize| root.path().join(format!("naive/shard-{i}"));
+    let atomic2 = root.path().join("atomic/shard-2");
     let db = format!("sqlite://{}/naive.db", root.path().display());
     let refused = root.path().join("refused");
-    let (code, text) = merge(&[&naive(1)], &db, &refused);
+    let waited = std::time::Instant::now();
+    let (code, text) = merge(&[&naive(1)], &db, &refused, &["--wait", "1500ms"]);
     assert!(code != 0 && text.contains("missing shard(s) 2/2"), "{text}");
-    let (code, text) = merge(&[&naive(1), &naive(1)], &db, &refused);
+    assert!(
+        waited.elapsed() >= std::time::Duration::from_millis(1500),
+        "--wait waited for the missing shard"
+    );
+    let (code, text) = merge(&[&naive(1), &naive(1)], &db, &refused, &[]);
     assert!(code != 0 && text.contains("shard 1/2 is given twice"), "{text}");
-    let (code, text) = merge(&[&naive(1), &atomic2], &db, &refused);
+    let (code, text) = merge(&[&naive(1), &atomic2], &db, &refused, &[]);
     assert!(code != 0 && text.contains("its design differs (atomic against naive)"), "{text}");
     assert!(!refused.join("report.json").exists(), "nothing written for refused shards");
 }
