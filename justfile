@@ -51,6 +51,14 @@ audit URL *ARGS:
 bench *ARGS:
     ./scripts/bench.sh {{ARGS}}
 
+# Merge a sharded bench's partial results: `just merge reports/run/shards --database-url URL` (docs/scale.md).
+merge *ARGS:
+    cargo run --release --locked -p hookbench -- merge {{ARGS}}
+
+# Validate deploy/k8s offline (Kustomize build, Kubernetes schemas, the shards' Job), as CI does.
+k8s-validate:
+    ./scripts/k8s-validate.sh
+
 # hookbench against the machine's limits: the atomic design vs pgbench, the sender vs wrk.
 perf *ARGS:
     ./scripts/perf.sh {{ARGS}}

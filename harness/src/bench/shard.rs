@@ -42,6 +42,13 @@ pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, Sh
     let bars = Bars::new(config.progress);
     let progress = Arc::new(Progress::default());
     let bar = bars.cell(format!("shard {shard} {backend} {design}"), groups, progress.clone());
+    let late = config.sender.start_at.map(|t| jiff::Timestamp::now().duration_since(t));
+    if let Some(late) = late.filter(jiff::SignedDuration::is_positive) {
+        bars.say(&format!(
+            "shard {shard} starts {:.3} s after --start-at: what is due goes at once, and its latencies count from the planned times",
+            late.as_secs_f64()
+        ));
+    }
     let sender = SenderConfig { history: Some(tap), shard, ..config.sender.clone() };
     let sent = sender::run(
         workload.clone(),
@@ -53,12 +60,6 @@ pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, Sh
     .await;
     let (_, lines) = history.finish().map_err(ConfigError::History)?;
     let sent = sent?;
-    if !sent.late_by.is_zero() {
-        bars.say(&format!(
-            "shard {shard} started {:.3} s after --start-at; what was due went at once, and its latencies count from the planned times",
-            sent.late_by.as_secs_f64()
-        ));
-    }
     bar.finished(&format!("{} attempts, {lines} history lines", sent.counters.deliveries));
     let run = (config.run_id.clone(), shard, backend, design);
     let partial = Partial::new(

@@ -42,6 +42,28 @@ pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> Stri
     md
 }
 
+/// The shards a merged report was made from (nothing for a run that was not sharded).
+fn shards_section(merged: Option<&crate::shard::Merged>) -> String {
+    let Some(m) = merged else { return String::new() };
+    let start =
+        m.start_at.as_deref().map_or_else(|| "each on its own clock".to_string(), |t| format!("from {t}"));
+    let mut md = format!(
+        "## Shards\n\nMerged from {} shards (`hookbench merge`), sending {start}: their latency histograms \
+         added count by count, their counters summed, the checker run once over the database they shared.\n\n\
+         | shard | groups | attempts | seconds | started late, s |\n|---|---:|---:|---:|---:|\n",
+        m.count
+    );
+    for s in &m.shards {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.1} | {:.3} |",
+            s.shard, s.groups, s.deliveries, s.elapsed_s, s.late_by_s
+        );
+    }
+    md.push('\n');
+    md
+}
+
 /// The heading of a cell's witnesses (the verdict grid links to it).
 pub(super) fn witnesses_heading(cell: &str) -> String {
     format!("Witnesses in {cell}")
@@ -98,6 +120,7 @@ pub fn render_markdown(report: &Report) -> String {
     );
     md.push_str(&super::verdict_grid::verdict_grid_markdown(report));
     md.push_str(&thresholds_section(&report.thresholds));
+    md.push_str(&shards_section(report.shards.as_ref()));
     let backends = backends(report);
     let designs = designs(report);
 

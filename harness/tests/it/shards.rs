@@ -128,6 +128,8 @@ fn two_shards_merged_find_what_an_unsharded_run_finds() {
             "every event of the default workload, in one shard"
         );
         let shards = report.shards.as_ref().expect("the shards");
+        let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+        assert!(md.contains("Merged from 2 shards") && md.contains("| 2/2 |"), "{md}");
         assert_eq!(shards.shards.iter().map(|s| s.deliveries).sum::<u64>(), r.deliveries);
         let plan = Workload::generate(&WorkloadConfig::default()).expect("the default workload");
         let groups = shards.shards.iter().map(|s| s.groups).sum::<usize>();
