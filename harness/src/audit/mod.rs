@@ -18,6 +18,7 @@ mod observe;
 mod poison;
 mod probe;
 pub mod provider;
+mod shard;
 mod storm;
 pub mod verdict;
 
@@ -31,6 +32,7 @@ pub use capacity::{Ramp, parse_ramp};
 pub use control::{Control, ControlError};
 pub use observe::{ObserveError, Queries};
 pub use provider::Provider;
+pub use shard::{judge_shards, run_shard};
 pub use verdict::{AuditSection, Check, CheckResult, Status};
 
 use crate::sender::{self, RetryPolicy, SenderConfig};
@@ -119,6 +121,11 @@ pub struct AuditConfig {
     /// Where the loads' attempts and their events' fates go (cells `audit/<check>`), when the
     /// audit keeps a history.
     pub history: Option<crate::history::Tap>,
+    /// Send only this shard of the parallel load (`--shard`), for `hookbench merge` to judge.
+    pub shard: Option<crate::shard::Shard>,
+    /// When a sharded load's first position is due (`--start-at`); it also names the run's ids
+    /// and accounts, so that every shard uses the same.
+    pub start_at: Option<jiff::Timestamp>,
 }
 
 /// Why an audit could not run (exit status 2).
@@ -215,12 +222,42 @@ impl AuditConfig {
             return config("--ramp-steps and --step-duration must be above 0");
         }
         self.workload.validate()?;
+        self.validate_shard()
+    }
+
+    /// What a sharded audit needs: the load alone, a database to judge it from afterwards, and
+    /// one id space for every shard.
+    fn validate_shard(&self) -> Result<(), AuditError> {
+        let config = |s: &str| Err(AuditError::Config(s.to_string()));
+        if self.shard.is_none() {
+            if self.start_at.is_some() {
+                return config(
+                    "--start-at aligns the shards of a sharded audit: give it with --shard or --shards",
+                );
+            }
+            return Ok(());
+        }
+        if self.sink.is_some() || self.observe_db.is_none() {
+            return config(
+                "a sharded audit is judged afterwards by `hookbench merge` through --observe-db; a --sink sees only while it runs",
+            );
+        }
+        if self.checks.iter().any(|&c| c != Check::ParallelLoad) {
+            return config(
+                "a sharded audit runs the parallel load only (--checks parallel-load); run the other checks in an audit of their own",
+            );
+        }
+        if self.start_at.is_none() && (self.id_prefix.is_none() || self.account_base.is_none()) {
+            return config(
+                "every shard of an audit must use the same ids: give --start-at (they are made from it), or --id-prefix and --account-base",
+            );
+        }
         Ok(())
     }
 
     /// How the loads are sent: at `--rate`, `--concurrency` in flight, each attempt recorded for
     /// the witnesses.
-    fn load_sender(&self, check: Check) -> SenderConfig {
+    pub(crate) fn load_sender(&self, check: Check) -> SenderConfig {
         SenderConfig {
             rate: Some(self.rate),
             concurrency: self.concurrency,
@@ -273,9 +310,10 @@ fn cannot_run(config: &AuditConfig, check: Check, observers: &Observers, signer:
     }
 }
 
-/// The run's ids and accounts: given, or made from the clock so that no earlier audit used them.
+/// The run's ids and accounts: given, or made from the clock (a sharded audit's `--start-at`, so
+/// that its shards agree) so that no earlier audit used them.
 fn id_space(config: &AuditConfig) -> IdSpace {
-    let now = jiff::Timestamp::now();
+    let now = config.start_at.unwrap_or_else(jiff::Timestamp::now);
     let millis = u64::try_from(now.as_millisecond()).unwrap_or(0);
     let prefix = config.id_prefix.clone().unwrap_or_else(|| format!("a{}_", base36(millis)));
     // Ten thousand accounts a second, wrapping every ~11.5 days: far below 2^53.

@@ -276,6 +276,16 @@ pub struct MergeArgs {
     /// How long to wait for the receivers to go quiet (the inbox drained) before checking.
     #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
     pub quiet_timeout: Duration,
+    /// A sharded audit's receiver database, read-only [default: the one the shards recorded, when
+    /// it needs no password].
+    #[arg(long, value_name = "URL")]
+    pub observe_db: Option<String>,
+    /// A sharded audit's observers count as settled after this long without a change.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub quiet: Duration,
+    /// How long to wait for them to settle at most.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub settle_max: Duration,
     /// Witnesses per anomaly class in the report.
     #[arg(long, default_value_t = 5)]
     pub witnesses: usize,
@@ -779,6 +789,21 @@ pub struct AuditArgs {
     /// check's status, the loads' figures; docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// Send only shard I of N of the parallel load (the events whose index is I-1 modulo N) and
+    /// write a partial result (shard.json and the shard's history, no verdict) for `hookbench
+    /// merge`, which asks the --observe-db once every shard is done. Runs the load alone; needs
+    /// --observe-db and one id space for every shard (--start-at, or --id-prefix and
+    /// --account-base). docs/scale.md.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Like --shard, with N shards and this shard's index (from 0) taken from
+    /// JOB_COMPLETION_INDEX, which a Kubernetes Indexed Job sets in each pod.
+    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub shards: Option<usize>,
+    /// When a sharded load's first position is due (RFC 3339), the same for every shard; the
+    /// run's ids and accounts are made from it.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<jiff::Timestamp>,
 }
 
 /// `--fail-on` thresholds (bench and audit).

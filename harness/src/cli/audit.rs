@@ -11,6 +11,7 @@ use crate::audit::{self, AuditConfig, Control, Provider, Ramp};
 use crate::history::History;
 use crate::report::{AUDIT_FIGURES, HistoryFile, Report, audit_scopes, render_audit_table, render_metrics};
 use crate::sender::RetryPolicy;
+use crate::shard::Shard;
 use crate::wire::{Payload, Poison, payload::Template};
 use crate::workload::WorkloadConfig;
 
@@ -18,6 +19,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
     type Error = anyhow::Error;
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<Self> {
+        let job_index = std::env::var(crate::shard::JOB_COMPLETION_INDEX).ok();
         let config = AuditConfig {
             url: a.url.clone(),
             signing: a.signing,
@@ -67,6 +69,8 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             time_scale: a.time_scale,
             storm_events: a.storm_events,
             history: None,
+            shard: Shard::from_flags(a.shard, a.shards, job_index.as_deref())?,
+            start_at: a.start_at,
         };
         config.validate()?;
         Ok(config)
@@ -100,10 +104,46 @@ fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
     Exit { code: 2, message: format!("the audit could not run: {err:#}") }.into()
 }
 
+/// One shard of a sharded audit's parallel load: sent, its history and partial result written,
+/// no verdict (`hookbench merge` judges the shards together).
+fn run_shard(
+    config: &AuditConfig,
+    shard: Shard,
+    (run_id, dir): (String, &std::path::Path),
+    thresholds: &[crate::threshold::Threshold],
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if !thresholds.is_empty() {
+        return Err(could_not_run(
+            "--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard",
+        ));
+    }
+    let history = History::create(dir, false)
+        .map_err(|e| could_not_run(format!("writing the history in {}: {e}", dir.display())))?;
+    let config = AuditConfig { history: Some(history.tap("audit".into())), ..config.clone() };
+    let step = |what: &str| eprintln!("hookbench audit: {what}");
+    let partial = runtime().map_err(could_not_run)?.block_on(audit::run_shard(&config, shard, run_id, &step));
+    drop(config);
+    history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")))?;
+    let partial = partial.map_err(could_not_run)?;
+    let path = partial.write(dir).map_err(could_not_run)?;
+    let c = &partial.counters;
+    writeln!(
+        out,
+        "shard {shard}: {} groups, {} attempts ({} 2xx, {} 4xx, {} 5xx, {} timeouts) in {:.1} s",
+        partial.groups, c.deliveries, c.status_2xx, c.status_4xx, c.status_5xx, c.timeouts, partial.elapsed_s
+    )?;
+    writeln!(out, "partial result: {}", path.display())?;
+    Ok(())
+}
+
 pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let thresholds = args.thresholds.resolve(&audit_scopes(), AUDIT_FIGURES).map_err(could_not_run)?;
     let mut config = AuditConfig::try_from(args).map_err(could_not_run)?;
     let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
+    if let Some(shard) = config.shard {
+        return run_shard(&config, shard, (run_id, &dir), &thresholds, out);
+    }
     // The loads' attempts and fates, as a bench's (an audit's loads are small: never compressed).
     let history = History::create(&dir, false)
         .map_err(|e| could_not_run(format!("writing the history in {}: {e}", dir.display())))?;

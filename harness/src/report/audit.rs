@@ -10,8 +10,15 @@ use crate::audit::verdict::{AuditSection, Status, Witness};
 impl Report {
     /// The report of an audit: its parameters (the load's), versions, machine and the audit section.
     pub fn of_audit(run_id: String, config: &AuditConfig, audit: AuditSection) -> Self {
-        let w = &config.workload;
-        let parameters = Parameters {
+        Self { audit: Some(audit), ..Self::new(run_id, audit_parameters(config)) }
+    }
+}
+
+/// An audit's parameters as a report keeps them (its load's).
+pub fn audit_parameters(config: &AuditConfig) -> Parameters {
+    let w = &config.workload;
+    {
+        Parameters {
             seed: w.seed,
             events: w.events,
             workers: 0,
@@ -28,8 +35,7 @@ impl Report {
             p_shuffle: w.p_shuffle,
             chaos: Vec::new(),
             poison: 0.0,
-        };
-        Self { audit: Some(audit), ..Self::new(run_id, parameters) }
+        }
     }
 }
 
@@ -89,6 +95,7 @@ pub fn audit_markdown(report: &Report) -> String {
     }
     let _ = writeln!(md);
     md.push_str(&super::markdown::thresholds_section(&report.thresholds));
+    md.push_str(&super::markdown::shards_section(report.shards.as_ref()));
     for c in a.checks.iter().filter(|c| c.status == Status::Fail) {
         let _ = writeln!(md, "\n## {}: witnesses\n", c.check.as_str());
         for w in &c.witnesses {

@@ -43,13 +43,13 @@ pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> Stri
 }
 
 /// The shards a merged report was made from (nothing for a run that was not sharded).
-fn shards_section(merged: Option<&crate::shard::Merged>) -> String {
+pub(super) fn shards_section(merged: Option<&crate::shard::Merged>) -> String {
     let Some(m) = merged else { return String::new() };
     let start =
         m.start_at.as_deref().map_or_else(|| "each on its own clock".to_string(), |t| format!("from {t}"));
     let mut md = format!(
         "## Shards\n\nMerged from {} shards (`hookbench merge`), sending {start}: their latency histograms \
-         added count by count, their counters summed, the checker run once over the database they shared.\n\n\
+         added count by count, their counters summed, the checker (or the audit's observers) asked once, when all were done.\n\n\
          | shard | groups | attempts | seconds | started late, s |\n|---|---:|---:|---:|---:|\n",
         m.count
     );

@@ -21,7 +21,7 @@ use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
 pub use crate::stats::LatencyBuckets;
-pub use audit::{audit_markdown, render_audit_table};
+pub use audit::{audit_markdown, audit_parameters, render_audit_table};
 pub use audit_charts::audit_chart_titles;
 pub use history::{Comparison, compare, rebuild_index, run_label, trend_key};
 pub use html::{chart_titles, render_html};

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use receivers::design::Design;
 use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
-use super::{PARTIAL_FILE, Partial, PartialError, Shard, ShardSummary, plan_digest};
+use super::{AuditShard, PARTIAL_FILE, Partial, PartialError, Shard, ShardSummary, Target, plan_digest};
 use crate::bench::{row, write_changes, write_events};
 use crate::checker;
 use crate::history::{self, History, HistoryError, Line};
@@ -36,6 +37,12 @@ pub struct MergeConfig {
     pub run_id: String,
     /// How long to wait for the receivers to go quiet (the inbox drained) before checking.
     pub quiet_timeout: Duration,
+    /// An audit's database (`None`: the one the shards recorded).
+    pub observe_db: Option<String>,
+    /// How long an audit's observers must see no change to count as settled.
+    pub quiet: Duration,
+    /// How long to wait for them at most.
+    pub settle_max: Duration,
     /// Witnesses per anomaly class in the report.
     pub witnesses: usize,
 }
@@ -107,11 +114,14 @@ pub enum MergeError {
         source: HistogramError,
     },
     /// No database to check.
-    #[error("the shards recorded the database as {0} (without its password): give --database-url")]
-    NoDatabase(String),
+    #[error("the shards recorded the database as {0} (without its password): give {1}")]
+    NoDatabase(String, &'static str),
+    /// The audit's observers failed.
+    #[error(transparent)]
+    Observe(#[from] crate::audit::ObserveError),
     /// The database could not be read.
     #[error("reading the database")]
-    Observe(#[from] TablesError),
+    Tables(#[from] TablesError),
     /// The inbox did not drain.
     #[error("the inbox still had {0} pending rows after the quiet timeout")]
     NotQuiet(u64),
@@ -194,8 +204,8 @@ fn same_run(dir: &Path, p: &Partial, first: &Path, f: &Partial) -> Result<(), Me
     let checks: [(&'static str, String, String); 8] = [
         ("hookbench version", p.hookbench.clone(), f.hookbench.clone()),
         ("shard count", p.shard.count.to_string(), f.shard.count.to_string()),
-        ("backend", p.backend.to_string(), f.backend.to_string()),
-        ("design", p.design.to_string(), f.design.to_string()),
+        ("kind of run", p.target.describe(), f.target.describe()),
+        ("target (receivers, database, ids, queries)", p.target.run_identity(), f.target.run_identity()),
         ("workload (seed, events, chances)", json(&p.workload), json(&f.workload)),
         ("parameters (rate, concurrency, retries, poison...)", json(&p.parameters), json(&f.parameters)),
         ("delivery plan", p.plan_digest.clone(), f.plan_digest.clone()),
@@ -257,8 +267,9 @@ fn write_attempts(shards: &[(PathBuf, Partial)], tap: &history::Tap) -> Result<(
     Ok(())
 }
 
-/// Merges the shards in `config.dirs`: the checker run once against the database they shared,
-/// the merged history written, and the report (not yet written, its thresholds not yet held).
+/// Merges the shards in `config.dirs`: the checker (or, for an audit, its observers) run once
+/// against the database the receivers shared, the merged history written, and the report (not
+/// yet written, its thresholds not yet held).
 pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
     let shards = wait_for_shards(&config.dirs, config.wait).await?;
     let first = &shards[0].1;
@@ -268,43 +279,84 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
         return Err(MergeError::Plan);
     }
     let sent = add_up(&shards)?;
-    let url = match &config.database_url {
-        Some(url) => url.clone(),
-        None if first.database.contains("***") => return Err(MergeError::NoDatabase(first.database.clone())),
-        None => first.database.clone(),
-    };
-    let started = std::time::Instant::now();
-    let tables = Tables::connect(&url).await?;
-    observer::settle(&tables, first.design, config.quiet_timeout).await.map_err(MergeError::NotQuiet)?;
-    let verdict = checker::check(&tables, &workload).await?;
-    let history_dir = &config.out;
     let compress = sent.counters.deliveries > history::COMPRESS_PAST_ATTEMPTS;
-    let history = History::create(history_dir, compress).map_err(MergeError::WriteHistory)?;
-    let tap = history.tap(format!("{}/{}", first.backend, first.design));
-    write_attempts(&shards, &tap)?;
-    write_events(&tap, &workload, &verdict);
-    write_changes(&tap, &tables).await?;
-    drop(tap);
-    let (path, lines) = history.finish().map_err(MergeError::WriteHistory)?;
-    let model_rows = model::handler_table(&workload);
-    let model =
-        model::handler_for_design(first.design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
-    let cell = (first.backend, first.design, model);
-    let wall_s = sent.elapsed.as_secs_f64() + started.elapsed().as_secs_f64();
+    let history = History::create(&config.out, compress).map_err(MergeError::WriteHistory)?;
+    let started = std::time::Instant::now();
     let mut report = Report::new(config.run_id.clone(), first.parameters.clone());
-    let version = tables.version().await.ok();
-    tables.close().await;
-    match first.backend {
-        Backend::Postgres => report.versions.postgres = version,
-        Backend::Sqlite => report.versions.sqlite = version,
+    match &first.target {
+        Target::Bench { backend, design, database } => {
+            let url = database_url(config.database_url.as_ref(), database, "--database-url")?;
+            let tap = history.tap(format!("{backend}/{design}"));
+            write_attempts(&shards, &tap)?;
+            let cell = (*backend, *design);
+            merge_bench(&mut report, cell, &url, workload, sent, (tap, config.quiet_timeout)).await?;
+        }
+        Target::Audit(audit) => {
+            let url = database_url(config.observe_db.as_ref(), &audit.observe_db, "--observe-db")?;
+            let tap = history.tap(format!("audit/{}", crate::audit::Check::ParallelLoad.as_str()));
+            write_attempts(&shards, &tap)?;
+            let audits: Vec<&AuditShard> = shards
+                .iter()
+                .filter_map(|(_, p)| match &p.target {
+                    Target::Audit(a) => Some(&**a),
+                    Target::Bench { .. } => None,
+                })
+                .collect();
+            let settle = (config.quiet, config.settle_max);
+            let section =
+                crate::audit::judge_shards(audit, &audits, &url, workload, sent, tap, settle).await?;
+            report.audit = Some(section);
+        }
     }
-    report.rows.push(row(cell, sent, Default::default(), verdict, wall_s));
+    let (path, lines) = history.finish().map_err(MergeError::WriteHistory)?;
+    if let Some(row) = report.rows.first_mut() {
+        row.wall_s += started.elapsed().as_secs_f64();
+    }
     report.shards = Some(Merged {
         count: first.shard.count,
         start_at: first.start_at.clone(),
         shards: shards.iter().map(|(_, p)| p.summary()).collect(),
     });
     report.history = Some(HistoryFile::written(&path, lines));
-    report.witnesses = crate::explain::report_witnesses(history_dir, config.witnesses)?;
+    report.witnesses = crate::explain::report_witnesses(&config.out, config.witnesses)?;
     Ok(report)
+}
+
+/// The database to read: `given` on the command line, else what the shards recorded, unless
+/// they recorded it without its password.
+fn database_url(given: Option<&String>, recorded: &str, flag: &'static str) -> Result<String, MergeError> {
+    match given {
+        Some(url) => Ok(url.clone()),
+        None if recorded.contains("***") => Err(MergeError::NoDatabase(recorded.to_string(), flag)),
+        None => Ok(recorded.to_string()),
+    }
+}
+
+/// A bench's shards judged into `report`: the receivers settled, the checker run once, every
+/// event's fate and the plan changes into the history after the attempts, and the report's row.
+async fn merge_bench(
+    report: &mut Report,
+    cell: (Backend, Design),
+    url: &str,
+    workload: Workload,
+    sent: SendReport,
+    (tap, quiet_timeout): (history::Tap, Duration),
+) -> Result<(), MergeError> {
+    let (backend, design) = cell;
+    let tables = Tables::connect(url).await?;
+    observer::settle(&tables, design, quiet_timeout).await.map_err(MergeError::NotQuiet)?;
+    let verdict = checker::check(&tables, &workload).await?;
+    write_events(&tap, &workload, &verdict);
+    write_changes(&tap, &tables).await?;
+    let model_rows = model::handler_table(&workload);
+    let model = model::handler_for_design(design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
+    let wall_s = sent.elapsed.as_secs_f64();
+    let version = tables.version().await.ok();
+    tables.close().await;
+    match backend {
+        Backend::Postgres => report.versions.postgres = version,
+        Backend::Sqlite => report.versions.sqlite = version,
+    }
+    report.rows.push(row((backend, design, model), sent, Default::default(), verdict, wall_s));
+    Ok(())
 }

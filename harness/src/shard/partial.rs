@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::Shard;
 use crate::report::Parameters;
-use crate::sender::SendReport;
+use crate::sender::{AttemptRecord, SendReport};
 use crate::stats::CounterSnapshot;
 use crate::workload::{Workload, WorkloadConfig};
 
@@ -32,18 +32,14 @@ pub struct Partial {
     pub run_id: String,
     /// Which shard.
     pub shard: Shard,
-    /// The backend of the database the receivers share.
-    pub backend: Backend,
-    /// The design the receivers implement.
-    pub design: Design,
+    /// What the shard sent to: a bench's receivers or an audited one.
+    pub target: Target,
     /// The run's parameters, the same for every shard of one run.
     pub parameters: Parameters,
     /// Everything that shapes the workload (`merge` generates it again to check the events).
     pub workload: WorkloadConfig,
     /// SHA-256 of the whole delivery plan (every event and group), the same for every shard.
     pub plan_digest: String,
-    /// The database the receivers share, its password left out.
-    pub database: String,
     /// `--start-at`, when given: when the plan's first position was due.
     pub start_at: Option<String>,
     /// How late the shard started for `start_at`, seconds (0 when on time or not given).
@@ -60,6 +56,80 @@ pub struct Partial {
     pub latency_planned_v2: String,
     /// Latency from each attempt's actual send, µs: an HdrHistogram, V2, base64.
     pub latency_actual_v2: String,
+}
+
+/// What a shard sent to, and what its merge needs to judge it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Target {
+    /// A bench's `--targets`: receivers of one design on one database.
+    Bench {
+        /// The database's backend.
+        backend: Backend,
+        /// The design the receivers implement.
+        design: Design,
+        /// The database the receivers share, its password left out.
+        database: String,
+    },
+    /// An audit's parallel load against a receiver hookbench did not start.
+    Audit(Box<AuditShard>),
+}
+
+/// An audit shard's target, and the acknowledgements and attempts `merge` judges it by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditShard {
+    /// The receiver's URL.
+    pub url: String,
+    /// The signing scheme.
+    pub signing: String,
+    /// The payload's name.
+    pub payload: String,
+    /// The run's id prefix (the same for every shard).
+    pub id_prefix: String,
+    /// The run's first account.
+    pub account_base: i64,
+    /// The receiver's database, its password left out.
+    pub observe_db: String,
+    /// The audit's applied query.
+    pub applied_query: Option<String>,
+    /// The audit's state query.
+    pub state_query: Option<String>,
+    /// The audit's dead-letter query.
+    pub dead_letter_query: Option<String>,
+    /// The shard's events acknowledged with a 2xx (their indices in the workload).
+    pub acked: Vec<usize>,
+    /// The shard's events refused with a 4xx.
+    pub refused: Vec<usize>,
+    /// Every attempt the shard made (for the witnesses).
+    pub attempts: Vec<AttemptRecord>,
+}
+
+impl Target {
+    /// What must be the same in every shard of one run, as text: all of it for a bench, all but
+    /// the shard's own acknowledgements and attempts for an audit.
+    pub fn run_identity(&self) -> String {
+        let json = match self {
+            Self::Bench { .. } => serde_json::to_string(self),
+            Self::Audit(a) => {
+                let run = AuditShard {
+                    acked: Vec::new(),
+                    refused: Vec::new(),
+                    attempts: Vec::new(),
+                    ..(**a).clone()
+                };
+                serde_json::to_string(&run)
+            }
+        };
+        json.unwrap_or_default()
+    }
+
+    /// `bench postgres/atomic` or `audit http://...`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Bench { backend, design, .. } => format!("bench {backend}/{design}"),
+            Self::Audit(a) => format!("audit {}", a.url),
+        }
+    }
 }
 
 /// One shard as the merged report lists it.
@@ -111,25 +181,22 @@ pub enum PartialError {
 impl Partial {
     /// A shard's partial result from what its sender did.
     pub fn new(
-        run: (String, Shard, Backend, Design),
+        run: (String, Shard, Target),
         parameters: Parameters,
         workload: &Workload,
-        database_url: &str,
         start_at: Option<jiff::Timestamp>,
         sent: &SendReport,
     ) -> Self {
-        let (run_id, shard, backend, design) = run;
+        let (run_id, shard, target) = run;
         Self {
             format: FORMAT,
             hookbench: env!("CARGO_PKG_VERSION").to_string(),
             run_id,
             shard,
-            backend,
-            design,
+            target,
             parameters,
             workload: workload.config.clone(),
             plan_digest: plan_digest(workload),
-            database: without_password(database_url),
             start_at: start_at.map(|t| t.to_string()),
             late_by_s: sent.late_by.as_secs_f64(),
             elapsed_s: sent.elapsed.as_secs_f64(),
@@ -199,7 +266,7 @@ pub fn plan_digest(workload: &Workload) -> String {
 }
 
 /// `url` with any password replaced by `***` (a shard's result may be published).
-fn without_password(url: &str) -> String {
+pub fn without_password(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut u) if u.password().is_some() => {
             let _ = u.set_password(Some("***"));

@@ -375,3 +375,63 @@ fn an_audit_that_passes_but_breaches_a_threshold_exits_3() {
         assert!(text.lines().any(|l| l.starts_with(&line)), "no {line:?} in\n{text}");
     }
 }
+
+/// The parallel load of an audit split over two shard processes, then `hookbench merge`, which
+/// asks the receiver's database once: the same load as an unsharded audit's, judged whole.
+#[test]
+fn a_sharded_audit_merged_judges_the_whole_load() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("app.db");
+    let receiver = python_receiver(&db, "safe", None);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let observe = format!("sqlite://{}", db.display());
+    let state = "SELECT customer, version FROM subscriptions";
+    // The load audit() sends (200 events at 400/s), in the receiver's own body format.
+    let load = ["--events", "200", "--rate", "400", "--quiet", "300ms", "--payload", TEMPLATE];
+    let observer = ["--observe-db", observe.as_str(), "--applied-query", COUNTS, "--state-query", state];
+    // The same load unsharded, for its figures.
+    let mut whole = vec![url.as_str(), "--checks", "parallel-load", "--payload", TEMPLATE];
+    whole.extend(observer);
+    let (code, report) = audit(&whole);
+    let unsharded = report.expect("a report").audit.expect("audit").load.expect("load figures");
+    assert_eq!(code, 0, "{unsharded:?}");
+    let start_at = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2)).to_string();
+    let shards = dir.path().join("shards");
+    let children: Vec<_> = (1..=2)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_hookbench"))
+                .args(["audit", url.as_str(), "--no-progress", "--secret", SECRET, "--secret", SECRET_2])
+                .args(load)
+                .args(observer)
+                .args(["--shard", &format!("{i}/2"), "--start-at", &start_at])
+                .arg("--out")
+                .arg(shards.join(i.to_string()))
+                .output()
+                .expect("a shard runs")
+        })
+        .collect();
+    for c in &children {
+        let said = format!("{}{}", String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&c.stderr));
+        assert!(c.status.success() && said.contains("partial result"), "{said}");
+    }
+    let merged = dir.path().join("merged");
+    let args =
+        ["hookbench", "merge", shards.to_str().expect("utf-8"), "--out", merged.to_str().expect("utf-8")];
+    let cli = Cli::try_parse_from(args.iter().chain(&["--quiet", "300ms"])).expect("arguments parse");
+    let mut printed = Vec::new();
+    let result = run(cli, &mut printed);
+    let printed = String::from_utf8_lossy(&printed);
+    assert!(result.is_ok(), "{result:?}\n{printed}");
+    let report = Report::read_json(&merged.join("report.json")).expect("report.json");
+    let a = report.audit.as_ref().expect("an audit section");
+    assert_eq!(verdicts(&report), vec![(Check::ParallelLoad, Status::Pass)], "{printed}");
+    let f = a.load.as_ref().expect("load figures");
+    // Every event once, in one shard or the other: the unsharded load's events and attempts.
+    assert_eq!((f.events, f.deliveries), (unsharded.events, unsharded.deliveries), "{printed}");
+    assert_eq!((f.dup_events, f.lost, f.stale_accounts), (0, 0, Some(0)), "{printed}");
+    assert_eq!(report.shards.as_ref().map(|s| s.count), Some(2));
+    assert!(printed.contains("merged 2 shards") && printed.contains("parallel-load"), "{printed}");
+    history_holds_the_load(&merged, &report);
+    let md = std::fs::read_to_string(merged.join("report.md")).expect("report.md");
+    assert!(md.contains("Merged from 2 shards"), "{md}");
+}

@@ -158,7 +158,11 @@ fn two_shards_merged_find_what_an_unsharded_run_finds() {
     let (code, text) = merge(&[&naive(1), &naive(1)], &db, &refused, &[]);
     assert!(code != 0 && text.contains("shard 1/2 is given twice"), "{text}");
     let (code, text) = merge(&[&naive(1), &atomic2], &db, &refused, &[]);
-    assert!(code != 0 && text.contains("its design differs (atomic against naive)"), "{text}");
+    assert!(
+        code != 0
+            && text.contains("its kind of run differs (bench sqlite/atomic against bench sqlite/naive)"),
+        "{text}"
+    );
     assert!(!refused.join("report.json").exists(), "nothing written for refused shards");
 }
 
