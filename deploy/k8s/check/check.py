@@ -1,8 +1,10 @@
 """Checks deploy/k8s's built manifests offline, beyond their schemas: each document from
 `kubectl kustomize` (read on stdin) that kubernetes-validate has no schema for is held to one of
-ours (a CloudNativePG Cluster to cnpg-cluster.schema.json), any other unknown kind fails, and the
+ours (a CloudNativePG Cluster to cnpg-cluster.schema.json), any other unknown kind fails; the
 shards' Indexed Job runs exactly SHARDS pods at once (completions = parallelism = SHARDS in the
-hookbench-run ConfigMap), so that no shard is missing or late by design.
+hookbench-run ConfigMap), so that no shard is missing or late by design; and every ConfigMap or
+Secret a pod reads is in the build or is one the docs say who makes (run.sh, the user, or
+CloudNativePG when the build has its Cluster), so that no pod waits for a name nobody creates.
 
     kubectl kustomize deploy/k8s/overlays/cnpg | python3 deploy/k8s/check/check.py
 """
@@ -17,6 +19,24 @@ import yaml
 HERE = pathlib.Path(__file__).parent
 OURS = {("postgresql.cnpg.io/v1", "Cluster"): HERE / "cnpg-cluster.schema.json"}
 CORE = ("v1", "apps/v1", "batch/v1")
+# Made outside the build, and by whom (docs/scale.md).
+MADE_ELSEWHERE = {
+    ("ConfigMap", "hookbench-start"): "run.sh",
+    ("Secret", "hookbench-webhook"): "run.sh",
+    ("Secret", "hookbench-observe"): "the user (overlays/audit)",
+}
+
+
+def references(doc):
+    """(kind, name) of every ConfigMap and Secret a pod template of `doc` reads."""
+    spec = doc.get("spec", {}).get("template", {}).get("spec", {})
+    for c in spec.get("containers", []) + spec.get("initContainers", []):
+        for env in c.get("env", []):
+            source = env.get("valueFrom", {})
+            if "configMapKeyRef" in source:
+                yield ("ConfigMap", source["configMapKeyRef"]["name"])
+            if "secretKeyRef" in source:
+                yield ("Secret", source["secretKeyRef"]["name"])
 
 
 def main() -> int:
@@ -42,6 +62,14 @@ def main() -> int:
             f"Job hookbench-shards: completions {spec.get('completions')} and parallelism "
             f"{spec.get('parallelism')} must both equal SHARDS={shards}"
         )
+    built = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    elsewhere = dict(MADE_ELSEWHERE)
+    if any(d.get("kind") == "Cluster" for d in docs):
+        elsewhere[("Secret", "hookbench-pg-app")] = "CloudNativePG"
+    for doc in docs:
+        for ref in sorted(set(references(doc))):
+            if ref not in built and ref not in elsewhere:
+                failures.append(f"{doc['kind']} {doc['metadata']['name']} reads {ref[0]} {ref[1]}, which nothing makes")
     for f in failures:
         print(f"deploy/k8s: {f}", file=sys.stderr)
     print(f"deploy/k8s: {len(docs)} resources checked, {len(failures)} problem(s)")
