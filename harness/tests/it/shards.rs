@@ -128,7 +128,8 @@ fn two_shards_merged_find_what_an_unsharded_run_finds() {
             "every event of the default workload, in one shard"
         );
         // The witnesses come from the merged history, as a bench's do.
-        let duplicates = report.witnesses.iter().flat_map(|c| &c.witnesses).filter(|w| w.class == "duplicate");
+        let duplicates =
+            report.witnesses.iter().flat_map(|c| &c.witnesses).filter(|w| w.class == "duplicate");
         assert_eq!(duplicates.count() > 0, dup_events > 0, "{:?}", report.witnesses);
         let shards = report.shards.as_ref().expect("the shards");
         let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
