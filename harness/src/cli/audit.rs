@@ -4,7 +4,7 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use super::{AuditArgs, Exit, breached, hold_to, run_dir, runtime};
+use super::{AuditArgs, Exit, breached, hold_to, print_partial, run_dir, runtime};
 use std::time::Duration;
 
 use crate::audit::{self, AuditConfig, Control, Provider, Ramp};
@@ -127,13 +127,7 @@ fn run_shard(
     history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")))?;
     let partial = partial.map_err(could_not_run)?;
     let path = partial.write(dir).map_err(could_not_run)?;
-    let c = &partial.counters;
-    writeln!(
-        out,
-        "shard {shard}: {} groups, {} attempts ({} 2xx, {} 4xx, {} 5xx, {} timeouts) in {:.1} s",
-        partial.groups, c.deliveries, c.status_2xx, c.status_4xx, c.status_5xx, c.timeouts, partial.elapsed_s
-    )?;
-    writeln!(out, "partial result: {}", path.display())?;
+    print_partial(&partial, &path, out)?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use receivers::design::Design;
 use receivers::store::Backend;
 
-use super::{BenchArgs, breached, hold_to, run_dir, runtime, worker_exe};
+use super::{BenchArgs, breached, hold_to, print_partial, run_dir, runtime, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
 use crate::report::{BENCH_FIGURES, bench_scopes, render_metrics, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
@@ -88,19 +88,8 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             bail!("--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard");
         }
         let partial = runtime()?.block_on(bench::run_shard(&config, shard))?;
-        let c = &partial.counters;
-        writeln!(
-            out,
-            "shard {shard}: {} groups, {} attempts ({} 2xx, {} 4xx, {} 5xx, {} timeouts) in {:.1} s",
-            partial.groups,
-            c.deliveries,
-            c.status_2xx,
-            c.status_4xx,
-            c.status_5xx,
-            c.timeouts,
-            partial.elapsed_s
-        )?;
-        writeln!(out, "partial result: {}", config.out.join(crate::shard::PARTIAL_FILE).display())?;
+        let path = config.out.join(crate::shard::PARTIAL_FILE);
+        print_partial(&partial, &path, out)?;
         return Ok(());
     }
     let mut report = runtime()?.block_on(bench::run(&config))?;

@@ -147,6 +147,24 @@ fn run_dir(out: Option<&Path>, prefix: &str) -> (String, PathBuf) {
     (id, dir)
 }
 
+/// What a shard sent, in one line, and where its partial result is.
+fn print_partial(partial: &crate::shard::Partial, path: &Path, out: &mut dyn Write) -> io::Result<()> {
+    let c = &partial.counters;
+    writeln!(
+        out,
+        "shard {}: {} groups, {} attempts ({} 2xx, {} 4xx, {} 5xx, {} timeouts) in {:.1} s",
+        partial.shard,
+        partial.groups,
+        c.deliveries,
+        c.status_2xx,
+        c.status_4xx,
+        c.status_5xx,
+        c.timeouts,
+        partial.elapsed_s
+    )?;
+    writeln!(out, "partial result: {}", path.display())
+}
+
 /// The executable workers run: `chosen` (a hidden flag for tests), else this one.
 fn worker_exe(chosen: Option<&Path>) -> anyhow::Result<PathBuf> {
     match chosen {
