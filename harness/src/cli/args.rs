@@ -46,10 +46,11 @@ pub enum Command {
     /// Exits 0 when every check that ran passed, 1 when one failed, 2 when the audit could not
     /// run (unreachable URL, bad flags, an observer query that fails). docs/audit.md has examples.
     Audit(Box<AuditArgs>),
-    /// Merge the partial results of a sharded bench (`bench --shard I/N` in several processes or
-    /// pods) into one run: latency histograms added exactly, counters summed, histories
-    /// interleaved in time order, the checker run once against the database the receivers
-    /// shared, and --fail-on held to the merged figures. Writes the usual report files.
+    /// Merge the partial results of a sharded bench or audit (`bench --shard I/N`, `audit
+    /// --shard I/N` in several processes or pods) into one run: latency histograms added
+    /// exactly, counters summed, histories interleaved in time order, the checker (or the
+    /// audit's observers) run once against the database the receivers shared, and --fail-on held
+    /// to the merged figures. Writes the usual report files.
     ///
     /// Refuses shards of different runs (workload, seed, parameters, design, backend, hookbench
     /// version) or a shard missing or given twice, naming them. docs/scale.md.

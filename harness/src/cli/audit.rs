@@ -126,7 +126,7 @@ fn run_shard(
     drop(config);
     history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")))?;
     let partial = partial.map_err(could_not_run)?;
-    let path = partial.write(dir).map_err(could_not_run)?;
+    let path = partial.write(dir).map_err(|e| could_not_run(anyhow::Error::from(e)))?;
     print_partial(&partial, &path, out)?;
     Ok(())
 }

@@ -152,8 +152,8 @@ pub struct ShardSummary {
 /// Why a partial result could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum PartialError {
-    /// The file could not be read or written.
-    #[error("{path}: {source}")]
+    /// The file could not be read or written (the cause follows in the error's chain).
+    #[error("{path}")]
     Io {
         /// The file.
         path: PathBuf,
