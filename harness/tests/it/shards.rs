@@ -31,7 +31,8 @@ fn hookbench(args: &[&str]) -> (u8, String) {
 }
 
 /// Two shard processes of the default workload against two workers of `design` on one new
-/// SQLite file, started together on one --start-at, each writing into `root/<design>/shard-I`;
+/// SQLite file, started together on one --start-at, each writing into `root/<design>/shard-I`
+/// (atomic's as an Indexed Job's pods: `--shards 2` and JOB_COMPLETION_INDEX);
 /// `merge --wait` started beside them with `root/<design>` finds both when they are done. The
 /// merge's exit status and output, and the database.
 fn two_shards_and_a_waiting_merge(design: Design, root: &Path) -> (u8, String, String) {
@@ -57,11 +58,17 @@ fn two_shards_and_a_waiting_merge(design: Design, root: &Path) -> (u8, String, S
     let shards_dir = root.join(design.as_str());
     let children: Vec<_> = (1..=2)
         .map(|i| {
-            Command::new(env!("CARGO_BIN_EXE_hookbench"))
+            let mut shard = Command::new(env!("CARGO_BIN_EXE_hookbench"));
+            shard
                 .args(["bench", "--no-progress", "--designs", design.as_str(), "--targets", &targets])
-                .args(["--database-url", &db_url, "--secret", SECRET, "--start-at", &start_at])
-                .arg("--shard")
-                .arg(format!("{i}/2"))
+                .args(["--database-url", &db_url, "--secret", SECRET, "--start-at", &start_at]);
+            if design == Design::Atomic {
+                // As a Kubernetes Indexed Job's pods run: the same arguments, the index from 0.
+                shard.args(["--shards", "2"]).env("JOB_COMPLETION_INDEX", (i - 1).to_string());
+            } else {
+                shard.arg("--shard").arg(format!("{i}/2"));
+            }
+            shard
                 .arg("--out")
                 .arg(shards_dir.join(format!("shard-{i}")))
                 .env_remove("DATABASE_URL")
