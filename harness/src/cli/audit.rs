@@ -104,26 +104,17 @@ fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
     Exit { code: 2, message: format!("the audit could not run: {err:#}") }.into()
 }
 
-/// One shard of a sharded audit's parallel load: sent, its history and partial result written,
-/// no verdict (`hookbench merge` judges the shards together).
+/// One shard of a sharded audit's parallel load: sent (its attempts into `history`), its history
+/// and partial result written, no verdict (`hookbench merge` judges the shards together).
 fn run_shard(
-    config: &AuditConfig,
-    shard: Shard,
-    (run_id, dir): (String, &std::path::Path),
-    thresholds: &[crate::threshold::Threshold],
+    mut config: AuditConfig,
+    (shard, run_id, dir): (Shard, String, &std::path::Path),
+    (history, step): (History, &(dyn Fn(&str) + Sync)),
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    if !thresholds.is_empty() {
-        return Err(could_not_run(
-            "--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard",
-        ));
-    }
-    let history = History::create(dir, false)
-        .map_err(|e| could_not_run(format!("writing the history in {}: {e}", dir.display())))?;
-    let config = AuditConfig { history: Some(history.tap("audit".into())), ..config.clone() };
-    let step = |what: &str| eprintln!("hookbench audit: {what}");
-    let partial = runtime().map_err(could_not_run)?.block_on(audit::run_shard(&config, shard, run_id, &step));
-    drop(config);
+    let partial = runtime().map_err(could_not_run)?.block_on(audit::run_shard(&config, shard, run_id, step));
+    // Every tap dropped, so that the writer can finish.
+    config.history = None;
     history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")))?;
     let partial = partial.map_err(could_not_run)?;
     let path = partial.write(dir).map_err(|e| could_not_run(anyhow::Error::from(e)))?;
@@ -135,8 +126,10 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let thresholds = args.thresholds.resolve(&audit_scopes(), AUDIT_FIGURES).map_err(could_not_run)?;
     let mut config = AuditConfig::try_from(args).map_err(could_not_run)?;
     let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
-    if let Some(shard) = config.shard {
-        return run_shard(&config, shard, (run_id, &dir), &thresholds, out);
+    if config.shard.is_some() && !thresholds.is_empty() {
+        return Err(could_not_run(
+            "--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard",
+        ));
     }
     // The loads' attempts and fates, as a bench's (an audit's loads are small: never compressed).
     let history = History::create(&dir, false)
@@ -148,6 +141,9 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             eprintln!("hookbench audit: {what}");
         }
     };
+    if let Some(shard) = config.shard {
+        return run_shard(config, (shard, run_id, &dir), (history, &step), out);
+    }
     let section = runtime().map_err(could_not_run)?.block_on(audit::run(&config, &step));
     // Every tap dropped, so that the writer can finish.
     config.history = None;
