@@ -17,6 +17,17 @@ pub use sqlite::SqliteFile;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// A database URL as it may be shown or published: its password, if any, replaced by `***`.
+pub fn hide_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// Why a database could not be provided.
 #[derive(Debug, thiserror::Error)]
 pub enum ProvisionError {

@@ -80,7 +80,7 @@ const STATE_SHAPE: &str = "(account, version) rows of integers";
 impl SqlObserver {
     /// Connects to `url` (postgres:// or sqlite:) read-only.
     pub async fn connect(url: &str, queries: Queries) -> Result<Self, ObserveError> {
-        let shown = hide_password(url);
+        let shown = provision::hide_password(url);
         let connect = |reason: String| ObserveError::Connect { url: shown.clone(), reason };
         let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url)
@@ -254,16 +254,6 @@ impl Cell {
             Self::Text(t) => t.trim().parse().ok(),
             Self::Null => None,
         }
-    }
-}
-
-fn hide_password(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        _ => url.to_string(),
     }
 }
 

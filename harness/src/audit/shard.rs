@@ -14,7 +14,7 @@ use super::verdict::{AuditSection, Check};
 use super::{AuditConfig, AuditError, id_space, probe};
 use crate::history::Tap;
 use crate::sender::{SendReport, SenderConfig};
-use crate::shard::{AuditShard, Partial, Shard, Target, without_password};
+use crate::shard::{AuditShard, Partial, Shard, Target};
 use crate::wire::{IdSpace, Payload, Poison, Scheme, Signer, Wire};
 use crate::workload::Workload;
 
@@ -50,7 +50,7 @@ pub async fn run_shard(
         payload: config.payload.name(),
         id_prefix: ids.prefix,
         account_base: ids.account_base,
-        observe_db: without_password(observe_db),
+        observe_db: provision::hide_password(observe_db),
         applied_query: config.applied_query.clone(),
         state_query: config.state_query.clone(),
         dead_letter_query: config.dead_letter_query.clone(),

@@ -8,7 +8,7 @@ use super::{BenchConfig, ConfigError, parameters};
 use crate::history::{COMPRESS_PAST_ATTEMPTS, History};
 use crate::progress::Bars;
 use crate::sender::{self, Progress, SendError, SenderConfig};
-use crate::shard::{Partial, PartialError, Shard, Target, without_password};
+use crate::shard::{Partial, PartialError, Shard, Target};
 use crate::wire::Wire;
 use crate::workload::Workload;
 
@@ -61,7 +61,7 @@ pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, Sh
     let (_, lines) = history.finish().map_err(ConfigError::History)?;
     let sent = sent?;
     bar.finished(&format!("{} attempts, {lines} history lines", sent.counters.deliveries));
-    let database = without_password(&targets.database_url);
+    let database = provision::hide_password(&targets.database_url);
     let run = (config.run_id.clone(), shard, Target::Bench { backend, design, database });
     let partial = Partial::new(run, parameters(config), &workload, config.sender.start_at, &sent);
     partial.write(&config.out)?;

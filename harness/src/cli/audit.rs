@@ -19,7 +19,6 @@ impl TryFrom<&AuditArgs> for AuditConfig {
     type Error = anyhow::Error;
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<Self> {
-        let job_index = std::env::var(crate::shard::JOB_COMPLETION_INDEX).ok();
         let config = AuditConfig {
             url: a.url.clone(),
             signing: a.signing,
@@ -69,7 +68,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             time_scale: a.time_scale,
             storm_events: a.storm_events,
             history: None,
-            shard: Shard::from_flags(a.shard, a.shards, job_index.as_deref())?,
+            shard: Shard::from_flags_and_env(a.shard, a.shards)?,
             start_at: a.start_at,
         };
         config.validate()?;

@@ -31,8 +31,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
             let secret = args.secret.clone().context("--targets needs --secret")?;
             (vec![backend], Some(Targets { urls: args.targets.clone(), database_url, secret }))
         };
-        let job_index = std::env::var(crate::shard::JOB_COMPLETION_INDEX).ok();
-        let shard = Shard::from_flags(args.shard, args.shards, job_index.as_deref())?;
+        let shard = Shard::from_flags_and_env(args.shard, args.shards)?;
         let config = BenchConfig {
             shard,
             targets,

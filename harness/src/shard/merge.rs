@@ -176,21 +176,20 @@ async fn wait_for_shards(dirs: &[PathBuf], wait: Duration) -> Result<Vec<(PathBu
 
 /// Reads every shard's partial result, in index order, refusing shards that are not one run's.
 fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
-    let mut by_index: BTreeMap<usize, (PathBuf, Partial)> = BTreeMap::new();
-    let mut first: Option<(PathBuf, Partial)> = None;
-    for dir in dirs {
-        let p = Partial::read(dir)?;
-        if let Some((first_dir, f)) = &first {
-            same_run(dir, &p, first_dir, f)?;
-        } else {
-            first = Some((dir.clone(), p.clone()));
-        }
-        if let Some((a, _)) = by_index.get(&p.shard.index) {
-            return Err(MergeError::Duplicate { shard: p.shard, a: a.clone(), b: dir.clone() });
-        }
-        by_index.insert(p.shard.index, (dir.clone(), p));
+    let read: Vec<(PathBuf, Partial)> =
+        dirs.iter().map(|d| Ok((d.clone(), Partial::read(d)?))).collect::<Result<_, MergeError>>()?;
+    let Some(((first_dir, first), rest)) = read.split_first() else { return Err(MergeError::NoShards) };
+    for (dir, p) in rest {
+        same_run(dir, p, first_dir, first)?;
     }
-    let count = first.ok_or(MergeError::NoShards)?.1.shard.count;
+    let count = first.shard.count;
+    let mut by_index: BTreeMap<usize, (PathBuf, Partial)> = BTreeMap::new();
+    for (dir, p) in read {
+        if let Some((a, _)) = by_index.get(&p.shard.index) {
+            return Err(MergeError::Duplicate { shard: p.shard, a: a.clone(), b: dir });
+        }
+        by_index.insert(p.shard.index, (dir, p));
+    }
     let missing: Vec<String> =
         (1..=count).filter(|i| !by_index.contains_key(i)).map(|i| format!("{i}/{count}")).collect();
     if !missing.is_empty() {

@@ -19,9 +19,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use merge::{MergeConfig, MergeError, Merged, merge};
-pub use partial::{
-    AuditShard, PARTIAL_FILE, Partial, PartialError, ShardSummary, Target, plan_digest, without_password,
-};
+pub use partial::{AuditShard, PARTIAL_FILE, Partial, PartialError, ShardSummary, Target, plan_digest};
 
 /// The environment variable a Kubernetes Indexed Job sets in each pod: its index, from 0.
 pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
@@ -94,6 +92,15 @@ impl Shard {
                 Self::new(index + 1, count).map(Some)
             }
         }
+    }
+
+    /// The shard `--shard` or `--shards` names, the latter's index from this process's
+    /// `JOB_COMPLETION_INDEX`.
+    pub fn from_flags_and_env(
+        shard: Option<Shard>,
+        shards: Option<usize>,
+    ) -> Result<Option<Self>, ShardError> {
+        Self::from_flags(shard, shards, std::env::var(JOB_COMPLETION_INDEX).ok().as_deref())
     }
 
     /// Whether the event at `event` (its index in the workload) is this shard's to send.

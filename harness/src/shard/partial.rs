@@ -264,14 +264,3 @@ pub fn plan_digest(workload: &Workload) -> String {
     }
     hex::encode(h.finalize())
 }
-
-/// `url` with any password replaced by `***` (a shard's result may be published).
-pub fn without_password(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        _ => url.to_string(),
-    }
-}
