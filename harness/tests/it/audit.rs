@@ -289,8 +289,12 @@ fn a_sink_sees_side_effects_outside_the_database() {
 fn an_unreachable_receiver_or_a_bad_query_is_exit_2_with_one_line() {
     let (code, report) = audit(&["http://127.0.0.1:1/webhooks", "--sink", "127.0.0.1:0"]);
     assert_eq!((code, report.is_none()), (2, true));
+    // Its run directory in a temporary one, not in the checkout's reports/.
+    let dir = tempfile::tempdir().expect("tempdir");
     let out = Command::new(env!("CARGO_BIN_EXE_hookbench"))
         .args(["audit", "http://127.0.0.1:1/webhooks", "--secret", SECRET, "--sink", "127.0.0.1:0"])
+        .arg("--out")
+        .arg(dir.path().join("audit"))
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
