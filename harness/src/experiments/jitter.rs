@@ -3,7 +3,10 @@
 //! full jitter. Each delivery's attempt times are drawn exactly as the model draws them
 //! ([`crate::model::jitter::attempt_times`]), then sent for real with time divided by
 //! `time_scale`; attempts, the peak of arrivals per (scaled) second after recovery and the last
-//! delivery are measured at the receiver.
+//! delivery are measured at the receiver. Each request carries the time it was due, so the
+//! receiver also measures how far the retries due after recovery trailed their schedule: a machine
+//! that cannot put them through within a scaled second flattens the spike it is asked to show,
+//! and the figures say so rather than hide it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,20 +37,43 @@ pub struct JitterMeasured {
     /// Arrivals in each scaled second from the start (index = whole second).
     #[serde(default)]
     pub arrivals_per_s: Vec<u64>,
+    /// How far the attempts due at or after recovery arrived behind the time they were due, 99th
+    /// percentile, in scaled seconds. Above one scaled second the machine could not put them
+    /// through as fast as they fell due at this time scale, and the peak per second understates
+    /// the spike (a real second holds `time_scale` times as many requests).
+    #[serde(default)]
+    pub recovery_late_p99_s: f64,
 }
+
+/// The header carrying the (scaled) second an attempt was due.
+const DUE_HEADER: &str = "x-hookbench-due-s";
 
 struct Receiver {
-    start: Instant,
+    /// Set once the connections are open; requests before it are the warm-up and not counted.
+    start: std::sync::OnceLock<Instant>,
     scale: f64,
     recover_s: f64,
-    arrivals: Mutex<Vec<(f64, bool)>>,
+    arrivals: Mutex<Vec<Arrival>>,
 }
 
-async fn arrive(State(r): State<Arc<Receiver>>) -> StatusCode {
-    let t = r.start.elapsed().as_secs_f64() * r.scale;
-    let up = t >= r.recover_s;
+/// One request as the receiver saw it, in scaled seconds from the start.
+#[derive(Clone, Copy)]
+struct Arrival {
+    at: f64,
+    due: f64,
+    answered_ok: bool,
+}
+
+async fn arrive(State(r): State<Arc<Receiver>>, headers: axum::http::HeaderMap) -> StatusCode {
+    let Some(start) = r.start.get() else {
+        return StatusCode::NO_CONTENT;
+    };
+    let at = start.elapsed().as_secs_f64() * r.scale;
+    let up = at >= r.recover_s;
+    let due = headers.get(DUE_HEADER).and_then(|v| v.to_str().ok()?.parse().ok()).unwrap_or(at);
+    // A std Mutex: held for one push, never across an await.
     if let Ok(mut a) = r.arrivals.lock() {
-        a.push((t, up));
+        a.push(Arrival { at, due, answered_ok: up });
     }
     if up { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE }
 }
@@ -66,9 +92,12 @@ pub async fn jitter(
     let mut rnd = rng_for(seed, mode);
     let schedules: Vec<Vec<f64>> =
         (0..deliveries).map(|_| attempt_times(mode, &mut rnd, recover_s)).collect();
-    let start = Instant::now() + Duration::from_millis(200);
-    let receiver =
-        Arc::new(Receiver { start, scale: time_scale, recover_s, arrivals: Mutex::new(Vec::new()) });
+    let receiver = Arc::new(Receiver {
+        start: std::sync::OnceLock::new(),
+        scale: time_scale,
+        recover_s,
+        arrivals: Mutex::new(Vec::new()),
+    });
     let app = axum::Router::new().fallback(arrive).with_state(receiver.clone());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
@@ -79,13 +108,17 @@ pub async fn jitter(
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(std::io::Error::other)?;
+    warm_up(&client, &url, deliveries).await;
+    let start = Instant::now() + Duration::from_millis(200);
+    receiver.start.get_or_init(|| start);
     let mut tasks = tokio::task::JoinSet::new();
     for times in schedules {
         let (client, url) = (client.clone(), url.clone());
         tasks.spawn(async move {
             for t in times {
                 tokio::time::sleep_until(start + Duration::from_secs_f64(t / time_scale)).await;
-                if let Ok(r) = client.post(&url).body("{}").send().await
+                let attempt = client.post(&url).header(DUE_HEADER, t.to_string()).body("{}");
+                if let Ok(r) = attempt.send().await
                     && r.status().is_success()
                 {
                     return;
@@ -99,10 +132,10 @@ pub async fn jitter(
     let arrivals = receiver.arrivals.lock().map(|a| a.clone()).unwrap_or_default();
     // One pass: arrivals per second, and those at or after recovery per second (for the peak).
     let (mut arrivals_per_s, mut after_per_s) = (Vec::new(), Vec::new());
-    for &(t, _) in &arrivals {
-        let second = t.max(0.0).floor() as usize;
+    for a in &arrivals {
+        let second = a.at.max(0.0).floor() as usize;
         count_at(&mut arrivals_per_s, second);
-        if t >= recover_s {
+        if a.at >= recover_s {
             count_at(&mut after_per_s, second);
         }
     }
@@ -110,9 +143,33 @@ pub async fn jitter(
         mode,
         attempts: arrivals.len() as u64,
         peak_after: after_per_s.iter().copied().max().unwrap_or(0),
-        last_ok_s: arrivals.iter().filter(|(_, ok)| *ok).map(|(t, _)| *t).fold(0.0, f64::max),
+        last_ok_s: arrivals.iter().filter(|a| a.answered_ok).map(|a| a.at).fold(0.0, f64::max),
         arrivals_per_s,
+        recovery_late_p99_s: p99(arrivals
+            .iter()
+            .filter(|a| a.due >= recover_s)
+            .map(|a| a.at - a.due)
+            .collect()),
     })
+}
+
+/// The 99th percentile (nearest rank) of `values`; 0 when there are none.
+fn p99(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let rank = (values.len() * 99).div_ceil(100);
+    values.get(rank.saturating_sub(1)).copied().unwrap_or(0.0)
+}
+
+/// Opens one connection per delivery before the clock starts, as a sender's pool to a receiver it
+/// has been delivering to already holds them: otherwise the first failures all arrive behind
+/// `deliveries` TCP handshakes, and the lateness measured is connection setup, not the schedule.
+async fn warm_up(client: &reqwest::Client, url: &str, deliveries: u32) {
+    let mut opens = tokio::task::JoinSet::new();
+    for _ in 0..deliveries {
+        let (client, url) = (client.clone(), url.to_owned());
+        opens.spawn(async move { client.get(&url).send().await.map(|_| ()) });
+    }
+    while opens.join_next().await.is_some() {}
 }
 
 /// Adds one to `counts[i]`, growing `counts` as needed.

@@ -262,7 +262,18 @@ pub async fn run_jitter(
             "hookbench: jitter, {}: {deliveries} deliveries, receiver back at {recover_s} s, time scaled 1/{time_scale}",
             mode.label()
         );
-        real.push(jitter(seed, mode, deliveries, recover_s, time_scale).await?);
+        let measured = jitter(seed, mode, deliveries, recover_s, time_scale).await?;
+        if measured.recovery_late_p99_s > 1.0 {
+            eprintln!(
+                "hookbench: note: jitter, {}: the retries due after recovery arrived up to {:.1} s late \
+                 (p99, scaled): at 1/{time_scale} this machine could not put them through as fast as \
+                 they fell due, so the measured peak per second understates the spike; a smaller \
+                 --time-scale gives it more time",
+                mode.label(),
+                measured.recovery_late_p99_s
+            );
+        }
+        real.push(measured);
     }
     let model = modes.iter().map(|&m| model::run_with(seed, m, deliveries, recover_s)).collect();
     Ok(JitterSection { deliveries, recover_s, time_scale, real, model })
