@@ -14,7 +14,7 @@ use super::verdict::{AuditSection, Check};
 use super::{AuditConfig, AuditError, id_space, probe};
 use crate::history::Tap;
 use crate::sender::{SendReport, SenderConfig};
-use crate::shard::{AuditShard, Partial, Shard, Target};
+use crate::shard::{AuditRun, AuditShard, Partial, Shard, Target};
 use crate::wire::{IdSpace, Payload, Poison, Scheme, Signer, Wire};
 use crate::workload::Workload;
 
@@ -44,7 +44,7 @@ pub async fn run_shard(
     let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::ParallelLoad) };
     let load = load::send(&config.url, workload, wire, sender, 0.0).await?;
     let sent = &load.sent;
-    let target = Target::Audit(Box::new(AuditShard {
+    let run = AuditRun {
         url: config.url.clone(),
         signing: config.signing.as_str().to_string(),
         payload: config.payload.name(),
@@ -54,6 +54,9 @@ pub async fn run_shard(
         applied_query: config.applied_query.clone(),
         state_query: config.state_query.clone(),
         dead_letter_query: config.dead_letter_query.clone(),
+    };
+    let target = Target::Audit(Box::new(AuditShard {
+        run,
         acked: indices(&sent.acked),
         refused: indices(&sent.refused),
         attempts: sent.attempts.clone(),
@@ -67,13 +70,14 @@ fn indices(flags: &[bool]) -> Vec<usize> {
     flags.iter().enumerate().filter(|(_, f)| **f).map(|(i, _)| i).collect()
 }
 
-/// The whole load judged from its shards (`first` among them): their acknowledgements and attempts put together with
-/// `sent` (the shards' counters and histograms, added up), the observers asked once they have
-/// settled (`settle`: how long they must be quiet, and the longest wait) through the receiver's
-/// database at `url`, each event's fate into `tap`.
+/// The whole load of audit `run` judged from its shards: their acknowledgements and attempts
+/// (moved, not copied: an audit shard's attempts are every one it made) put together with `sent`
+/// (the shards' counters and histograms, added up), the observers asked once they have settled
+/// (`settle`: how long they must be quiet, and the longest wait) through the receiver's database
+/// at `url`, each event's fate into `tap`.
 pub async fn judge_shards(
-    first: &AuditShard,
-    shards: &[&AuditShard],
+    run: &AuditRun,
+    shards: Vec<AuditShard>,
     url: &str,
     workload: Workload,
     mut sent: SendReport,
@@ -86,17 +90,17 @@ pub async fn judge_shards(
     for s in shards {
         s.acked.iter().filter(|&&i| i < n).for_each(|&i| sent.acked[i] = true);
         s.refused.iter().filter(|&&i| i < n).for_each(|&i| sent.refused[i] = true);
-        sent.attempts.extend(s.attempts.iter().cloned());
+        sent.attempts.extend(s.attempts);
     }
     sent.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
     let queries = Queries {
-        applied: first.applied_query.clone(),
-        state: first.state_query.clone(),
-        dead_letters: first.dead_letter_query.clone(),
+        applied: run.applied_query.clone(),
+        state: run.state_query.clone(),
+        dead_letters: run.dead_letter_query.clone(),
     };
     let observers = Observers { sql: Some(SqlObserver::connect(url, queries).await?), sink: None };
     let seen = observers.settled(settle.0, settle.1).await?;
-    let ids = IdSpace { prefix: first.id_prefix.clone(), account_base: first.account_base };
+    let ids = IdSpace { prefix: run.id_prefix.clone(), account_base: run.account_base };
     // The merge sends nothing: its wire only names the events and their accounts as the shards
     // did (ids and accounts come from the id space alone), so it signs with no scheme.
     let wire = Wire {
@@ -111,12 +115,12 @@ pub async fn judge_shards(
     let rules = Rules { check: Check::ParallelLoad, latest_state: true, every_event: false };
     let (result, figures) = load::judge(&load, &seen, rules, &[]);
     Ok(AuditSection {
-        url: first.url.clone(),
-        signing: first.signing.clone(),
-        payload: first.payload.clone(),
+        url: run.url.clone(),
+        signing: run.signing.clone(),
+        payload: run.payload.clone(),
         observers: observers.names(),
-        id_prefix: first.id_prefix.clone(),
-        account_base: first.account_base,
+        id_prefix: run.id_prefix.clone(),
+        account_base: run.account_base,
         checks: vec![result],
         load: Some(figures),
         crash: None,

@@ -4,7 +4,7 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use super::{AuditArgs, Exit, breached, hold_to, print_partial, run_dir, runtime};
+use super::{AuditArgs, Exit, FAIL_ON_SHARD, breached, hold_to, print_partial, run_dir, runtime};
 use std::time::Duration;
 
 use crate::audit::{self, AuditConfig, Control, Provider, Ramp};
@@ -126,9 +126,7 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut config = AuditConfig::try_from(args).map_err(could_not_run)?;
     let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
     if config.shard.is_some() && !thresholds.is_empty() {
-        return Err(could_not_run(
-            "--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard",
-        ));
+        return Err(could_not_run(FAIL_ON_SHARD));
     }
     // The loads' attempts and fates, as a bench's (an audit's loads are small: never compressed).
     let history = History::create(&dir, false)

@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use receivers::design::Design;
 use receivers::store::Backend;
 
-use super::{BenchArgs, breached, hold_to, print_partial, run_dir, runtime, worker_exe};
+use super::{BenchArgs, FAIL_ON_SHARD, breached, hold_to, print_partial, run_dir, runtime, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
 use crate::report::{BENCH_FIGURES, bench_scopes, render_metrics, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
@@ -84,7 +84,7 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = BenchConfig::try_from(args)?;
     if let Some(shard) = config.shard {
         if !thresholds.is_empty() {
-            bail!("--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard");
+            bail!(FAIL_ON_SHARD);
         }
         let partial = runtime()?.block_on(bench::run_shard(&config, shard))?;
         let path = config.out.join(crate::shard::PARTIAL_FILE);

@@ -147,6 +147,9 @@ fn run_dir(out: Option<&Path>, prefix: &str) -> (String, PathBuf) {
     (id, dir)
 }
 
+/// Why a shard refuses `--fail-on` (bench and audit alike).
+const FAIL_ON_SHARD: &str = "--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard";
+
 /// What a shard sent, in one line, and where its partial result is.
 fn print_partial(partial: &crate::shard::Partial, path: &Path, out: &mut dyn Write) -> io::Result<()> {
     let c = &partial.counters;

@@ -16,6 +16,7 @@ use axum::http::StatusCode;
 use serde::Serialize;
 
 use crate::model::jitter::JitterResult;
+use crate::stats::Latency;
 use tokio::time::Instant;
 
 use crate::model::jitter::{JitterMode, attempt_times, rng_for};
@@ -145,19 +146,18 @@ pub async fn jitter(
         peak_after: after_per_s.iter().copied().max().unwrap_or(0),
         last_ok_s: arrivals.iter().filter(|a| a.answered_ok).map(|a| a.at).fold(0.0, f64::max),
         arrivals_per_s,
-        recovery_late_p99_s: p99(arrivals
-            .iter()
-            .filter(|a| a.due >= recover_s)
-            .map(|a| a.at - a.due)
-            .collect()),
+        recovery_late_p99_s: recovery_late_p99(&arrivals, recover_s, time_scale),
     })
 }
 
-/// The 99th percentile (nearest rank) of `values`; 0 when there are none.
-fn p99(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let rank = (values.len() * 99).div_ceil(100);
-    values.get(rank.saturating_sub(1)).copied().unwrap_or(0.0)
+/// How late the attempts due at or after `recover_s` arrived, p99, in scaled seconds: recorded
+/// in real time into the latency histogram the sender uses, then scaled back.
+fn recovery_late_p99(arrivals: &[Arrival], recover_s: f64, time_scale: f64) -> f64 {
+    let late = Latency::default();
+    for a in arrivals.iter().filter(|a| a.due >= recover_s) {
+        late.record(Duration::from_secs_f64(((a.at - a.due) / time_scale).max(0.0)));
+    }
+    late.percentiles().p99 as f64 / 1e6 * time_scale
 }
 
 /// Opens one connection per delivery before the clock starts, as a sender's pool to a receiver it

@@ -17,25 +17,23 @@ impl Report {
 /// An audit's parameters as a report keeps them (its load's).
 pub fn audit_parameters(config: &AuditConfig) -> Parameters {
     let w = &config.workload;
-    {
-        Parameters {
-            seed: w.seed,
-            events: w.events,
-            workers: 0,
-            concurrency: config.concurrency,
-            rate: Some(config.rate),
-            work_delay: String::new(),
-            timeout: humantime::format_duration(config.timeout).to_string(),
-            retry: config.retry,
-            isolation: String::new(),
-            inbox_workers: 0,
-            p_duplicate: w.p_duplicate,
-            p_ack_lost: w.p_ack_lost,
-            p_concurrent: w.p_concurrent,
-            p_shuffle: w.p_shuffle,
-            chaos: Vec::new(),
-            poison: 0.0,
-        }
+    Parameters {
+        seed: w.seed,
+        events: w.events,
+        workers: 0,
+        concurrency: config.concurrency,
+        rate: Some(config.rate),
+        work_delay: String::new(),
+        timeout: humantime::format_duration(config.timeout).to_string(),
+        retry: config.retry,
+        isolation: String::new(),
+        inbox_workers: 0,
+        p_duplicate: w.p_duplicate,
+        p_ack_lost: w.p_ack_lost,
+        p_concurrent: w.p_concurrent,
+        p_shuffle: w.p_shuffle,
+        chaos: Vec::new(),
+        poison: 0.0,
     }
 }
 

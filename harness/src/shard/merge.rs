@@ -11,7 +11,7 @@ use receivers::design::Design;
 use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 
-use super::{AuditShard, PARTIAL_FILE, Partial, PartialError, Shard, ShardSummary, Target, plan_digest};
+use super::{PARTIAL_FILE, Partial, PartialError, Shard, ShardSummary, Target, plan_digest};
 use crate::bench::{row, write_changes, write_events};
 use crate::checker;
 use crate::history::{self, History, HistoryError, Line};
@@ -282,6 +282,11 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
     let history = History::create(&config.out, compress).map_err(MergeError::WriteHistory)?;
     let started = std::time::Instant::now();
     let mut report = Report::new(config.run_id.clone(), first.parameters.clone());
+    let merged = Merged {
+        count: first.shard.count,
+        start_at: first.start_at.clone(),
+        shards: shards.iter().map(|(_, p)| p.summary()).collect(),
+    };
     match &first.target {
         Target::Bench { backend, design, database } => {
             let url = database_url(config.database_url.as_ref(), database, "--database-url")?;
@@ -291,19 +296,19 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
             merge_bench(&mut report, cell, &url, workload, sent, (tap, config.quiet_timeout)).await?;
         }
         Target::Audit(audit) => {
-            let url = database_url(config.observe_db.as_ref(), &audit.observe_db, "--observe-db")?;
+            let url = database_url(config.observe_db.as_ref(), &audit.run.observe_db, "--observe-db")?;
             let tap = history.tap(format!("audit/{}", crate::audit::Check::ParallelLoad.as_str()));
             write_attempts(&shards, &tap)?;
-            let audits: Vec<&AuditShard> = shards
-                .iter()
-                .filter_map(|(_, p)| match &p.target {
-                    Target::Audit(a) => Some(&**a),
+            let run = audit.run.clone();
+            let audits = shards
+                .into_iter()
+                .filter_map(|(_, p)| match p.target {
+                    Target::Audit(a) => Some(*a),
                     Target::Bench { .. } => None,
                 })
                 .collect();
             let settle = (config.quiet, config.settle_max);
-            let section =
-                crate::audit::judge_shards(audit, &audits, &url, workload, sent, tap, settle).await?;
+            let section = crate::audit::judge_shards(&run, audits, &url, workload, sent, tap, settle).await?;
             report.audit = Some(section);
         }
     }
@@ -311,11 +316,7 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
     if let Some(row) = report.rows.first_mut() {
         row.wall_s += started.elapsed().as_secs_f64();
     }
-    report.shards = Some(Merged {
-        count: first.shard.count,
-        start_at: first.start_at.clone(),
-        shards: shards.iter().map(|(_, p)| p.summary()).collect(),
-    });
+    report.shards = Some(merged);
     report.history = Some(HistoryFile::written(&path, lines));
     report.witnesses = crate::explain::report_witnesses(&config.out, config.witnesses)?;
     Ok(report)

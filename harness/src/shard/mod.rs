@@ -19,7 +19,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use merge::{MergeConfig, MergeError, Merged, merge};
-pub use partial::{AuditShard, PARTIAL_FILE, Partial, PartialError, ShardSummary, Target, plan_digest};
+pub use partial::{
+    AuditRun, AuditShard, PARTIAL_FILE, Partial, PartialError, ShardSummary, Target, plan_digest,
+};
 
 /// The environment variable a Kubernetes Indexed Job sets in each pod: its index, from 0.
 pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";

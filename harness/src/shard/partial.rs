@@ -78,6 +78,20 @@ pub enum Target {
 /// An audit shard's target, and the acknowledgements and attempts `merge` judges it by.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditShard {
+    /// What every shard of the audit shares (flattened: shard.json keeps one object).
+    #[serde(flatten)]
+    pub run: AuditRun,
+    /// The shard's events acknowledged with a 2xx (their indices in the workload).
+    pub acked: Vec<usize>,
+    /// The shard's events refused with a 4xx.
+    pub refused: Vec<usize>,
+    /// Every attempt the shard made (for the witnesses).
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// What must be the same in every shard of one audit: the receiver, the ids and the queries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRun {
     /// The receiver's URL.
     pub url: String,
     /// The signing scheme.
@@ -96,38 +110,24 @@ pub struct AuditShard {
     pub state_query: Option<String>,
     /// The audit's dead-letter query.
     pub dead_letter_query: Option<String>,
-    /// The shard's events acknowledged with a 2xx (their indices in the workload).
-    pub acked: Vec<usize>,
-    /// The shard's events refused with a 4xx.
-    pub refused: Vec<usize>,
-    /// Every attempt the shard made (for the witnesses).
-    pub attempts: Vec<AttemptRecord>,
 }
 
 impl Target {
-    /// What must be the same in every shard of one run, as text: all of it for a bench, all but
-    /// the shard's own acknowledgements and attempts for an audit.
+    /// What must be the same in every shard of one run, as text: all of it for a bench, the
+    /// [`AuditRun`] (not the shard's own acknowledgements and attempts) for an audit.
     pub fn run_identity(&self) -> String {
-        let json = match self {
+        match self {
             Self::Bench { .. } => serde_json::to_string(self),
-            Self::Audit(a) => {
-                let run = AuditShard {
-                    acked: Vec::new(),
-                    refused: Vec::new(),
-                    attempts: Vec::new(),
-                    ..(**a).clone()
-                };
-                serde_json::to_string(&run)
-            }
-        };
-        json.unwrap_or_default()
+            Self::Audit(a) => serde_json::to_string(&a.run),
+        }
+        .unwrap_or_default()
     }
 
     /// `bench postgres/atomic` or `audit http://...`.
     pub fn describe(&self) -> String {
         match self {
             Self::Bench { backend, design, .. } => format!("bench {backend}/{design}"),
-            Self::Audit(a) => format!("audit {}", a.url),
+            Self::Audit(a) => format!("audit {}", a.run.url),
         }
     }
 }
