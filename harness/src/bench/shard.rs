@@ -42,12 +42,8 @@ pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, Sh
     let bars = Bars::new(config.progress);
     let progress = Arc::new(Progress::default());
     let bar = bars.cell(format!("shard {shard} {backend} {design}"), groups, progress.clone());
-    let late = config.sender.start_at.map(|t| jiff::Timestamp::now().duration_since(t));
-    if let Some(late) = late.filter(jiff::SignedDuration::is_positive) {
-        bars.say(&format!(
-            "shard {shard} starts {:.3} s after --start-at: what is due goes at once, and its latencies count from the planned times",
-            late.as_secs_f64()
-        ));
+    if let Some(line) = crate::shard::late_start(shard, config.sender.start_at) {
+        bars.say(&line);
     }
     let sender = SenderConfig { history: Some(tap), shard, ..config.sender.clone() };
     let sent = sender::run(

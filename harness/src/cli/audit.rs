@@ -111,6 +111,9 @@ fn run_shard(
     (history, step): (History, &(dyn Fn(&str) + Sync)),
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    if let Some(line) = crate::shard::late_start(shard, config.start_at) {
+        eprintln!("hookbench audit: {line}");
+    }
     let partial = runtime().map_err(could_not_run)?.block_on(audit::run_shard(&config, shard, run_id, step));
     // Every tap dropped, so that the writer can finish.
     config.history = None;

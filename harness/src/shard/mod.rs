@@ -26,6 +26,19 @@ pub use partial::{
 /// The environment variable a Kubernetes Indexed Job sets in each pod: its index, from 0.
 pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
 
+/// What a shard says before it sends when it starts after `--start-at`: what is already due goes
+/// at once, and its latencies still count from the planned times. `None` when it is on time or
+/// has no `--start-at`. Bench and audit shards say the same.
+pub fn late_start(shard: Shard, start_at: Option<jiff::Timestamp>) -> Option<String> {
+    let late = jiff::Timestamp::now().duration_since(start_at?);
+    late.is_positive().then(|| {
+        format!(
+            "shard {shard} starts {:.3} s after --start-at: what is due goes at once, and its latencies count from the planned times",
+            late.as_secs_f64()
+        )
+    })
+}
+
 /// One part of a sharded run: shard `index` of `count`, numbered from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Shard {
@@ -166,5 +179,16 @@ mod tests {
         let one = Some(Shard::WHOLE);
         assert_eq!(Shard::from_flags(one, Some(3), Some("0")), Err(ShardError::Both));
         assert!(ShardError::NoJobIndex(3).to_string().contains("--shard I/N"));
+    }
+
+    #[test]
+    fn a_shard_says_when_it_starts_after_start_at() {
+        let now = jiff::Timestamp::now();
+        let shard = Shard { index: 2, count: 3 };
+        let line = late_start(shard, Some(now - jiff::SignedDuration::from_secs(5))).expect("late");
+        assert!(line.starts_with("shard 2/3 starts 5."), "{line}");
+        assert!(line.contains("after --start-at"), "{line}");
+        assert_eq!(late_start(shard, Some(now + jiff::SignedDuration::from_secs(60))), None);
+        assert_eq!(late_start(shard, None), None);
     }
 }
