@@ -44,9 +44,13 @@ const FILE_TROUBLE: [i64; 6] = [8, 10, 11, 13, 14, 26];
 
 /// Whether a SQLite error says the file cannot be used now (and the store should reopen it).
 pub(super) fn is_unavailable(e: &dyn DatabaseError) -> bool {
-    e.try_downcast_ref::<SqliteError>()
-        .and_then(|e| e.code()?.parse::<i64>().ok())
-        .is_some_and(|code| FILE_TROUBLE.contains(&(code & 0xff)))
+    primary_code(e).is_some_and(|code| FILE_TROUBLE.contains(&code))
+}
+
+/// A SQLite error's primary result code (the low byte of an extended one).
+fn primary_code(e: &dyn DatabaseError) -> Option<i64> {
+    let code = e.try_downcast_ref::<SqliteError>()?.code()?.parse::<i64>().ok()?;
+    Some(code & 0xff)
 }
 
 /// A file's identity: its device, inode and, where the filesystem records it, its birth time.
@@ -146,17 +150,7 @@ impl SqliteDb {
             // Workers opening a new file together can find it locked while another switches it
             // to WAL, which SQLite reports at once instead of waiting the busy timeout (seen: 3 of
             // 30 pairs of workers started together); the next try finds WAL set.
-            let mut tries = 0;
-            loop {
-                match db.create_and_attach(&connect).await {
-                    Ok(attached) => break attached,
-                    Err(e) if tries < 10 && is_locked(&e) => {
-                        tries += 1;
-                        tokio::time::sleep(Duration::from_millis(50 * tries)).await;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
+            retrying(is_locked, || db.create_and_attach(&connect)).await?
         };
         *db.attached.write().unwrap_or_else(|e| e.into_inner()) = Some(attached);
         Ok(db)
@@ -420,24 +414,32 @@ fn pool_options(options: &StoreOptions) -> SqlitePoolOptions {
 
 /// Whether SQLite said the database is locked (`SQLITE_BUSY`, any extended code).
 fn is_locked(e: &StoreError) -> bool {
-    matches!(e, StoreError::Database(sqlx::Error::Database(d))
-        if d.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 5))
+    matches!(e, StoreError::Database(sqlx::Error::Database(d)) if primary_code(&**d) == Some(5))
+}
+
+/// `attempt` again, up to ten more times and 50 ms longer before each, while its error is one
+/// `passes` says goes away: what workers starting together on one new file meet while another
+/// creates, switches or migrates it.
+async fn retrying<T, E, Fut>(passes: impl Fn(&E) -> bool, mut attempt: impl FnMut() -> Fut) -> Result<T, E>
+where
+    Fut: Future<Output = Result<T, E>>,
+{
+    let mut tries = 0;
+    loop {
+        match attempt().await {
+            Err(e) if tries < 10 && passes(&e) => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(50 * tries)).await;
+            }
+            done => return done,
+        }
+    }
 }
 
 async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     // Workers starting together on a new file may race to create the schema; the loser's
     // migration transaction rolls back, and on the next try it finds the schema applied.
-    let mut tries = 0;
-    loop {
-        match MIGRATOR.run(pool).await {
-            Ok(()) => return Ok(()),
-            Err(_) if tries < 10 => {
-                tries += 1;
-                tokio::time::sleep(Duration::from_millis(50 * tries)).await;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
+    Ok(retrying(|_| true, || MIGRATOR.run(pool)).await?)
 }
 
 /// A write made and rolled back: fails when the connection cannot write the file.
