@@ -5,6 +5,7 @@ use clap::Parser;
 use hookbench::cli::{Cli, run};
 use hookbench::history::Line;
 use hookbench::report::{Report, Row};
+use testkit::SECRET;
 
 fn bench(dir: &std::path::Path, extra: &[&str]) -> (Report, String) {
     let (code, report, table) = bench_status(dir, extra);
@@ -122,17 +123,28 @@ fn a_bench_with_no_backend_available_fails_and_says_why() {
     assert!(String::from_utf8_lossy(&table).contains("skipped postgres naive"));
 }
 
-#[test]
-fn a_bench_against_receivers_it_did_not_start() {
-    const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let data = tempfile::tempdir().expect("tempdir");
-    let db_url = format!("sqlite://{}/shared.db", data.path().display());
-    // Two receivers started by hand, as `docker compose` would start replicas.
-    let spec = hookbench::fleet::WorkerSpec {
+/// Two receivers of `design` on the database at `database_url`, started as a user starts them by
+/// hand (as `docker compose` would start replicas) for a bench with `--targets`: the fleet and
+/// the `--targets` list.
+pub(crate) fn started_by_hand(
+    rt: &tokio::runtime::Runtime,
+    spec: hookbench::fleet::WorkerSpec,
+) -> (hookbench::fleet::Fleet, String) {
+    let fleet = rt.block_on(hookbench::fleet::Fleet::start(spec, 2)).expect("receivers start");
+    let targets: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
+    (fleet, targets.join(","))
+}
+
+/// A receiver of `design` on `database_url`, signed with the tests' secret, without an inbox
+/// worker and with four connections.
+pub(crate) fn receiver_spec(
+    design: receivers::design::Design,
+    database_url: &str,
+) -> hookbench::fleet::WorkerSpec {
+    hookbench::fleet::WorkerSpec {
         exe: env!("CARGO_BIN_EXE_hookbench").into(),
-        design: receivers::design::Design::Atomic,
-        database_url: db_url.clone(),
+        design,
+        database_url: database_url.to_string(),
         secrets: vec![SECRET.to_string()],
         work_delay: std::time::Duration::ZERO,
         isolation: receivers::store::Isolation::ReadCommitted,
@@ -141,11 +153,17 @@ fn a_bench_against_receivers_it_did_not_start() {
         log: None,
         inject_faults: false,
         pool_timeout: hookbench::fleet::WORKER_POOL_TIMEOUT,
-    };
-    let fleet = rt.block_on(hookbench::fleet::Fleet::start(spec, 2)).expect("receivers start");
-    let targets: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
+    }
+}
+
+#[test]
+fn a_bench_against_receivers_it_did_not_start() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let data = tempfile::tempdir().expect("tempdir");
+    let db_url = format!("sqlite://{}/shared.db", data.path().display());
+    let spec = receiver_spec(receivers::design::Design::Atomic, &db_url);
+    let (fleet, targets) = started_by_hand(&rt, spec);
     let dir = tempfile::tempdir().expect("tempdir");
-    let targets = targets.join(",");
     let (report, table) = bench(
         dir.path(),
         &[

@@ -11,8 +11,7 @@ use hookbench::history::Line;
 use hookbench::report::Report;
 use hookbench::workload::{Workload, WorkloadConfig};
 use receivers::design::Design;
-
-const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+use testkit::SECRET;
 
 /// Runs `hookbench` with `args` in-process; its exit status and output.
 fn hookbench(args: &[&str]) -> (u8, String) {
@@ -38,22 +37,12 @@ fn hookbench(args: &[&str]) -> (u8, String) {
 fn two_shards_and_a_waiting_merge(design: Design, root: &Path) -> (u8, String, String) {
     let db_url = format!("sqlite://{}/{design}.db", root.display());
     let spec = hookbench::fleet::WorkerSpec {
-        exe: env!("CARGO_BIN_EXE_hookbench").into(),
-        design,
-        database_url: db_url.clone(),
-        secrets: vec![SECRET.to_string()],
-        work_delay: std::time::Duration::ZERO,
-        isolation: receivers::store::Isolation::ReadCommitted,
         inbox_workers: 1,
         max_connections: 8,
-        log: None,
-        inject_faults: false,
-        pool_timeout: hookbench::fleet::WORKER_POOL_TIMEOUT,
+        ..crate::bench::receiver_spec(design, &db_url)
     };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let fleet = rt.block_on(hookbench::fleet::Fleet::start(spec, 2)).expect("receivers start");
-    let targets: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
-    let targets = targets.join(",");
+    let (fleet, targets) = crate::bench::started_by_hand(&rt, spec);
     let start_at = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2)).to_string();
     let shards_dir = root.join(design.as_str());
     let children: Vec<_> = (1..=2)
