@@ -40,6 +40,7 @@ mod experiments;
 pub mod explain;
 pub mod fleet;
 pub mod history;
+pub mod judge;
 mod machine;
 pub mod model;
 pub mod observer;

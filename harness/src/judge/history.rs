@@ -1,0 +1,144 @@
+//! What was sent and answered, as the judge reads it: one [`Sent`] per event, in the order of the
+//! events' indices, and how their ids are spelled.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// What an event asks of the receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Add `amount` to the account: applying it twice is visible in a count of applies.
+    Credit {
+        /// The amount.
+        amount: i64,
+    },
+    /// Set the account's plan at `version`: seen in the account's final version.
+    Update {
+        /// The version it carries.
+        version: i64,
+    },
+}
+
+/// What the check expects of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Expect {
+    /// Applied exactly once.
+    Once,
+    /// Applied at most once, and applied if acknowledged (a delivery the receiver may refuse or
+    /// recognise as a replay).
+    AtMostOnce,
+    /// Never applied, whatever it is answered; kept as a dead letter where a store is observed.
+    Poison,
+    /// Refused with a 4xx and never applied (a forged, stale or malformed delivery).
+    Refused,
+    /// Never acknowledged and never applied (an oversized body: a 413, or the connection cut).
+    NotAcked,
+}
+
+/// How an event's attempts were answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Answers {
+    /// Attempts sent.
+    pub attempts: u32,
+    /// Whether an attempt was answered with a 2xx (even if the sender then dropped the answer).
+    pub acked: bool,
+    /// Whether an attempt was answered with a 4xx.
+    pub refused: bool,
+    /// The last attempt's outcome as a status, when it had one.
+    pub last_status: Option<u16>,
+    /// Whether an attempt was held open by the receiver past the bound (a stalled body).
+    pub held_open: bool,
+}
+
+impl Answers {
+    /// The answers in a few words: `3 attempts, last 500`.
+    pub fn describe(&self) -> String {
+        let last = self.last_status.map_or_else(|| "no status".to_string(), |s| s.to_string());
+        match self.attempts {
+            0 => "no attempt".to_string(),
+            1 => format!("1 attempt, {last}"),
+            n => format!("{n} attempts, last {last}"),
+        }
+    }
+}
+
+/// One event as it was sent and answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// A credit or an update.
+    pub kind: Kind,
+    /// The account it is for.
+    pub account: i64,
+    /// What the check expects of it.
+    pub expect: Expect,
+    /// How it was answered.
+    pub answers: Answers,
+}
+
+/// How the events' ids are spelled.
+#[derive(Debug, Clone)]
+pub enum Ids {
+    /// A workload's: `<prefix>evt_` and the index in six digits or more (`evt_000132`), made on
+    /// demand so that a large run keeps no string per event.
+    Workload {
+        /// Put before every id (an audit's run prefix; empty in a bench).
+        prefix: String,
+    },
+    /// Listed, one per event.
+    Listed(Vec<String>),
+}
+
+/// What a check sent: its events, by index, and their ids.
+#[derive(Debug, Clone)]
+pub struct History {
+    events: Vec<Sent>,
+    ids: Ids,
+    index: OnceLock<HashMap<String, usize>>,
+}
+
+impl History {
+    /// The events with ids spelled as `ids` says (a listed id per event).
+    pub fn new(events: Vec<Sent>, ids: Ids) -> Self {
+        Self { events, ids, index: OnceLock::new() }
+    }
+
+    /// The events, by index.
+    pub fn events(&self) -> &[Sent] {
+        &self.events
+    }
+
+    /// How many events.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether nothing was sent.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Event `i`'s id.
+    pub fn id(&self, i: usize) -> String {
+        match &self.ids {
+            Ids::Workload { prefix } => format!("{prefix}evt_{i:06}"),
+            Ids::Listed(ids) => ids.get(i).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The index of the event `id` names, if it is one of these events.
+    pub fn index(&self, id: &str) -> Option<usize> {
+        match &self.ids {
+            Ids::Workload { prefix } => {
+                let digits = id.strip_prefix(prefix.as_str())?.strip_prefix("evt_")?;
+                let i: usize = digits.parse().ok()?;
+                // Only the spelling the sender used: `evt_132` is not `evt_000132`.
+                (i < self.events.len() && digits == format!("{i:06}")).then_some(i)
+            }
+            Ids::Listed(ids) => self
+                .index
+                .get_or_init(|| ids.iter().enumerate().map(|(i, id)| (id.clone(), i)).collect())
+                .get(id)
+                .copied(),
+        }
+    }
+}

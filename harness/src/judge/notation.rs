@@ -1,0 +1,127 @@
+//! A compact notation for tiny histories and evidence, for the judge's tests (elle's
+//! `rw_register_test.clj` is the model).
+//!
+//! A history is events separated by spaces, event `i` being the `i`-th:
+//! `KIND[ACCOUNT][vVERSION]:ANSWERS`. KIND is `c` (a credit expected once), `m` (a credit at most
+//! once), `p` (a poison credit), `x` (a credit that must be refused), `n` (a credit that must not
+//! be acknowledged) or `u` (an update expected once, with `vVERSION`). ANSWERS is one letter per
+//! attempt: `a` 200, `r` 400, `f` 500, `t` no answer, `h` held open. `c:ta` is a credit to account
+//! 0 that timed out once and was then acknowledged; `u7v2:f` an update of account 7 to version 2
+//! answered 500 once.
+//!
+//! Evidence is sections separated by `;`, absent sections not observed:
+//! `applied[sink] 0=1 1=2 ?=3` (applies per event index, `?` another run's ids; `applied` alone:
+//! observed, nothing applied; the observer defaults to `sql`), `state 7=2` (final versions),
+//! `dead 3` (dead letters, by event index), `changes 7:0>2 7:2>1` (account:old>new, in order),
+//! `conflicts 1`, `ledger 300/300` (balances/rows).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Answers, Applies, Change, Evidence, Expect, History, Ids, Kind, Ledger, Sent};
+
+fn answers(letters: &str) -> Answers {
+    let mut a = Answers::default();
+    for l in letters.chars() {
+        a.attempts += 1;
+        a.last_status = match l {
+            'a' => Some(200),
+            'r' => Some(400),
+            'f' => Some(500),
+            't' | 'h' => None,
+            other => panic!("unknown answer {other:?}"),
+        };
+        a.acked |= l == 'a';
+        a.refused |= l == 'r';
+        a.held_open |= l == 'h';
+    }
+    a
+}
+
+fn event(spec: &str) -> Sent {
+    let (what, letters) = spec.split_once(':').unwrap_or_else(|| panic!("`{spec}` has no `:`"));
+    let mut chars = what.chars();
+    let kind = chars.next().unwrap_or_else(|| panic!("`{spec}` has no kind"));
+    let rest: String = chars.collect();
+    let (account, version) = match rest.split_once('v') {
+        Some((a, v)) => (a, Some(v.parse::<i64>().unwrap_or_else(|_| panic!("version in `{spec}`")))),
+        None => (rest.as_str(), None),
+    };
+    let account = if account.is_empty() { 0 } else { account.parse().unwrap_or_else(|_| panic!("`{spec}`")) };
+    let (kind, expect) = match kind {
+        'c' => (Kind::Credit { amount: 100 }, Expect::Once),
+        'm' => (Kind::Credit { amount: 100 }, Expect::AtMostOnce),
+        'p' => (Kind::Credit { amount: 100 }, Expect::Poison),
+        'x' => (Kind::Credit { amount: 100 }, Expect::Refused),
+        'n' => (Kind::Credit { amount: 100 }, Expect::NotAcked),
+        'u' => {
+            (Kind::Update { version: version.unwrap_or_else(|| panic!("`{spec}` needs vN")) }, Expect::Once)
+        }
+        other => panic!("unknown kind {other:?}"),
+    };
+    Sent { kind, account, expect, answers: answers(letters) }
+}
+
+/// The history `text` writes.
+pub fn history(text: &str) -> History {
+    History::new(text.split_whitespace().map(event).collect(), Ids::Workload { prefix: String::new() })
+}
+
+fn pairs(words: &[&str]) -> impl Iterator<Item = (String, i64)> {
+    words.iter().map(|w| {
+        let (k, v) = w.split_once('=').unwrap_or_else(|| panic!("`{w}` is not K=V"));
+        (k.to_string(), v.parse().unwrap_or_else(|_| panic!("`{w}`")))
+    })
+}
+
+/// The evidence `text` writes, for a history of `events` events.
+pub fn evidence(text: &str, events: usize) -> Evidence {
+    let mut e = Evidence::default();
+    for section in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        let words: Vec<&str> = section.split_whitespace().collect();
+        let (head, rest) = words.split_first().unwrap_or_else(|| panic!("empty section"));
+        match *head {
+            h if h.starts_with("applied") => {
+                let name = h.strip_prefix("applied[").and_then(|n| n.strip_suffix(']')).unwrap_or("sql");
+                let mut a = Applies::new(name, events);
+                for (k, n) in pairs(rest) {
+                    let index =
+                        if k == "?" { None } else { Some(k.parse().unwrap_or_else(|_| panic!("`{k}`"))) };
+                    a.add(index, u64::try_from(n).unwrap_or(0));
+                }
+                e.applies.push(a);
+            }
+            "state" => {
+                let states: BTreeMap<i64, i64> =
+                    pairs(rest).map(|(k, v)| (k.parse().unwrap_or_else(|_| panic!("`{k}`")), v)).collect();
+                e.states = Some(states);
+            }
+            "dead" => {
+                let dead: BTreeSet<usize> =
+                    rest.iter().map(|w| w.parse().unwrap_or_else(|_| panic!("`{w}`"))).collect();
+                e.dead_letters = Some(dead);
+            }
+            "changes" => {
+                let changes = rest
+                    .iter()
+                    .enumerate()
+                    .map(|(seq, w)| {
+                        let (account, step) = w.split_once(':').unwrap_or_else(|| panic!("`{w}`"));
+                        let (old, new) = step.split_once('>').unwrap_or_else(|| panic!("`{w}`"));
+                        let n = |t: &str| t.parse::<i64>().unwrap_or_else(|_| panic!("`{w}`"));
+                        Change { seq: seq as i64, account: n(account), old: n(old), new: n(new) }
+                    })
+                    .collect();
+                e.changes = Some(changes);
+            }
+            "conflicts" => e.id_conflicts = rest.first().and_then(|w| w.parse().ok()),
+            "ledger" => {
+                let (b, r) =
+                    rest.first().and_then(|w| w.split_once('/')).unwrap_or_else(|| panic!("ledger B/R"));
+                let n = |t: &str| t.parse::<i64>().unwrap_or_else(|_| panic!("`{t}`"));
+                e.ledger = Some(Ledger { balances: n(b), rows: n(r) });
+            }
+            other => panic!("unknown section {other:?}"),
+        }
+    }
+    e
+}

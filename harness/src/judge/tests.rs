@@ -1,0 +1,294 @@
+//! The judge alone, on tiny histories in the compact notation (`notation.rs`): every class with a
+//! case that has it and one that does not, the vacuous cases, and property tests that a clean
+//! history never fails while an injected anomaly always does.
+
+use proptest::prelude::*;
+
+use super::notation::{evidence, history};
+use super::{Class, Needs, Outcome, Rules, Subject, Verdict, judge};
+
+fn verdict_under(h: &str, e: &str, rules: &Rules) -> Verdict {
+    let history = history(h);
+    judge(&history, &evidence(e, history.len()), rules)
+}
+
+fn verdict(h: &str, e: &str) -> Verdict {
+    verdict_under(h, e, &Rules::strict())
+}
+
+/// The anomalies found, as `class subject`: `duplicate 0`, `stale-account 7`, `half-written run`.
+fn found(h: &str, e: &str) -> Vec<String> {
+    let v = verdict(h, e);
+    let mut all = Vec::new();
+    for (i, classes) in v.events.iter().enumerate() {
+        all.extend(classes.iter().map(|c| format!("{} {i}", c.name())));
+    }
+    for a in &v.accounts {
+        all.extend(a.classes.iter().map(|c| format!("{} {}", c.name(), a.account)));
+    }
+    all.extend(v.run.iter().map(|c| format!("{} run", c.name())));
+    all
+}
+
+#[test]
+fn duplicate() {
+    assert_eq!(found("c:a c:a", "applied 0=1 1=2"), ["duplicate 1"]);
+    assert_eq!(found("c:a c:a", "applied 0=1 1=1"), Vec::<String>::new());
+    // Either observer seeing it twice is enough.
+    assert_eq!(found("c:a", "applied[sql] 0=1; applied[sink] 0=2"), ["duplicate 0"]);
+    let v = verdict("c:a c:aa", "applied 0=3 1=1");
+    assert_eq!((v.tally.count(Class::Duplicate), v.tally.extra_applies), (1, 2));
+    assert_eq!(v.witnesses[0].problem, "applied 3 times");
+    assert_eq!(v.witnesses[0].observed, "sql: applied 3 times");
+}
+
+#[test]
+fn lost() {
+    assert_eq!(found("c:a", "applied"), ["lost 0"]);
+    assert_eq!(found("c:ta", "applied 0=1"), Vec::<String>::new());
+    // Lost by either observer.
+    assert_eq!(found("c:a", "applied[sql] 0=1; applied[sink]"), ["lost 0"]);
+    // At most once, acknowledged: applied.
+    assert_eq!(found("m:a", "applied"), ["lost 0"]);
+    assert_eq!(found("m:r", "applied"), Vec::<String>::new());
+}
+
+#[test]
+fn never_applied() {
+    assert_eq!(found("c:fff", "applied"), ["never-applied 0"]);
+    assert_eq!(found("c:ffa", "applied 0=1"), Vec::<String>::new());
+    // Applied without a 2xx the sender heard: no anomaly.
+    assert_eq!(found("c:t", "applied 0=1"), Vec::<String>::new());
+    let v = verdict("c:rr", "applied");
+    assert!(v.witnesses[0].problem.contains("refused: 2 attempts, last 400"), "{:?}", v.witnesses);
+    // An update: its account never reached its version, and a later one did not supersede it.
+    assert_eq!(found("u7v1:f", "applied; state 7=0"), ["never-applied 0"]);
+    assert_eq!(found("u7v1:f u7v2:a", "applied; state 7=2"), Vec::<String>::new());
+    // At most once: not expected applied.
+    assert_eq!(found("m:fff", "applied"), Vec::<String>::new());
+}
+
+#[test]
+fn stale_account() {
+    assert_eq!(found("u7v2:a u7v1:a", "applied; state 7=1"), ["stale-account 7"]);
+    assert_eq!(found("u7v2:a u7v1:a", "applied; state 7=2"), Vec::<String>::new());
+    // Only acknowledged versions count: the receiver refused version 2, and said so.
+    assert_eq!(found("u7v1:a u7v2:r", "applied; state 7=1"), ["never-applied 1"]);
+    // Not observed without states.
+    assert_eq!(found("u7v2:a u7v1:a", "applied"), Vec::<String>::new());
+}
+
+#[test]
+fn stale_write() {
+    let h = "u7v1:a u7v2:a";
+    assert_eq!(found(h, "applied; state 7=2; changes 7:0>2 7:2>1 7:1>2"), ["stale-write 7"]);
+    assert_eq!(found(h, "applied; state 7=2; changes 7:0>1 7:1>2"), Vec::<String>::new());
+    let v = verdict(h, "applied; state 7=2; changes 7:0>2 7:2>1 7:1>2");
+    assert_eq!(v.tally.stale_write_changes, 1);
+    assert_eq!(v.witnesses[0].problem, "its version went down: 2 -> 1");
+}
+
+#[test]
+fn refused_and_applied() {
+    assert_eq!(found("c:r", "applied 0=1"), ["refused-and-applied 0"]);
+    assert_eq!(found("c:ra", "applied 0=1"), Vec::<String>::new(), "acknowledged in the end");
+    assert_eq!(found("p:fffff", "applied 0=1"), ["refused-and-applied 0"]);
+    assert_eq!(found("p:fffff", "applied"), Vec::<String>::new());
+    assert_eq!(found("x:r", "applied 0=1"), ["refused-and-applied 0"]);
+    let v = verdict("p:a p:a", "applied 1=2");
+    assert_eq!((v.tally.poison, v.tally.poison_applied), (2, 1));
+}
+
+#[test]
+fn not_refused() {
+    assert_eq!(found("x:a", "applied"), ["not-refused 0"]);
+    assert_eq!(found("x:f", "applied"), ["not-refused 0"]);
+    assert_eq!(found("x:r", "applied"), Vec::<String>::new());
+    assert_eq!(found("n:a", "applied"), ["not-refused 0"]);
+    assert_eq!(found("n:t", "applied"), Vec::<String>::new());
+    assert_eq!(found("n:r", "applied"), Vec::<String>::new());
+}
+
+#[test]
+fn not_dead_lettered() {
+    assert_eq!(found("p:a", "applied; dead"), ["not-dead-lettered 0"]);
+    assert_eq!(found("p:a", "applied; dead 0"), Vec::<String>::new());
+    assert_eq!(found("p:a", "applied"), Vec::<String>::new(), "no store observed");
+}
+
+#[test]
+fn held_open() {
+    assert_eq!(found("n:h", "applied"), ["held-open 0"]);
+    assert_eq!(found("n:t", "applied"), Vec::<String>::new());
+}
+
+#[test]
+fn id_conflict_warns() {
+    assert_eq!(found("c:a", "applied 0=1; conflicts 1"), ["id-conflict run"]);
+    assert_eq!(found("c:a", "applied 0=1; conflicts 0"), Vec::<String>::new());
+    assert_eq!(verdict("c:a", "applied 0=1; conflicts 1").outcome, Outcome::Pass, "a warning");
+}
+
+#[test]
+fn half_written() {
+    assert_eq!(found("c:a", "applied 0=1; ledger 100/0"), ["half-written run"]);
+    assert_eq!(found("c:a", "applied 0=1; ledger 100/100"), Vec::<String>::new());
+}
+
+#[test]
+fn nothing_sent_never_passes() {
+    assert_eq!(verdict("", "applied").outcome, Outcome::NothingSent);
+    assert_eq!(verdict("", "applied; state").summary(), "nothing was sent");
+}
+
+#[test]
+fn nothing_applied_fails() {
+    let v = verdict("c:a c:a c:fff", "applied");
+    assert_eq!(v.outcome, Outcome::Fail);
+    assert_eq!((v.tally.count(Class::Lost), v.tally.count(Class::NeverApplied)), (2, 1));
+    assert!(
+        v.summary().starts_with("3 events, 5 deliveries: 2 of 3 acknowledged, 0 applied"),
+        "{}",
+        v.summary()
+    );
+}
+
+#[test]
+fn every_answer_refused_fails() {
+    let v = verdict("c:r c:r c:rr", "applied");
+    assert_eq!(v.outcome, Outcome::Fail);
+    assert_eq!(v.failing(), [Class::NeverApplied]);
+    assert!(v.summary().contains("0 of 3 acknowledged, 0 applied"), "{}", v.summary());
+    assert!(v.summary().contains("3 never-applied"), "{}", v.summary());
+}
+
+#[test]
+fn an_empty_state_observation_is_zero_accounts_observed() {
+    let v = verdict("u7v1:a u8v1:a", "applied; state");
+    assert_eq!(v.failing(), [Class::StaleAccount]);
+    assert!(v.summary().contains("2 stale-account (0 of 2 accounts observed)"), "{}", v.summary());
+    let unobserved = verdict("c:a u7v1:a", "applied 0=1");
+    assert!(unobserved.summary().contains("stale-account not observed"), "{}", unobserved.summary());
+    assert_eq!(unobserved.outcome, Outcome::Pass, "states are not required here");
+}
+
+#[test]
+fn required_evidence_not_observed_is_not_a_pass() {
+    assert_eq!(verdict("c:a", "").outcome, Outcome::Unjudged(vec![Needs::Applies]));
+    let rules = Rules::strict().requiring(&[Needs::States]);
+    assert_eq!(verdict_under("u7v1:a", "", &rules).outcome, Outcome::Unjudged(vec![Needs::States]));
+    assert_eq!(verdict_under("u7v1:a", "state 7=1", &rules).outcome, Outcome::Pass);
+}
+
+#[test]
+fn a_clean_history_passes_and_says_what_it_saw() {
+    let v = verdict("c:a c:ta u3v1:a u3v2:fa", "applied 0=1 1=1 ?=4; state 3=2");
+    assert_eq!(v.outcome, Outcome::Pass, "{v:?}");
+    assert!(v.exactly_once() && v.latest_state());
+    assert_eq!(v.tally.unknown_applies, 4);
+    assert_eq!(
+        v.summary(),
+        "4 events, 6 deliveries: 4 of 4 acknowledged, 4 applied; 0 duplicate, 0 lost, 0 never-applied, \
+         0 stale-account (1 of 1 accounts observed), stale-write not observed, 0 refused-and-applied, \
+         0 not-refused, not-dead-lettered not observed, 0 held-open, id-conflict not observed, \
+         half-written not observed"
+    );
+}
+
+#[test]
+fn ignored_classes_are_not_looked_for() {
+    let rules = Rules::strict().ignoring(Class::Duplicate);
+    assert_eq!(verdict_under("c:a", "applied 0=2", &rules).outcome, Outcome::Pass);
+}
+
+#[test]
+fn exactly_once_needs_the_ledger_to_add_up() {
+    assert!(verdict("c:a c:a", "applied 0=1 1=1; ledger 200/200").exactly_once());
+    assert!(!verdict("c:a c:a", "applied 0=1 1=1; ledger 300/300").exactly_once());
+}
+
+#[test]
+fn witnesses_are_bounded_and_name_their_subject() {
+    let h = vec!["c:a"; 20].join(" ");
+    let v = verdict(&h, "applied");
+    assert_eq!(v.tally.count(Class::Lost), 20);
+    assert_eq!(v.witnesses.len(), 5);
+    assert_eq!(v.witnesses[0].subject, Subject::Event(0));
+}
+
+#[test]
+fn workload_ids_map_back_only_as_the_sender_spelled_them() {
+    let h = history("c:a c:a");
+    assert_eq!(h.id(1), "evt_000001");
+    assert_eq!(h.index("evt_000001"), Some(1));
+    assert_eq!(h.index("evt_1"), None);
+    assert_eq!(h.index("evt_000002"), None, "beyond the history");
+    assert_eq!(h.index("msg_1"), None);
+}
+
+#[test]
+fn every_class_has_a_definition_and_a_distinct_name() {
+    let names: std::collections::BTreeSet<&str> = Class::ALL.iter().map(|c| c.name()).collect();
+    assert_eq!(names.len(), Class::ALL.len());
+    for c in Class::ALL {
+        assert!(c.definition().len() > 30, "{c:?}: {}", c.definition());
+    }
+}
+
+/// A clean history: credits and updates over a few accounts, each event's answers ending in an
+/// acknowledgement after any failures, and evidence of each credit applied once and each account
+/// on its latest version.
+fn clean() -> impl Strategy<Value = (String, String)> {
+    let event = (any::<bool>(), 0..3i64, "[ft]{0,3}");
+    proptest::collection::vec(event, 1..30).prop_map(|events| {
+        let mut versions = std::collections::BTreeMap::new();
+        let (mut h, mut applied) = (Vec::new(), Vec::new());
+        for (i, (credit, account, failures)) in events.into_iter().enumerate() {
+            if credit {
+                h.push(format!("c{account}:{failures}a"));
+                applied.push(format!("{i}=1"));
+            } else {
+                let v = versions.entry(account).or_insert(0);
+                *v += 1;
+                h.push(format!("u{account}v{v}:{failures}a"));
+            }
+        }
+        let state: Vec<String> = versions.iter().map(|(a, v)| format!("{a}={v}")).collect();
+        (h.join(" "), format!("applied {}; state {}", applied.join(" "), state.join(" ")))
+    })
+}
+
+proptest! {
+    #[test]
+    fn a_clean_history_never_fails((h, e) in clean()) {
+        let v = verdict(&h, &e);
+        prop_assert_eq!(&v.outcome, &Outcome::Pass, "{} / {}: {}", h, e, v.summary());
+    }
+
+    #[test]
+    fn an_injected_duplicate_always_fails((h, e) in clean(), pick in any::<prop::sample::Index>()) {
+        let credits: Vec<usize> = h.split_whitespace().enumerate().filter(|(_, s)| s.starts_with('c')).map(|(i, _)| i).collect();
+        prop_assume!(!credits.is_empty());
+        let i = credits[pick.index(credits.len())];
+        let e = e.replacen(&format!(" {i}=1"), &format!(" {i}=2"), 1);
+        let v = verdict(&h, &e);
+        prop_assert_eq!(&v.outcome, &Outcome::Fail);
+        prop_assert!(v.events[i].contains(Class::Duplicate), "{} / {}", h, e);
+    }
+
+    #[test]
+    fn an_injected_stale_account_always_fails((h, e) in clean()) {
+        let updated: Vec<String> = h.split_whitespace().filter(|s| s.starts_with('u'))
+            .map(|s| s[1..].split('v').next().unwrap_or_default().to_string()).collect();
+        prop_assume!(!updated.is_empty());
+        let (_, state) = e.split_once("; state ").unwrap_or_default();
+        let account = &updated[0];
+        let lowered: Vec<String> = state.split_whitespace().map(|kv| match kv.split_once('=') {
+            Some((a, v)) if a == account => format!("{a}={}", v.parse::<i64>().unwrap_or(1) - 1),
+            _ => kv.to_string(),
+        }).collect();
+        let e = format!("{}; state {}", e.split("; state").next().unwrap_or_default(), lowered.join(" "));
+        let v = verdict(&h, &e);
+        prop_assert_eq!(&v.outcome, &Outcome::Fail, "{} / {}", h, e);
+    }
+}

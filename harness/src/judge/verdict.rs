@@ -1,0 +1,453 @@
+//! [`judge`]: the one function from what was sent and answered, and what was observed, to a
+//! verdict: every anomaly found (by class, for every event and account), the figures, the first
+//! witnesses of each class, and whether the check passed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::class::{AccountView, Class, ClassSet, Detector, EventView, Needs, RunView};
+use super::evidence::{Evidence, Ledger};
+use super::history::{Expect, History, Kind};
+
+/// What a check is held to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules {
+    /// Classes that fail it.
+    pub fail: ClassSet,
+    /// Classes reported without failing it.
+    pub warn: ClassSet,
+    /// Evidence without which it cannot pass (its verdict is then [`Outcome::Unjudged`]).
+    pub require: Vec<Needs>,
+    /// Witnesses kept per class.
+    pub witnesses: usize,
+}
+
+impl Rules {
+    /// Every class fails but an id conflict, which warns; applies must be observed.
+    pub fn strict() -> Self {
+        Self {
+            fail: ClassSet::all().without(Class::IdConflict),
+            warn: ClassSet::EMPTY.with(Class::IdConflict),
+            require: vec![Needs::Applies],
+            witnesses: 5,
+        }
+    }
+
+    /// These rules, with `require` instead.
+    #[must_use]
+    pub fn requiring(self, require: &[Needs]) -> Self {
+        Self { require: require.to_vec(), ..self }
+    }
+
+    /// These rules with `class` neither failing nor warning.
+    #[must_use]
+    pub fn ignoring(self, class: Class) -> Self {
+        Self { fail: self.fail.without(class), warn: self.warn.without(class), ..self }
+    }
+
+    fn looked_for(&self) -> ClassSet {
+        self.fail.or(self.warn)
+    }
+}
+
+/// Whether a check passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every expectation held, on evidence of every kind the rules require.
+    Pass,
+    /// An anomaly of a failing class was found.
+    Fail,
+    /// Nothing failed, but the evidence the rules require was not observed: not a pass.
+    Unjudged(Vec<Needs>),
+    /// Nothing was sent: nothing can pass.
+    NothingSent,
+}
+
+/// What an anomaly is found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Subject {
+    /// Event `i` of the history.
+    Event(usize),
+    /// An account.
+    Account(i64),
+    /// The run.
+    Run,
+}
+
+/// One anomaly found, as a witness shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Its class.
+    pub class: Class,
+    /// What it is found in.
+    pub subject: Subject,
+    /// What is wrong, in a few words.
+    pub problem: String,
+    /// What the observers saw of it.
+    pub observed: String,
+}
+
+/// One account's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountVerdict {
+    /// The account.
+    pub account: i64,
+    /// The highest version acknowledged for it.
+    pub latest_acked: Option<i64>,
+    /// Its final version, as observed.
+    pub final_version: Option<i64>,
+    /// The classes found in it.
+    pub classes: ClassSet,
+}
+
+/// The counts a verdict rests on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Events sent.
+    pub events: u64,
+    /// Attempts sent, all events together.
+    pub attempts: u64,
+    /// Events expected applied exactly once.
+    pub expected: u64,
+    /// Events acknowledged with a 2xx.
+    pub acked: u64,
+    /// Events seen applied (by every observer; an update: its account reached its version).
+    pub applied: u64,
+    /// Events (accounts, runs) found with each class.
+    pub found: BTreeMap<Class, u64>,
+    /// Applies beyond the first, over the duplicated events.
+    pub extra_applies: u64,
+    /// Changes in the change log that lowered a version.
+    pub stale_write_changes: u64,
+    /// Accounts the history's updates are for.
+    pub accounts: u64,
+    /// Of those, accounts found in the state evidence (`None`: states not observed).
+    pub accounts_observed: Option<u64>,
+    /// Applies of ids no event of the history has.
+    pub unknown_applies: u64,
+    /// What the balances must add up to: every credit expected once, applied once.
+    pub expected_ledger: i64,
+    /// The balances and the ledger, when observed.
+    pub ledger: Option<Ledger>,
+    /// Poison events sent.
+    pub poison: u64,
+    /// Of those, applied.
+    pub poison_applied: u64,
+    /// The evidence observed.
+    pub observed: BTreeSet<Needs>,
+}
+
+impl Tally {
+    /// How many events (accounts, runs) have `class`.
+    pub fn count(&self, class: Class) -> u64 {
+        self.found.get(&class).copied().unwrap_or(0)
+    }
+}
+
+/// A verdict: every anomaly, the figures, the witnesses, the outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Pass, fail, unjudged or nothing sent.
+    pub outcome: Outcome,
+    /// The counts.
+    pub tally: Tally,
+    /// Per event of the history, the classes found in it.
+    pub events: Vec<ClassSet>,
+    /// Per account (of the history's updates and the change log), in order.
+    pub accounts: Vec<AccountVerdict>,
+    /// The classes found in the run as a whole.
+    pub run: ClassSet,
+    /// The first witnesses of each class ([`Rules::witnesses`] of each), failing classes first.
+    pub witnesses: Vec<Finding>,
+    rules: Rules,
+}
+
+/// Judges `history` by `evidence` under `rules`.
+pub fn judge(history: &History, evidence: &Evidence, rules: &Rules) -> Verdict {
+    let mut j = Judging::new(history, evidence, rules);
+    for i in 0..history.len() {
+        j.event(i);
+    }
+    j.accounts();
+    j.run();
+    j.finish()
+}
+
+/// A verdict being reached.
+struct Judging<'a> {
+    history: &'a History,
+    evidence: &'a Evidence,
+    rules: &'a Rules,
+    looked_for: ClassSet,
+    tally: Tally,
+    events: Vec<ClassSet>,
+    accounts: Vec<AccountVerdict>,
+    run: ClassSet,
+    witnesses: BTreeMap<Class, Vec<Finding>>,
+}
+
+impl<'a> Judging<'a> {
+    fn new(history: &'a History, evidence: &'a Evidence, rules: &'a Rules) -> Self {
+        let mut observed = BTreeSet::from([Needs::Answers]);
+        let present = [
+            (Needs::Applies, !evidence.applies.is_empty()),
+            (Needs::States, evidence.states.is_some()),
+            (Needs::DeadLetters, evidence.dead_letters.is_some()),
+            (Needs::Changes, evidence.changes.is_some()),
+            (Needs::IdConflicts, evidence.id_conflicts.is_some()),
+            (Needs::Ledger, evidence.ledger.is_some()),
+        ];
+        observed.extend(present.into_iter().filter(|(_, p)| *p).map(|(n, _)| n));
+        let tally = Tally {
+            events: history.len() as u64,
+            unknown_applies: evidence.unknown_applies(),
+            ledger: evidence.ledger,
+            observed,
+            ..Tally::default()
+        };
+        Self {
+            history,
+            evidence,
+            rules,
+            looked_for: rules.looked_for(),
+            tally,
+            events: vec![ClassSet::EMPTY; history.len()],
+            accounts: Vec::new(),
+            run: ClassSet::EMPTY,
+            witnesses: BTreeMap::new(),
+        }
+    }
+
+    /// Counts `class` in `subject`, keeping the witness while there is room.
+    fn found(&mut self, class: Class, subject: Subject, problem: String, observed: impl FnOnce() -> String) {
+        *self.tally.found.entry(class).or_insert(0) += 1;
+        let list = self.witnesses.entry(class).or_default();
+        if list.len() < self.rules.witnesses {
+            list.push(Finding { class, subject, problem, observed: observed() });
+        }
+    }
+
+    fn view(&self, i: usize) -> EventView<'a> {
+        let sent = &self.history.events()[i];
+        let applied = match sent.kind {
+            Kind::Credit { .. } => self.evidence.applied(i),
+            Kind::Update { version } => self.evidence.states.as_ref().map(|s| {
+                let reached = u32::from(s.get(&sent.account).is_some_and(|&v| v >= version));
+                (reached, reached)
+            }),
+        };
+        let dead_lettered = self.evidence.dead_letters.as_ref().map(|d| d.contains(&i));
+        EventView { sent, applied, dead_lettered }
+    }
+
+    fn event(&mut self, i: usize) {
+        let view = self.view(i);
+        let sent = view.sent;
+        let t = &mut self.tally;
+        t.attempts += u64::from(sent.answers.attempts);
+        t.acked += u64::from(sent.answers.acked);
+        t.applied += u64::from(view.applied.is_some_and(|(fewest, _)| fewest > 0));
+        let (most, credit) = (view.applied.map_or(0, |(_, m)| m), matches!(sent.kind, Kind::Credit { .. }));
+        match (sent.expect, sent.kind) {
+            (Expect::Once, Kind::Credit { amount }) => {
+                t.expected += 1;
+                t.expected_ledger += amount;
+            }
+            (Expect::Once, Kind::Update { .. }) => t.expected += 1,
+            (Expect::Poison, _) => {
+                t.poison += 1;
+                t.poison_applied += u64::from(most > 0);
+            }
+            _ => {}
+        }
+        for class in self.looked_for.iter() {
+            let Detector::Event(detect) = class.detector() else { continue };
+            if let Some(problem) = detect(&view) {
+                if class == Class::Duplicate && credit {
+                    self.tally.extra_applies += u64::from(most - 1);
+                }
+                self.events[i].insert(class);
+                let update = |v: i64| match self.evidence.states.as_ref() {
+                    Some(s) => s.get(&v).map_or("no state for the account".to_string(), |f| {
+                        format!("the account's final version {f}")
+                    }),
+                    None => "states not observed".to_string(),
+                };
+                let observed = || match sent.kind {
+                    Kind::Credit { .. } => self.evidence.describe(i),
+                    Kind::Update { .. } => update(sent.account),
+                };
+                self.found(class, Subject::Event(i), problem, observed);
+            }
+        }
+    }
+
+    fn accounts(&mut self) {
+        let mut latest: BTreeMap<i64, Option<i64>> = BTreeMap::new();
+        for s in self.history.events() {
+            if let Kind::Update { version } = s.kind {
+                let slot = latest.entry(s.account).or_insert(None);
+                if s.answers.acked {
+                    *slot = Some(slot.map_or(version, |l| l.max(version)));
+                }
+            }
+        }
+        self.tally.accounts = latest.len() as u64;
+        let states = self.evidence.states.as_ref();
+        self.tally.accounts_observed =
+            states.map(|s| latest.keys().filter(|a| s.contains_key(a)).count() as u64);
+        let mut changes: BTreeMap<i64, Vec<(i64, i64)>> = BTreeMap::new();
+        for c in self.evidence.changes.iter().flatten() {
+            changes.entry(c.account).or_default().push((c.old, c.new));
+            self.tally.stale_write_changes += u64::from(c.new < c.old);
+            latest.entry(c.account).or_insert(None);
+        }
+        for (account, latest_acked) in latest {
+            let view = AccountView {
+                account,
+                latest_acked,
+                final_version: states.and_then(|s| s.get(&account).copied()),
+                states_observed: states.is_some(),
+                changes: self
+                    .evidence
+                    .changes
+                    .as_ref()
+                    .map(|_| changes.get(&account).map_or(&[][..], Vec::as_slice)),
+            };
+            let mut classes = ClassSet::EMPTY;
+            for class in self.looked_for.iter() {
+                let Detector::Account(detect) = class.detector() else { continue };
+                if let Some(problem) = detect(&view) {
+                    classes.insert(class);
+                    let observed = || {
+                        view.final_version
+                            .map_or("no state for the account".to_string(), |v| format!("final version {v}"))
+                    };
+                    self.found(class, Subject::Account(account), problem, observed);
+                }
+            }
+            self.accounts.push(AccountVerdict {
+                account,
+                latest_acked: view.latest_acked,
+                final_version: view.final_version,
+                classes,
+            });
+        }
+    }
+
+    fn run(&mut self) {
+        let view = RunView {
+            id_conflicts: self.evidence.id_conflicts,
+            ledger: self.evidence.ledger.map(|l| (l.balances, l.rows)),
+        };
+        for class in self.looked_for.iter() {
+            let Detector::Run(detect) = class.detector() else { continue };
+            if let Some(problem) = detect(&view) {
+                self.run.insert(class);
+                self.found(class, Subject::Run, problem, || "the run as a whole".to_string());
+            }
+        }
+    }
+
+    fn finish(self) -> Verdict {
+        let failed = self.tally.found.keys().any(|&c| self.rules.fail.contains(c));
+        let missing: Vec<Needs> =
+            self.rules.require.iter().copied().filter(|n| !self.tally.observed.contains(n)).collect();
+        let outcome = if self.history.is_empty() {
+            Outcome::NothingSent
+        } else if failed {
+            Outcome::Fail
+        } else if !missing.is_empty() {
+            Outcome::Unjudged(missing)
+        } else {
+            Outcome::Pass
+        };
+        let (failing, warning): (Vec<_>, Vec<_>) =
+            self.witnesses.into_iter().partition(|(c, _)| self.rules.fail.contains(*c));
+        let witnesses = failing.into_iter().chain(warning).flat_map(|(_, w)| w).collect();
+        Verdict {
+            outcome,
+            tally: self.tally,
+            events: self.events,
+            accounts: self.accounts,
+            run: self.run,
+            witnesses,
+            rules: self.rules.clone(),
+        }
+    }
+}
+
+impl Verdict {
+    /// Whether the check passed.
+    pub fn passed(&self) -> bool {
+        self.outcome == Outcome::Pass
+    }
+
+    /// The classes found that fail the check.
+    pub fn failing(&self) -> Vec<Class> {
+        self.tally.found.keys().copied().filter(|&c| self.rules.fail.contains(c)).collect()
+    }
+
+    /// Whether every event was applied exactly once and nothing was half written: no duplicate,
+    /// lost, never-applied, refused-and-applied or half-written anomaly, and the balances (where
+    /// observed) what every credit applied once adds up to.
+    pub fn exactly_once(&self) -> bool {
+        let once =
+            [Class::Duplicate, Class::Lost, Class::NeverApplied, Class::RefusedApplied, Class::HalfWritten];
+        once.iter().all(|&c| self.tally.count(c) == 0)
+            && self.tally.ledger.is_none_or(|l| l.balances == self.tally.expected_ledger)
+    }
+
+    /// Whether every account ended on the latest version acknowledged for it.
+    pub fn latest_state(&self) -> bool {
+        self.tally.count(Class::StaleAccount) == 0
+    }
+
+    /// What a class's count means here: the count, or why it could not be counted.
+    fn class_words(&self, class: Class) -> String {
+        let t = &self.tally;
+        let observed = match class {
+            Class::StaleAccount => t.observed.contains(&Needs::States),
+            Class::NeverApplied if t.expected == 0 => true,
+            c => t.observed.contains(&c.needs()),
+        };
+        if !observed {
+            return format!("{} not observed", class.name());
+        }
+        let n = t.count(class);
+        match class {
+            Class::StaleAccount => {
+                let of = t.accounts_observed.unwrap_or(0);
+                format!("{n} {} ({of} of {} accounts observed)", class.name(), t.accounts)
+            }
+            Class::Duplicate if n > 0 => format!("{n} {} ({} extra applies)", class.name(), t.extra_applies),
+            _ => format!("{n} {}", class.name()),
+        }
+    }
+
+    /// The verdict's evidence in one line: what was sent, acknowledged and applied, and each class
+    /// the check looks for (its count, or that it was not observed).
+    pub fn summary(&self) -> String {
+        let t = &self.tally;
+        if self.outcome == Outcome::NothingSent {
+            return "nothing was sent".to_string();
+        }
+        let mut classes: Vec<String> = self.rules.looked_for().iter().map(|c| self.class_words(c)).collect();
+        if t.accounts == 0 {
+            classes.retain(|w| !w.contains(Class::StaleAccount.name()));
+        }
+        let mut line = format!(
+            "{} events, {} deliveries: {} of {} acknowledged, {} applied; {}",
+            t.events,
+            t.attempts,
+            t.acked,
+            t.events,
+            t.applied,
+            classes.join(", ")
+        );
+        if let Outcome::Unjudged(missing) = &self.outcome {
+            let names: Vec<String> = missing.iter().map(|n| format!("{n:?}").to_lowercase()).collect();
+            line.push_str(&format!("; not judged: {} not observed", names.join(", ")));
+        }
+        line
+    }
+}
