@@ -1,20 +1,22 @@
 //! How the costs that grow with a run's size grow: the workload, the article's model, signing
-//! every event's delivery, and the checker's counting, each at 10,000, 100,000 and 1,000,000
-//! events (`cargo bench -p hookbench --bench scaling`; docs/performance.md states the growth).
+//! every event's delivery, and the judge (its history built, the evidence gathered, the verdict
+//! reached), each at 10,000, 100,000 and 1,000,000 events (`cargo bench -p hookbench --bench
+//! scaling`; docs/performance.md states the growth).
 //!
-//! The checker is fed by an observer that answers from memory what a database would (every
-//! credit applied once, every account on its latest plan): what is timed is its counting, not a
+//! The judge is fed by an observer that answers from memory what a database would (every credit
+//! applied once, every account on its latest plan): what is timed is its judging, not a
 //! database's reading.
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use hookbench::checker;
+use futures_util::future::BoxFuture;
+use hookbench::judge::{Answers, Ledger, Rules, judge};
+use hookbench::load;
 use hookbench::model::ModelReport;
-use hookbench::observer::{Observer, TablesError};
+use hookbench::observe::{Gather, ObserveError, Observer, Observers, Record, Sees};
 use hookbench::wire::Wire;
 use hookbench::workload::{Workload, WorkloadConfig};
-use receivers::signature::Secret;
 
 const SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
 
@@ -23,57 +25,50 @@ fn config(events: usize) -> WorkloadConfig {
 }
 
 /// What a database would hold after a perfect run of `workload`.
-struct Perfect<'a>(&'a Workload);
+struct Perfect(std::sync::Arc<Workload>);
 
-impl Observer for Perfect<'_> {
-    async fn applies(&self, f: &mut (dyn FnMut(&str, u64) + Send)) -> Result<(), TablesError> {
-        for e in self.0.events.iter().filter(|e| e.is_credit()) {
-            f(&e.id().to_string(), 1);
+impl Observer for Perfect {
+    fn name(&self) -> &'static str {
+        "perfect"
+    }
+
+    fn sees(&self) -> Sees {
+        Sees {
+            applies: true,
+            states: true,
+            dead_letters: true,
+            changes: true,
+            ledger: true,
+            id_conflicts: true,
         }
-        Ok(())
     }
 
-    async fn plan_versions(&self, f: &mut (dyn FnMut(i64, i64) + Send)) -> Result<(), TablesError> {
-        for (account, &v) in self.0.latest_plan.iter().enumerate() {
-            f(account as i64, i64::from(v));
-        }
-        Ok(())
+    fn look<'a>(&'a self, into: &'a mut dyn Record) -> BoxFuture<'a, Result<(), ObserveError>> {
+        Box::pin(async move {
+            for e in self.0.events.iter().filter(|e| e.is_credit()) {
+                into.applied("perfect", &e.id().to_string(), 1);
+            }
+            for (account, &v) in self.0.latest_plan.iter().enumerate() {
+                into.state(account as i64, i64::from(v));
+            }
+            let total = self.0.expected_ledger();
+            into.ledger(Ledger { balances: total, rows: total });
+            into.id_conflicts(0);
+            Ok(())
+        })
     }
+}
 
-    async fn plan_changes(&self, _: &mut (dyn FnMut(i64, i64, i64, i64) + Send)) -> Result<(), TablesError> {
-        Ok(())
-    }
-
-    async fn stale_writes(&self) -> Result<u64, TablesError> {
-        Ok(0)
-    }
-
-    async fn credits_total(&self) -> Result<i64, TablesError> {
-        Ok(self.0.expected_ledger())
-    }
-
-    async fn ledger_total(&self) -> Result<i64, TablesError> {
-        Ok(self.0.expected_ledger())
-    }
-
-    async fn dead_letters(&self) -> Result<u64, TablesError> {
-        Ok(0)
-    }
-
-    async fn id_conflicts(&self) -> Result<u64, TablesError> {
-        Ok(0)
-    }
-
-    async fn pending(&self) -> Result<u64, TablesError> {
-        Ok(0)
-    }
+/// Every event acknowledged on its first attempt.
+fn acked(_: usize) -> Answers {
+    Answers { attempts: 1, acked: true, last_status: Some(200), ..Answers::default() }
 }
 
 fn scaling(c: &mut Criterion) {
     let mut group = c.benchmark_group("scaling");
     group.sample_size(10);
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-    let wire = Wire::hookbench(&Secret::from_bytes(b"hookbench-bench".to_vec()));
+    let wire = Wire::hookbench("whsec_aG9va2JlbmNoLWJlbmNo").expect("a secret");
     for n in SIZES {
         group.throughput(Throughput::Elements(n as u64));
         let config = config(n);
@@ -92,8 +87,16 @@ fn scaling(c: &mut Criterion) {
                 }
             })
         });
-        group.bench_with_input(BenchmarkId::new("checker", n), &workload, |b, w| {
-            b.iter(|| runtime.block_on(checker::check(&Perfect(w), w)).expect("checked"))
+        let shared = std::sync::Arc::new(workload.clone());
+        group.bench_with_input(BenchmarkId::new("judge", n), &workload, |b, w| {
+            b.iter(|| {
+                let history = load::history(w, "", |i| i64::from(w.events[i].account), acked);
+                let mut gather = Gather::new(&history);
+                let observers = Observers::new(vec![Box::new(Perfect(shared.clone()))]);
+                runtime.block_on(observers.look(&mut gather)).expect("observed");
+                let verdict = judge(&history, &gather.evidence, &Rules::strict());
+                assert!(verdict.passed(), "{}", verdict.summary());
+            })
         });
     }
     group.finish();

@@ -1,54 +1,17 @@
 //! `hookbench explain`: one event's whole timeline from a run's history, or the witnesses of one
-//! anomaly class (the first events, or accounts, of each cell that show it), each with its
+//! anomaly class (the first events, accounts or cells of each cell that show it), each with its
 //! timeline.
 //!
-//! A witness is read from history.jsonl alone: the attempts the sender made and what the checker
-//! found in the database afterwards (a credit's ledger rows; an update's version against its
-//! account's final and latest version).
+//! Nothing is judged here: the classes are those the judge recorded in the history (each event's,
+//! each account's and each cell's verdict lines), and a witness's timeline is the attempts the
+//! sender made and what the observers found, as the history keeps them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::Path;
 
 use crate::history::{self, AttemptLine, ChangeLine, EventLine, HistoryError, Line, Outcome};
-
-/// The anomaly classes `explain --anomaly` lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
-pub enum Anomaly {
-    /// A credit applied more than once.
-    Duplicate,
-    /// A credit never applied.
-    Lost,
-    /// An account whose plan the database saw go down a version: an older update written over a
-    /// newer one (the trigger's change log shows it).
-    StaleWrite,
-    /// An account whose final plan version is not its latest.
-    StaleAccount,
-    /// A poison event the receiver refused and yet applied (it has a ledger row).
-    AppliedThoughRefused,
-}
-
-impl Anomaly {
-    /// Every class, in the order reports list them.
-    pub const ALL: [Self; 5] =
-        [Self::Duplicate, Self::Lost, Self::StaleWrite, Self::StaleAccount, Self::AppliedThoughRefused];
-
-    /// Its name, as `--anomaly` takes it and reports print it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Duplicate => "duplicate",
-            Self::Lost => "lost",
-            Self::StaleWrite => "stale-write",
-            Self::StaleAccount => "stale-account",
-            Self::AppliedThoughRefused => "applied-though-refused",
-        }
-    }
-
-    /// Whether its witnesses are accounts (shown with every update of the account).
-    fn of_accounts(self) -> bool {
-        matches!(self, Self::StaleWrite | Self::StaleAccount)
-    }
-}
+use crate::judge::{Class, Of};
 
 /// What to explain.
 #[derive(Debug, Clone)]
@@ -56,7 +19,7 @@ pub enum Question {
     /// One event, by id.
     Event(String),
     /// The first witnesses of a class, per cell.
-    Anomaly(Anomaly, usize),
+    Anomaly(Class, usize),
 }
 
 /// One event: its fate and its attempts.
@@ -66,11 +29,13 @@ struct Timeline {
     attempts: Vec<AttemptLine>,
 }
 
-/// One cell's timelines: the events asked for, and the plan changes of their accounts.
+/// One cell's timelines: the events asked for, the plan changes of their accounts, and the cell's
+/// verdict.
 #[derive(Debug, Clone, Default)]
 struct CellTimelines {
     events: BTreeMap<String, Timeline>,
-    changes: BTreeMap<u32, Vec<ChangeLine>>,
+    changes: BTreeMap<i64, Vec<ChangeLine>>,
+    verdict: Option<history::VerdictLine>,
 }
 
 type Cells = BTreeMap<String, CellTimelines>;
@@ -101,24 +66,24 @@ fn timelines(
                 || wanted.get(c).is_some_and(|ids| ids.contains(e)))
     };
     let mut cells: Cells = BTreeMap::new();
-    let mut accounts: BTreeSet<(String, u32)> = BTreeSet::new();
+    let mut accounts: BTreeSet<(String, i64)> = BTreeSet::new();
     history::read(dir, &mut |line| match line {
         Line::Change(c) if accounts.contains(&(c.cell.clone(), c.account)) => {
             let cell = cells.entry(c.cell.clone()).or_default();
             cell.changes.entry(c.account).or_default().push(c);
         }
-        Line::Change(_) => {}
-        line if wants(line.cell(), line.event()) => {
-            let cell = cells.entry(line.cell().to_string()).or_default();
-            let t = cell.events.entry(line.event().to_string()).or_default();
-            match line {
-                Line::Attempt(a) => t.attempts.push(a),
-                Line::Event(e) => {
-                    accounts.insert((e.cell.clone(), e.account));
-                    t.fate = Some(e);
-                }
-                Line::Change(_) => {}
-            }
+        Line::Verdict(v) if wanted.contains_key(&v.cell) => {
+            let cell = v.cell.clone();
+            cells.entry(cell).or_default().verdict = Some(v);
+        }
+        Line::Attempt(a) if wants(&a.cell, &a.event) => {
+            let cell = cells.entry(a.cell.clone()).or_default();
+            cell.events.entry(a.event.clone()).or_default().attempts.push(a);
+        }
+        Line::Event(e) if wants(&e.cell, &e.event) => {
+            accounts.insert((e.cell.clone(), e.account));
+            let (cell, event) = (e.cell.clone(), e.event.clone());
+            cells.entry(cell).or_default().events.entry(event).or_default().fate = Some(e);
         }
         _ => {}
     })?;
@@ -128,12 +93,12 @@ fn timelines(
 /// One witness as a report keeps it: what it is, what is wrong, and its timeline.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Witness {
-    /// The anomaly class: `duplicate`, `lost`, `stale-write`, `stale-account` or
-    /// `applied-though-refused`.
+    /// The anomaly class, as the judge names it (`duplicate`, `lost`, `never-applied`,
+    /// `stale-account`, ...).
     pub class: String,
     /// The event's id, or `account N`.
     pub id: String,
-    /// What the checker found (and, for an account, which update wrote its final version).
+    /// What the judge found (and, for an account, which update wrote its final version).
     pub problem: String,
     /// Every attempt of the event (of each update, for an account), in the order sent.
     pub attempts: Vec<AttemptLine>,
@@ -156,7 +121,7 @@ pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, 
     let all = |_: &str| true;
     // Two passes over the history in all: one finds every class's witnesses, one reads their
     // timelines.
-    let per_class = witnesses(dir, &Anomaly::ALL, limit, &all)?;
+    let per_class = witnesses(dir, Class::ALL, limit, &all)?;
     let mut union = Wanted::new();
     for wanted in per_class.values() {
         for (cell, ids) in wanted {
@@ -166,133 +131,123 @@ pub fn report_witnesses(dir: &Path, limit: usize) -> Result<Vec<CellWitnesses>, 
     let cells = timelines(dir, &union, &all)?;
     let mut by_cell: BTreeMap<String, Vec<Witness>> = BTreeMap::new();
     for (&class, wanted) in &per_class {
-        for (cell, ids) in wanted.iter().filter(|(_, ids)| !ids.is_empty()) {
+        for (cell, ids) in wanted {
             let Some(found) = cells.get(cell) else { continue };
             let list = by_cell.entry(cell.clone()).or_default();
             let events: BTreeMap<String, Timeline> =
                 ids.iter().filter_map(|id| Some((id.clone(), found.events.get(id)?.clone()))).collect();
-            if class.of_accounts() {
-                for (account, updates) in by_account(&events) {
-                    let changes = found.changes.get(&account).cloned().unwrap_or_default();
-                    let mut story = String::new();
-                    account_story(&mut story, &updates, &changes);
-                    let mut attempts: Vec<AttemptLine> =
-                        updates.into_values().flat_map(|t| t.attempts).collect();
-                    attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-                    list.push(Witness {
-                        class: class.name().into(),
-                        id: format!("account {account}"),
-                        problem: story.lines().map(str::trim).collect::<Vec<_>>().join("; "),
-                        attempts,
-                        plan_changes: changes,
-                    });
+            match class.of() {
+                Of::Account => {
+                    for (account, updates) in by_account(&events) {
+                        let changes = found.changes.get(&account).cloned().unwrap_or_default();
+                        let mut story = String::new();
+                        account_story(&mut story, &updates, &changes);
+                        let mut attempts: Vec<AttemptLine> =
+                            updates.into_values().flat_map(|t| t.attempts).collect();
+                        attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+                        list.push(Witness {
+                            class: class.name().into(),
+                            id: format!("account {account}"),
+                            problem: story.lines().map(str::trim).collect::<Vec<_>>().join("; "),
+                            attempts,
+                            plan_changes: changes,
+                        });
+                    }
                 }
-            } else {
-                for (id, mut t) in events {
-                    t.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-                    let problem = t.fate.as_ref().map_or_else(|| "no fate recorded".to_string(), fate);
+                Of::Event => {
+                    for (id, mut t) in events {
+                        t.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+                        let problem = t.fate.as_ref().map_or_else(|| "no fate recorded".to_string(), fate);
+                        list.push(Witness {
+                            class: class.name().into(),
+                            id,
+                            problem,
+                            attempts: t.attempts,
+                            plan_changes: Vec::new(),
+                        });
+                    }
+                }
+                Of::Run => {
+                    let summary = found.verdict.as_ref().map_or_else(String::new, |v| v.summary.clone());
                     list.push(Witness {
                         class: class.name().into(),
-                        id,
-                        problem,
-                        attempts: t.attempts,
+                        id: cell.clone(),
+                        problem: summary,
+                        attempts: Vec::new(),
                         plan_changes: Vec::new(),
                     });
                 }
             }
         }
     }
+    by_cell.retain(|_, w| !w.is_empty());
     Ok(by_cell.into_iter().map(|(cell, witnesses)| CellWitnesses { cell, witnesses }).collect())
 }
 
 /// Updates grouped by their account.
-fn by_account(events: &BTreeMap<String, Timeline>) -> BTreeMap<u32, BTreeMap<String, Timeline>> {
-    let mut accounts: BTreeMap<u32, BTreeMap<String, Timeline>> = BTreeMap::new();
+fn by_account(events: &BTreeMap<String, Timeline>) -> BTreeMap<i64, BTreeMap<String, Timeline>> {
+    let mut accounts: BTreeMap<i64, BTreeMap<String, Timeline>> = BTreeMap::new();
     for (id, t) in events {
         accounts.entry(t.fate.as_ref().map_or(0, |f| f.account)).or_default().insert(id.clone(), t.clone());
     }
     accounts
 }
 
-/// Per class, the events to show: per cell, the first `limit` witnesses (for account classes,
-/// every update of each witness account). One pass over the history serves every class asked.
+/// Per class, the events to show: per cell, the events of the first `limit` witnesses (for an
+/// account class, every update of each witness account; for a run class, the cell alone).
 type Wanted = BTreeMap<String, BTreeSet<String>>;
 
-/// Per cell, the first `limit` accounts found.
-#[derive(Default)]
-struct FirstAccounts(BTreeMap<String, Vec<u32>>);
-
-impl FirstAccounts {
-    fn note(&mut self, cell: &str, account: u32, limit: usize) {
-        let list = self.0.entry(cell.to_string()).or_default();
-        if !list.contains(&account) && list.len() < limit {
-            list.push(account);
-        }
-    }
-}
-
+/// The witnesses of `classes`, as the judge recorded them: one pass over the history.
 fn witnesses(
     dir: &Path,
-    classes: &[Anomaly],
+    classes: &[Class],
     limit: usize,
     in_cell: &dyn Fn(&str) -> bool,
-) -> Result<BTreeMap<Anomaly, Wanted>, HistoryError> {
-    let wants = |c: Anomaly| classes.contains(&c);
-    let mut events: BTreeMap<Anomaly, Wanted> = classes.iter().map(|&c| (c, Wanted::new())).collect();
+) -> Result<BTreeMap<Class, Wanted>, HistoryError> {
+    let mut events: BTreeMap<Class, Wanted> = classes.iter().map(|&c| (c, Wanted::new())).collect();
     // Per cell and account: its updates, to show every one of a witness account.
-    let mut updates: BTreeMap<String, BTreeMap<u32, Vec<String>>> = BTreeMap::new();
-    let mut accounts: BTreeMap<Anomaly, FirstAccounts> = BTreeMap::new();
+    let mut updates: BTreeMap<(String, i64), Vec<String>> = BTreeMap::new();
+    let mut accounts: BTreeMap<(Class, String), Vec<i64>> = BTreeMap::new();
+    let note = |events: &mut BTreeMap<Class, Wanted>, class: Class, cell: &str, what: String| {
+        if let Some(ids) = events.get_mut(&class).map(|w| w.entry(cell.to_string()).or_default())
+            && ids.len() < limit
+        {
+            ids.insert(what);
+        }
+    };
     history::read(dir, &mut |line| {
         if !in_cell(line.cell()) {
             return;
         }
         match line {
-            Line::Attempt(_) => {}
-            Line::Change(c) => {
-                if c.new_version < c.old_version && wants(Anomaly::StaleWrite) {
-                    accounts.entry(Anomaly::StaleWrite).or_default().note(&c.cell, c.account, limit);
-                }
-            }
             Line::Event(e) => {
-                let mut hit = |class: Anomaly| {
-                    if let Some(ids) = events.get_mut(&class).map(|w| w.entry(e.cell.clone()).or_default())
-                        && ids.len() < limit
-                    {
-                        ids.insert(e.event.clone());
-                    }
-                };
-                let applied = e.applied.unwrap_or(0);
-                if applied > 1 {
-                    hit(Anomaly::Duplicate);
-                }
-                if e.applied == Some(0) && !e.poisoned {
-                    hit(Anomaly::Lost);
-                }
-                if e.poisoned && applied > 0 {
-                    hit(Anomaly::AppliedThoughRefused);
-                }
                 if e.version.is_some() {
-                    updates
-                        .entry(e.cell.clone())
-                        .or_default()
-                        .entry(e.account)
-                        .or_default()
-                        .push(e.event.clone());
+                    updates.entry((e.cell.clone(), e.account)).or_default().push(e.event.clone());
                 }
-                let stale = e.latest_version.is_some_and(|l| l > 0 && e.final_version != Some(i64::from(l)));
-                if stale && wants(Anomaly::StaleAccount) {
-                    accounts.entry(Anomaly::StaleAccount).or_default().note(&e.cell, e.account, limit);
+                for &class in e.anomalies.iter().filter(|c| classes.contains(c)) {
+                    note(&mut events, class, &e.cell, e.event.clone());
                 }
             }
+            Line::Account(a) => {
+                for &class in a.anomalies.iter().filter(|c| classes.contains(c)) {
+                    let list = accounts.entry((class, a.cell.clone())).or_default();
+                    if list.len() < limit {
+                        list.push(a.account);
+                    }
+                }
+            }
+            Line::Verdict(v) => {
+                for &class in v.anomalies.iter().filter(|c| classes.contains(c)) {
+                    events.entry(class).or_default().entry(v.cell.clone()).or_default();
+                }
+            }
+            Line::Attempt(_) | Line::Change(_) => {}
         }
     })?;
-    for (class, FirstAccounts(per_cell)) in accounts {
-        let wanted = events.entry(class).or_default();
-        for (cell, list) in per_cell {
-            let ids = wanted.entry(cell.clone()).or_default();
-            for a in list {
-                ids.extend(updates.get(&cell).and_then(|u| u.get(&a)).into_iter().flatten().cloned());
-            }
+    for ((class, cell), list) in accounts {
+        let ids = events.entry(class).or_default().entry(cell.clone()).or_default();
+        for a in list {
+            ids.extend(updates.get(&(cell.clone(), a)).into_iter().flatten().cloned());
         }
     }
     Ok(events)
@@ -301,7 +256,12 @@ fn witnesses(
 fn fate(e: &EventLine) -> String {
     // An audit's observers count applies in the user's schema, which need not have a ledger.
     let evidence = if e.cell.starts_with("audit/") { "time" } else { "ledger row" };
-    match (e.applied, e.version) {
+    let anomalies = if e.anomalies.is_empty() {
+        String::new()
+    } else {
+        format!("; the judge found: {}", e.anomalies.iter().map(|c| c.name()).collect::<Vec<_>>().join(", "))
+    };
+    let what = match (e.applied, e.version) {
         (Some(n), _) => format!(
             "credit to account {}: {n} {evidence}{} ({}){}",
             e.account,
@@ -321,7 +281,8 @@ fn fate(e: &EventLine) -> String {
             e.latest_version.map_or("?".to_string(), |l| l.to_string())
         ),
         _ => "no fate recorded".to_string(),
-    }
+    };
+    format!("{what}{anomalies}")
 }
 
 /// The attempts whose [sent, answered] overlaps this one's, by attempt number.
@@ -393,7 +354,7 @@ fn story_of_writes(out: &mut String, events: &BTreeMap<String, Timeline>) {
         events.iter().filter_map(|(id, t)| Some((id.as_str(), t.fate.as_ref()?, last_ack(t)))).collect();
     let Some(&(_, any, _)) = fates.first() else { return };
     let final_version = any.final_version.unwrap_or(0);
-    let writer = fates.iter().find(|(_, f, _)| f.version.map(i64::from) == Some(final_version));
+    let writer = fates.iter().find(|(_, f, _)| f.version == Some(final_version));
     let at =
         |t: Option<f64>| t.map_or("never acknowledged".to_string(), |t| format!("acknowledged at {t:.1} ms"));
     match writer {
@@ -404,9 +365,7 @@ fn story_of_writes(out: &mut String, events: &BTreeMap<String, Timeline>) {
                 f.created.map_or("?".to_string(), |c| c.to_string()),
                 at(*acked)
             );
-            for (nid, nf, nacked) in
-                fates.iter().filter(|(_, nf, _)| nf.version.map(i64::from) > Some(final_version))
-            {
+            for (nid, nf, nacked) in fates.iter().filter(|(_, nf, _)| nf.version > Some(final_version)) {
                 let order = match (nacked, acked) {
                     (Some(n), Some(w)) if n < w => "before it: overwritten by the older one",
                     (Some(_), Some(_)) => {
@@ -434,14 +393,18 @@ fn render(question: &Question, cells: &Cells) -> String {
     if cells.is_empty() {
         let _ = match question {
             Question::Event(id) => writeln!(out, "no line of the history names {id}"),
-            Question::Anomaly(class, _) => writeln!(out, "no witness of {class:?} in the history"),
+            Question::Anomaly(class, _) => writeln!(out, "no witness of {} in the history", class.name()),
         };
         return out;
     }
     for (cell, found) in cells {
         let _ = writeln!(out, "{cell}");
         match question {
-            Question::Anomaly(class, _) if class.of_accounts() => {
+            Question::Anomaly(class, _) if class.of() == Of::Run => {
+                let summary = found.verdict.as_ref().map_or("no verdict recorded", |v| v.summary.as_str());
+                let _ = writeln!(out, "  the judge found {} in the cell as a whole: {summary}", class.name());
+            }
+            Question::Anomaly(class, _) if class.of() == Of::Account => {
                 for (account, updates) in &by_account(&found.events) {
                     let _ = writeln!(out, " account {account}");
                     let changes = found.changes.get(account).map_or(&[][..], Vec::as_slice);

@@ -44,3 +44,18 @@ impl Machine {
         format!("{} {} {}", self.cpu, self.os, self.arch)
     }
 }
+
+/// The short git commit of the working directory, if it is a git checkout.
+pub fn git_sha() -> Option<String> {
+    let out = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The default run id: `<UTC timestamp>-<short sha>`.
+pub fn default_run_id() -> String {
+    let ts = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
+    format!("{ts}-{}", git_sha().unwrap_or_else(|| "nogit".to_string()))
+}

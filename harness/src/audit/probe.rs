@@ -13,7 +13,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::verdict::AttemptLog;
+use crate::report::AttemptLog;
+
+/// How much of an answer's body is kept to quote (a refusal's reason).
+const QUOTED_BYTES: usize = 200;
 
 /// Where the receiver is, and how long an answer may take.
 #[derive(Debug, Clone)]
@@ -35,12 +38,24 @@ pub struct BadUrl {
 /// One attempt's result.
 #[derive(Debug, Clone)]
 pub struct Answer {
-    /// The status, when one came.
+    /// The status, when one came with the whole answer (an answer cut short has none: the
+    /// receiver's acknowledgement never arrived whole, as the load's sender counts it too).
     pub status: Option<u16>,
     /// The log line for witnesses.
     pub log: AttemptLog,
     /// Milliseconds from the send to the answer (or to giving up on one).
     pub took_ms: f64,
+    /// A redirect's `Location`.
+    pub location: Option<String>,
+    /// The start of the answer's body (its first line, at most 200 bytes), to quote a refusal.
+    pub said: String,
+}
+
+/// A whole answer: its status, `Location` and the start of its body.
+struct Heard {
+    status: u16,
+    location: Option<String>,
+    said: String,
 }
 
 impl Answer {
@@ -102,13 +117,20 @@ impl Probe {
         let at_ms = self.now_ms();
         let path = path.unwrap_or(&self.path).to_string();
         let result = tokio::time::timeout(self.timeout, self.exchange(&path, headers, body)).await;
-        let (status, outcome, connection) = match result {
-            Ok(Ok((status, port))) => (Some(status), status.to_string(), port),
+        let (heard, outcome, connection) = match result {
+            Ok(Ok((heard, port))) => {
+                let outcome = heard.status.to_string();
+                (Some(heard), outcome, port)
+            }
             Ok(Err((reason, port))) => (None, reason, port),
             Err(_) => (None, format!("timeout after {:?}", self.timeout), String::new()),
         };
         let took_ms = self.now_ms() - at_ms;
-        Answer { status, log: self.log(at_ms, outcome, connection, note), took_ms }
+        let log = self.log(at_ms, outcome, connection, note);
+        match heard {
+            Some(h) => Answer { status: Some(h.status), log, took_ms, location: h.location, said: h.said },
+            None => Answer { status: None, log, took_ms, location: None, said: String::new() },
+        }
     }
 
     async fn exchange(
@@ -116,7 +138,7 @@ impl Probe {
         path: &str,
         headers: &[(&'static str, String)],
         body: Bytes,
-    ) -> Result<(u16, String), (String, String)> {
+    ) -> Result<(Heard, String), (String, String)> {
         let (stream, port) = self.open().await.map_err(|e| (format!("no connection: {e}"), String::new()))?;
         let fail = |what: &str, e: hyper::Error| (format!("{what}: {e}"), port.clone());
         let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
@@ -130,8 +152,14 @@ impl Probe {
         let req = req.body(Full::new(body)).map_err(|e| (format!("bad request: {e}"), port.clone()))?;
         let response = send.send_request(req).await.map_err(|e| fail("closed before an answer", e))?;
         let status = response.status().as_u16();
-        let _ = response.into_body().collect().await;
-        Ok((status, port))
+        let location =
+            response.headers().get(hyper::header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let body =
+            response.into_body().collect().await.map_err(|e| fail(&format!("{status} cut short"), e))?;
+        let bytes = body.to_bytes();
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTED_BYTES)]);
+        let said = text.lines().next().unwrap_or_default().trim().to_string();
+        Ok((Heard { status, location, said }, port))
     }
 
     /// A new connection and the name a witness gives it (its local port).

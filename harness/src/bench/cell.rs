@@ -12,13 +12,13 @@ use tokio::sync::{Mutex, watch};
 
 use super::{BenchConfig, run_secret};
 use crate::chaos::{self, ChaosCounts};
-use crate::checker::{self, Verdict};
 use crate::fleet::{self, Fleet, FleetError, WorkerSpec};
-use crate::history::{ChangeLine, EventLine, Line, Tap};
+use crate::history::Tap;
+use crate::load;
 use crate::model::HandlerResult;
-use crate::observer::{self, Observer, Tables, TablesError};
+use crate::observe::{ObserveError, Observers, Tables};
 use crate::progress::Bars;
-use crate::report::{LatencySpectrum, ModelFigures, Phases, Row};
+use crate::report::{Phases, Row};
 use crate::sender::{self, Progress, SendReport, SenderConfig};
 use crate::wire::Wire;
 use crate::workload::Workload;
@@ -31,7 +31,7 @@ pub(super) enum CellError {
     #[error("preparing the schema")]
     Schema(#[from] receivers::store::StoreError),
     #[error("reading the database")]
-    Observe(#[from] TablesError),
+    Observe(#[from] ObserveError),
     #[error("workers")]
     Fleet(#[from] FleetError),
     #[error("sender")]
@@ -40,6 +40,8 @@ pub(super) enum CellError {
     NotQuiet(u64),
     #[error("chaos")]
     Chaos(#[from] chaos::ChaosError),
+    #[error("the run's secret")]
+    Secret(#[from] crate::wire::SecretError),
 }
 
 /// A backend × design cell of one bench.
@@ -104,7 +106,8 @@ impl Cell<'_> {
             }
         };
         bar.settling();
-        let settled = observer::settle(&site.tables, self.design, self.config.quiet_timeout).await;
+        let observers = Observers::new(vec![Box::new(site.tables.clone())]);
+        let settled = observers.drained(self.config.quiet_timeout).await;
         lap(&mut phases.settle_s);
         stop(fleet).await?;
         lap(&mut phases.fleet_stop_s);
@@ -112,17 +115,19 @@ impl Cell<'_> {
             bar.failed("not quiet");
             return Err(CellError::NotQuiet(pending));
         }
-        let verdict = checker::check(&site.tables, self.workload).await?;
+        let judged =
+            load::judge_cell(self.workload, &driven.sent, &observers, self.design, self.config.witnesses)
+                .await?;
         lap(&mut phases.check_s);
-        write_events(&self.history, self.workload, &verdict);
-        write_changes(&self.history, &site.tables).await?;
+        judged.write(&self.history, self.workload);
         site.tables.close().await;
         if let Some(db) = site.db.filter(|_| !self.config.keep) {
             db.discard().await?;
         }
         lap(&mut phases.history_and_cleanup_s);
         let cell = (self.backend, self.design, self.model);
-        let mut row = row(cell, driven.sent, driven.chaos, verdict, started.elapsed().as_secs_f64());
+        let mut row =
+            load::bench_row(cell, driven.sent, driven.chaos, &judged, started.elapsed().as_secs_f64());
         row.phases = phases;
         if self.config.verbose {
             let p = &phases;
@@ -219,7 +224,7 @@ impl Cell<'_> {
         let sent = sender::run(
             self.workload.clone(),
             urls,
-            Arc::new(Wire::hookbench(&site.secret)),
+            Arc::new(Wire::hookbench(&site.secret.to_whsec())?),
             SenderConfig { history: Some(self.history.clone()), ..config.sender.clone() },
             progress,
         )
@@ -230,81 +235,6 @@ impl Cell<'_> {
             None => Ok(ChaosCounts::default()),
         };
         Ok(Driven { sent: sent?, chaos: chaos? })
-    }
-}
-
-/// Every event's fate, as the checker found it, into the history.
-pub(crate) fn write_events(tap: &Tap, w: &Workload, verdict: &Verdict) {
-    for (i, e) in w.events.iter().enumerate() {
-        tap.send(Line::Event(EventLine::fate(
-            w,
-            i,
-            (tap.cell(), e.id().to_string(), e.account),
-            || verdict.applies.get(i).copied(),
-            || verdict.final_versions.get(e.account as usize).copied(),
-        )));
-    }
-}
-
-/// Every plan change the database's trigger recorded, in its order, into the history (after the
-/// events' lines, as the history's readers expect).
-pub(crate) async fn write_changes(tap: &Tap, tables: &Tables) -> Result<(), TablesError> {
-    tables
-        .plan_changes(&mut |seq, account, old_version, new_version| {
-            tap.send(Line::Change(ChangeLine {
-                cell: tap.cell().to_string(),
-                account: u32::try_from(account).unwrap_or(u32::MAX),
-                seq,
-                old_version,
-                new_version,
-            }));
-        })
-        .await
-}
-
-/// A report row: the cell's (backend, design, the model's figures), what the sender (or the
-/// shards, added up) and chaos did, the checker's verdict, and the wall time.
-pub(crate) fn row(
-    cell: (Backend, Design, Option<&HandlerResult>),
-    sent: SendReport,
-    chaos: ChaosCounts,
-    verdict: Verdict,
-    wall_s: f64,
-) -> Row {
-    let (backend, design, model) = cell;
-    let c = sent.counters;
-    let secs = sent.elapsed.as_secs_f64().max(1e-9);
-    Row {
-        backend,
-        design,
-        deliveries: c.deliveries,
-        status_2xx: c.status_2xx,
-        status_4xx: c.status_4xx,
-        status_5xx: c.status_5xx,
-        timeouts: c.timeouts,
-        retries: c.retries,
-        figures: verdict.figures,
-        latency_us: sent.latency_intended,
-        latency_actual_us: sent.latency_actual,
-        latency_buckets: sent.latency_buckets.clone(),
-        latency_spectrum: LatencySpectrum {
-            planned: sent.spectrum_intended.clone(),
-            actual: sent.spectrum_actual.clone(),
-        },
-        throughput_per_s: c.deliveries as f64 / secs,
-        wall_s,
-        connect_errors: c.connect_errors,
-        gave_up: c.gave_up,
-        ledger_rows: verdict.ledger_rows,
-        dead_letters: verdict.dead_letters,
-        id_conflicts: verdict.id_conflicts,
-        chaos,
-        poisoned: verdict.poisoned,
-        poison_applied: verdict.poison_applied,
-        poison_attempts: c.poison_attempts,
-        poison_non_2xx: c.poison_non_2xx,
-        model: model.map(ModelFigures::from),
-        phases: Phases::default(),
     }
 }
 

@@ -11,7 +11,6 @@
 mod cell;
 mod shard;
 
-pub(crate) use cell::{row, write_changes, write_events};
 pub(crate) use shard::run_shard;
 
 use std::path::PathBuf;
@@ -27,9 +26,9 @@ use crate::chaos::Chaos;
 use crate::history::History;
 use crate::model;
 use crate::progress::Bars;
-use crate::report::{CellNote, HistoryFile, Parameters, Report};
+use crate::report::{BenchBody, CellNote, Header, HistoryFile, Parameters, Report, RunBody};
 use crate::sender::SenderConfig;
-use crate::shard::Shard;
+use crate::workload::Shard;
 use crate::workload::{Workload, WorkloadConfig, WorkloadError};
 
 /// Everything a bench run needs.
@@ -126,6 +125,9 @@ pub enum ConfigError {
     /// `--start-at` in a run that is not sharded.
     #[error("--start-at aligns the shards of a sharded run: give it with --shard or --shards")]
     StartAtWithoutShard,
+    /// `--secret` is not a Standard Webhooks secret.
+    #[error("--secret: {0}")]
+    Secret(#[from] crate::wire::SecretError),
     /// `--shard` with what only a whole run does.
     #[error("--shard cannot run --experiments: run them in a bench of their own")]
     ShardExperiments,
@@ -180,7 +182,8 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
     let workload = Arc::new(workload);
     let model_rows = model::handler_table(&workload);
     let bars = Bars::new(config.progress);
-    let mut report = Report::new(config.run_id.clone(), parameters(config));
+    let mut header = Header::new(config.run_id.clone());
+    let mut report = BenchBody::new(parameters(config));
     let _ = std::fs::create_dir_all(config.out.join("logs"));
     let planned: u64 = workload.groups.iter().map(|g| u64::from(g.copies)).sum();
     let cells = (config.backends.len() * config.designs.len()) as u64;
@@ -196,8 +199,8 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
                     if config.verbose {
                         bars.say(&format!("postgres ready in {took:.2} s ({})", server.origin()));
                     }
-                    report.versions.postgres = server.version().await.ok();
-                    report.versions.postgres_origin = Some(server.origin().to_string());
+                    header.versions.postgres = server.version().await.ok();
+                    header.versions.postgres_origin = Some(server.origin().to_string());
                     Some(server)
                 }
                 (Err(e), _) => {
@@ -219,8 +222,8 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
             match cell.run(pg.as_ref(), &bars).await {
                 Ok((row, db_version)) => {
                     let slot = match backend {
-                        Backend::Postgres => &mut report.versions.postgres,
-                        Backend::Sqlite => &mut report.versions.sqlite,
+                        Backend::Postgres => &mut header.versions.postgres,
+                        Backend::Sqlite => &mut header.versions.sqlite,
                     };
                     if slot.is_none() {
                         *slot = db_version;
@@ -239,7 +242,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
         }
     }
     let (path, lines) = history.finish().map_err(ConfigError::History)?;
-    report.history = Some(HistoryFile::written(&path, lines));
+    header.history = Some(HistoryFile::written(&path, lines));
     match crate::explain::report_witnesses(&config.out, config.witnesses) {
         Ok(w) => report.witnesses = w,
         Err(e) => bars.say(&format!("the witnesses could not be read back: {}", crate::reason::reason(&e))),
@@ -260,7 +263,7 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
         )
         .await;
     }
-    Ok(report)
+    Ok(Report { header, body: RunBody::Bench(report) })
 }
 
 pub(crate) fn parameters(config: &BenchConfig) -> Parameters {
@@ -283,21 +286,6 @@ pub(crate) fn parameters(config: &BenchConfig) -> Parameters {
         chaos: config.chaos.clone(),
         poison: config.poison,
     }
-}
-
-/// The short git commit of the working directory, if it is a git checkout.
-pub fn git_sha() -> Option<String> {
-    let out = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
-/// The default run id: `<UTC timestamp>-<short sha>`.
-pub fn default_run_id() -> String {
-    let ts = jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ").to_string();
-    format!("{ts}-{}", git_sha().unwrap_or_else(|| "nogit".to_string()))
 }
 
 /// Awaits `f`, and how long it took, seconds.

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use super::{BenchConfig, ConfigError, parameters};
 use crate::history::{COMPRESS_PAST_ATTEMPTS, History};
+use crate::load::partial::{Partial, PartialError, Target};
 use crate::progress::Bars;
 use crate::sender::{self, Progress, SendError, SenderConfig};
-use crate::shard::{Partial, PartialError, Shard, Target};
 use crate::wire::Wire;
+use crate::workload::Shard;
 use crate::workload::Workload;
 
 /// Why a shard could not run.
@@ -42,14 +43,14 @@ pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, Sh
     let bars = Bars::new(config.progress);
     let progress = Arc::new(Progress::default());
     let bar = bars.cell(format!("shard {shard} {backend} {design}"), groups, progress.clone());
-    if let Some(line) = crate::shard::late_start(shard, config.sender.start_at) {
+    if let Some(line) = crate::workload::late_start(shard, config.sender.start_at) {
         bars.say(&line);
     }
     let sender = SenderConfig { history: Some(tap), shard, ..config.sender.clone() };
     let sent = sender::run(
         workload.clone(),
         targets.urls.clone(),
-        Arc::new(Wire::hookbench(&targets.secret)),
+        Arc::new(Wire::hookbench(&targets.secret.to_whsec()).map_err(ConfigError::Secret)?),
         sender,
         progress,
     )
@@ -58,8 +59,9 @@ pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, Sh
     let sent = sent?;
     bar.finished(&format!("{} attempts, {lines} history lines", sent.counters.deliveries));
     let database = provision::hide_password(&targets.database_url);
-    let run = (config.run_id.clone(), shard, Target::Bench { backend, design, database });
-    let partial = Partial::new(run, parameters(config), &workload, config.sender.start_at, &sent);
+    let target = Target::Bench { backend, design, database, parameters: Box::new(parameters(config)) };
+    let partial =
+        Partial::new((config.run_id.clone(), shard, target), &workload, config.sender.start_at, &sent);
     partial.write(&config.out)?;
     Ok(partial)
 }

@@ -1,72 +1,278 @@
-//! `hookbench audit`: its arguments as an [`AuditConfig`], the audit, the verdict table, the
-//! reports and the exit status (0 passed, 1 a check failed, 2 the audit could not run, 3 every
-//! check passed and a `--fail-on` threshold was breached).
+//! `hookbench audit`: its flags, turned into an [`AuditConfig`]; the audit; the verdict table, the
+//! reports (written whenever the audit stopped after starting) and the exit status: 0 passed, 1 a
+//! check failed (`hookbench: audit FAILED: check, ...`), 2 the audit could not run (a bad flag,
+//! an unreachable receiver, a query that fails, a receiver the preflight says cannot be audited as
+//! told: one line that says what to fix), 3 every check passed and a `--fail-on` threshold was
+//! breached.
 
 use std::io::{self, IsTerminal, Write};
-
-use super::{AuditArgs, Exit, FAIL_ON_SHARD, breached, hold_to, print_partial, run_dir, runtime};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::audit::{self, AuditConfig, Control, Provider, Ramp};
+use clap::Args;
+
+use super::flags::ThresholdArgs;
+use super::{FAIL_ON_SHARD, breached, failed, hold_to, print_partial, run_dir, runtime, usage};
+use crate::audit::{
+    self, AuditConfig, CapacitySettings, Control, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings,
+    Ramp, StormSettings, Target, Watch,
+};
 use crate::history::History;
-use crate::report::{AUDIT_FIGURES, HistoryFile, Report, audit_scopes, render_audit_table, render_metrics};
+use crate::observe::Queries;
+use crate::report::{AUDIT_FIGURES, HistoryFile, Report, audit_scopes, render_metrics};
 use crate::sender::RetryPolicy;
-use crate::shard::Shard;
 use crate::wire::{Payload, Poison, payload::Template};
-use crate::workload::WorkloadConfig;
+use crate::workload::{ARTICLE_SEED, Shard, WorkloadConfig};
+
+/// Arguments of `hookbench audit`.
+#[derive(Debug, Clone, Args)]
+pub struct AuditArgs {
+    /// The receiver's webhook URL (http://host:port/path).
+    pub url: String,
+    /// How deliveries are signed: standard-webhooks, stripe, github, shopify or none.
+    #[arg(long, default_value = "standard-webhooks", value_enum)]
+    pub signing: crate::wire::Scheme,
+    /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe).
+    /// Give it twice, old and new, to hold the rotation check to both.
+    #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true)]
+    pub secret: Vec<String>,
+    /// The bodies: hookbench, stripe (an Event object), or a template file (docs/audit.md).
+    #[arg(long, default_value = "hookbench", value_name = "hookbench|stripe|FILE")]
+    pub payload: String,
+    /// The receiver's database, read-only (postgres://... or sqlite:...).
+    #[arg(long, value_name = "URL")]
+    pub observe_db: Option<String>,
+    /// SQL returning one row per applied side effect (its event id), or (event id, count) rows.
+    #[arg(long, value_name = "SQL")]
+    pub applied_query: Option<String>,
+    /// SQL returning (account, version) for each account the receiver holds.
+    #[arg(long, value_name = "SQL")]
+    pub state_query: Option<String>,
+    /// Serve a sink at ADDR for the receiver's side effect to call instead of the real downstream
+    /// service; each call is one side effect.
+    #[arg(long, value_name = "ADDR")]
+    pub sink: Option<String>,
+    /// The JSON field of a sink call that carries the event id, when the call has no
+    /// Idempotency-Key header.
+    #[arg(long, default_value = "event_id")]
+    pub sink_key: String,
+    /// The checks to run, comma-separated (default: all that the observers allow).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub checks: Vec<crate::report::Check>,
+    /// Events per probing check (sequential duplicate, concurrent copies, lost ack; accounts for
+    /// out of order).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub probe_events: usize,
+    /// Copies released together in the concurrent check.
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=64))]
+    pub copies: usize,
+    /// How long after the run the late replay is sent.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub replay_after: Duration,
+    /// A shell command run before the late replay (your purge job), e.g. `./purge-old-keys.sh`.
+    #[arg(long, value_name = "CMD")]
+    pub retention_cmd: Option<String>,
+    /// Logical events in the parallel load.
+    #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
+    pub events: usize,
+    /// Seed of the load's draws.
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Accounts the load's events are spread over.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub accounts: u32,
+    /// Events per second in the load (open loop, coordinated omission corrected).
+    #[arg(long, default_value_t = 200.0)]
+    pub rate: f64,
+    /// Requests in flight at most in the load.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// The provider whose delivery timeout the receiver is held to (and whose retry schedule the
+    /// retry storm follows): stripe 30s, github 10s, shopify 5s, standard-webhooks 15s (sources
+    /// in docs/audit.md).
+    #[arg(long, value_enum)]
+    pub provider: Option<crate::wire::Provider>,
+    /// An attempt taking longer counts as a timeout and is retried [default: the provider's
+    /// timeout, or 10s].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Attempts per event in the load before it is given up (at least 30 in the crash check).
+    #[arg(long, default_value_t = 10)]
+    pub max_attempts: u32,
+    /// Kills the receiver, run through `sh -c`: `kill -9 $(cat app.pid)`, `docker kill app`.
+    /// With --start-cmd and --health-url, runs the crash check.
+    #[arg(long, value_name = "CMD", requires_all = ["start_cmd", "health_url"])]
+    pub kill_cmd: Option<String>,
+    /// Starts the receiver again, run through `sh -c` and not waited for (its output is
+    /// discarded; redirect it in CMD to keep it): `./run-app.sh`, `docker start app`.
+    #[arg(long, value_name = "CMD", requires_all = ["kill_cmd", "health_url"])]
+    pub start_cmd: Option<String>,
+    /// A URL that answers 2xx once the receiver serves, polled after --start-cmd.
+    #[arg(long, value_name = "URL", requires_all = ["kill_cmd", "start_cmd"])]
+    pub health_url: Option<String>,
+    /// How long a restart may take before the audit gives up.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub restart_timeout: Duration,
+    /// Kills during the crash check's load, at seeded moments.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub kills: u32,
+    /// Poison events are credits to this account, which your handler is known to refuse (runs the
+    /// poison check).
+    #[arg(long, value_name = "N", conflicts_with = "poison_template")]
+    pub poison_account: Option<i64>,
+    /// Poison events take the credit body of this template (the --payload template format), a
+    /// body your handler fails on (runs the poison check).
+    #[arg(long, value_name = "FILE")]
+    pub poison_template: Option<PathBuf>,
+    /// Chance a credit of the poison check's load is poison.
+    #[arg(long = "poison", value_name = "CHANCE", default_value_t = 0.05)]
+    pub poison_chance: f64,
+    /// The other events' p99 with poison may be at most this many times their p99 without (taken
+    /// as at least 20 ms).
+    #[arg(long, default_value_t = 3.0)]
+    pub poison_p99_factor: f64,
+    /// SQL returning one row (event id) per dead letter in your receiver's store; each poison
+    /// event must be found there.
+    #[arg(long, value_name = "SQL")]
+    pub dead_letter_query: Option<String>,
+    /// Ramps the rate from FROM to TO events per second (runs the capacity check), e.g. 50..500.
+    #[arg(long, value_name = "FROM..TO", value_parser = crate::audit::parse_ramp)]
+    pub ramp: Option<(f64, f64)>,
+    /// Steps of the ramp, both ends included.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub ramp_steps: u32,
+    /// How long each step of the ramp sends.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub step_duration: Duration,
+    /// The capacity check fails below this rate [default: the ramp's first].
+    #[arg(long, value_name = "RATE")]
+    pub min_capacity: Option<f64>,
+    /// An outage in the provider's time, e.g. 1h (runs the retry-storm check; needs --kill-cmd,
+    /// --start-cmd and --health-url).
+    #[arg(long, value_parser = humantime::parse_duration, requires = "kill_cmd")]
+    pub outage: Option<Duration>,
+    /// How much faster than the provider's clock the retry storm runs (1000: an hour in 3.6 s).
+    #[arg(long, default_value_t = 1000.0)]
+    pub time_scale: f64,
+    /// Events in the retry storm's batch.
+    #[arg(long, default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub storm_events: usize,
+    /// How long a stalled body may be held open before it counts against the receiver.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub stall_wait: Duration,
+    /// Size of the oversized body the hostile-input check sends.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub oversized_bytes: usize,
+    /// How long the observers must see no change before the audit judges.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub quiet: Duration,
+    /// How long to wait for the observers to settle at most.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub settle_max: Duration,
+    /// The prefix of every event id this audit sends (default: `a` and the time in base 36).
+    #[arg(long)]
+    pub id_prefix: Option<String>,
+    /// Added to every account number (default: from the time, a range no earlier audit used).
+    #[arg(long)]
+    pub account_base: Option<i64>,
+    /// Where the reports go (default `reports/audit-<time>-<sha>`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No step lines on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Thresholds that fail the audit.
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    /// Also write the audit's verdicts and figures to FILE in the Prometheus text format (each
+    /// check's status, the loads' figures; docs/reports.md).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+    /// Send only shard I of N of the parallel load (the events whose index is I-1 modulo N) and
+    /// write a partial result (shard.json and the shard's history, no verdict) for `hookbench
+    /// merge`, which asks the --observe-db once every shard is done. Runs the load alone; needs
+    /// --observe-db and one id space for every shard (--start-at, or --id-prefix and
+    /// --account-base). docs/scale.md.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Like --shard, with N shards and this shard's index (from 0) taken from
+    /// JOB_COMPLETION_INDEX, which a Kubernetes Indexed Job sets in each pod.
+    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub shards: Option<usize>,
+    /// When a sharded load's first position is due (RFC 3339), the same for every shard; the
+    /// run's ids and accounts are made from it.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<jiff::Timestamp>,
+}
 
 impl TryFrom<&AuditArgs> for AuditConfig {
     type Error = anyhow::Error;
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<Self> {
+        // --signing X holds the receiver to provider X's rules unless --provider names another.
+        let provider = a.provider.or(a.signing.provider());
+        let timeout = a.timeout.or(provider.map(crate::wire::Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT);
+        let control = control(a);
         let config = AuditConfig {
-            url: a.url.clone(),
-            signing: a.signing,
-            secrets: a.secret.clone(),
-            payload: a.payload.parse()?,
-            observe_db: a.observe_db.clone(),
-            applied_query: a.applied_query.clone(),
-            state_query: a.state_query.clone(),
-            dead_letter_query: a.dead_letter_query.clone(),
-            sink: a.sink.clone(),
-            sink_key: a.sink_key.clone(),
-            checks: a.checks.clone(),
-            probe_events: a.probe_events,
-            copies: a.copies,
-            replay_after: a.replay_after,
-            retention_cmd: a.retention_cmd.clone(),
-            workload: WorkloadConfig {
-                seed: a.seed,
-                events: a.events,
-                accounts: a.accounts,
-                ..WorkloadConfig::default()
+            target: Target {
+                url: a.url.clone(),
+                signing: a.signing,
+                provider,
+                secrets: a.secret.clone(),
+                payload: a.payload.parse()?,
             },
-            rate: a.rate,
-            concurrency: a.concurrency,
-            timeout: a.timeout.or(a.provider.map(Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT),
-            retry: RetryPolicy { max_attempts: a.max_attempts, ..RetryPolicy::default() },
-            stall_wait: a.stall_wait,
-            oversized_bytes: a.oversized_bytes,
-            quiet: a.quiet,
-            settle_max: a.settle_max,
+            watch: Watch {
+                observe_db: a.observe_db.clone(),
+                queries: Queries {
+                    applied: a.applied_query.clone(),
+                    state: a.state_query.clone(),
+                    dead_letters: a.dead_letter_query.clone(),
+                },
+                sink: a.sink.clone(),
+                sink_key: a.sink_key.clone(),
+                quiet: a.quiet,
+                settle_max: a.settle_max,
+            },
+            checks: a.checks.clone(),
+            probes: ProbeSettings {
+                events: a.probe_events,
+                copies: a.copies,
+                stall_wait: a.stall_wait,
+                oversized_bytes: a.oversized_bytes,
+                replay_after: a.replay_after,
+                retention_cmd: a.retention_cmd.clone(),
+            },
+            load: LoadSettings {
+                workload: WorkloadConfig {
+                    seed: a.seed,
+                    events: a.events,
+                    accounts: a.accounts,
+                    ..WorkloadConfig::default()
+                },
+                rate: a.rate,
+                concurrency: a.concurrency,
+                timeout,
+                retry: RetryPolicy { max_attempts: a.max_attempts, ..RetryPolicy::default() },
+            },
+            crash: control.clone().map(|control| CrashSettings { control, kills: a.kills }),
+            poison: poison(a)?.map(|poison| PoisonSettings {
+                poison,
+                chance: a.poison_chance,
+                p99_factor: a.poison_p99_factor,
+            }),
+            capacity: a.ramp.map(|(from, to)| CapacitySettings {
+                ramp: Ramp { from, to, steps: a.ramp_steps, step_duration: a.step_duration },
+                min_capacity: a.min_capacity,
+            }),
+            storm: match (a.outage, control) {
+                (Some(outage), Some(control)) => {
+                    Some(StormSettings { control, outage, time_scale: a.time_scale, events: a.storm_events })
+                }
+                (Some(_), None) => anyhow::bail!("--outage needs --kill-cmd, --start-cmd and --health-url"),
+                (None, _) => None,
+            },
             id_prefix: a.id_prefix.clone(),
             account_base: a.account_base,
-            control: control(a),
-            kills: a.kills,
-            poison: poison(a)?,
-            poison_chance: a.poison_chance,
-            poison_p99_factor: a.poison_p99_factor,
-            provider: a.provider,
-            ramp: a.ramp.map(|(from, to)| Ramp {
-                from,
-                to,
-                steps: a.ramp_steps,
-                step_duration: a.step_duration,
-            }),
-            min_capacity: a.min_capacity,
-            outage: a.outage,
-            time_scale: a.time_scale,
-            storm_events: a.storm_events,
             history: None,
             shard: Shard::from_flags_and_env(a.shard, a.shards)?,
             start_at: a.start_at,
@@ -100,7 +306,7 @@ fn poison(a: &AuditArgs) -> anyhow::Result<Option<Poison>> {
 
 /// Any error before or during the audit is exit status 2: the audit could not run.
 fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
-    Exit { code: 2, message: format!("the audit could not run: {err:#}") }.into()
+    usage(format!("the audit could not run: {err:#}"))
 }
 
 /// One shard of a sharded audit's parallel load: sent (its attempts into `history`), its history
@@ -111,7 +317,7 @@ fn run_shard(
     (history, step): (History, &(dyn Fn(&str) + Sync)),
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    if let Some(line) = crate::shard::late_start(shard, config.start_at) {
+    if let Some(line) = crate::workload::late_start(shard, config.start_at) {
         eprintln!("hookbench audit: {line}");
     }
     let partial = runtime().map_err(could_not_run)?.block_on(audit::run_shard(&config, shard, run_id, step));
@@ -131,7 +337,8 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if config.shard.is_some() && !thresholds.is_empty() {
         return Err(could_not_run(FAIL_ON_SHARD));
     }
-    // The loads' attempts and fates, as a bench's (an audit's loads are small: never compressed).
+    // The loads' attempts and verdicts, as a bench's (an audit's loads are small: never
+    // compressed).
     let history = History::create(&dir, false)
         .map_err(|e| could_not_run(format!("writing the history in {}: {e}", dir.display())))?;
     config.history = Some(history.tap("audit".into()));
@@ -148,10 +355,15 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     // Every tap dropped, so that the writer can finish.
     config.history = None;
     let written = history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")));
-    let section = section.map_err(could_not_run)?;
+    let (section, stopped) = match section {
+        Ok(section) => (section, None),
+        // Stopped after starting: the report of what ran is written, then the audit ends with 2.
+        Err(audit::Stopped { error, partial: Some(partial) }) => (partial, Some(error)),
+        Err(audit::Stopped { error, partial: None }) => return Err(could_not_run(error)),
+    };
     let (path, lines) = written?;
-    let mut report = Report::of_audit(run_id, &config, section);
-    report.history = Some(HistoryFile::written(&path, lines));
+    let mut report = Report::audit(run_id, section);
+    report.header.history = Some(HistoryFile::written(&path, lines));
     hold_to(&mut report, &thresholds);
     let path =
         report.write_all(&dir).map_err(|e| could_not_run(format!("writing {}: {e}", dir.display())))?;
@@ -161,19 +373,23 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         std::fs::write(file, text)
             .map_err(|e| could_not_run(format!("writing --metrics {}: {e}", file.display())))?;
     }
-    write!(out, "{}", render_audit_table(&report))?;
-    write!(out, "{}", crate::threshold::render(&report.thresholds))?;
+    write!(out, "{}", report.table())?;
+    write!(out, "{}", crate::threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
-    match &report.audit {
+    if let Some(error) = stopped {
+        return Err(could_not_run(error));
+    }
+    audit_exit(&report)
+}
+
+/// The exit an audit's report asks for: 1 naming the failed checks, else 3 on a breached
+/// threshold, else 0.
+pub(super) fn audit_exit(report: &Report) -> anyhow::Result<()> {
+    match report.audit_section() {
         Some(a) if a.failed() => {
-            let failed: Vec<&str> = a
-                .checks
-                .iter()
-                .filter(|c| c.status == audit::Status::Fail)
-                .map(|c| c.check.as_str())
-                .collect();
-            Err(Exit { code: 1, message: format!("the receiver failed: {}", failed.join(", ")) }.into())
+            let failed_checks: Vec<&str> = a.failed_checks().iter().map(|c| c.as_str()).collect();
+            Err(failed(format!("audit FAILED: {}", failed_checks.join(", "))))
         }
-        _ => breached(&report).map_or(Ok(()), |exit| Err(exit.into())),
+        _ => breached(report).map_or(Ok(()), |exit| Err(exit.into())),
     }
 }

@@ -2,16 +2,136 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use receivers::design::Design;
 use receivers::store::Backend;
 
-use super::{BenchArgs, FAIL_ON_SHARD, breached, hold_to, print_partial, run_dir, runtime, worker_exe};
+use super::flags::{PostgresArgs, ReceiverArgs, ThresholdArgs, WorkloadArgs};
+use super::{FAIL_ON_SHARD, breached, failed, hold_to, print_partial, run_dir, runtime, usage, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
+use crate::chaos::Chaos;
+use crate::experiments;
 use crate::report::{BENCH_FIGURES, bench_scopes, render_metrics, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
-use crate::shard::Shard;
 use crate::threshold;
+use crate::workload::Shard;
+use clap::Args;
+use receivers::signature::Secret;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `hookbench bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Backends to run, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
+    pub backends: Vec<Backend>,
+    /// Designs to run, comma-separated [default: all seven].
+    #[arg(long, value_delimiter = ',')]
+    pub designs: Vec<Design>,
+    /// The workload.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Worker processes per cell.
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub workers: usize,
+    /// Requests in flight at most.
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=10_000))]
+    pub concurrency: usize,
+    /// Events per second, open loop (each plan position leaves at position / rate); 0 sends as
+    /// fast as --concurrency allows.
+    #[arg(long, default_value_t = 2500.0)]
+    pub rate: f64,
+    /// An attempt taking longer counts as a timeout and is retried.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// First retry's backoff ceiling (full jitter below it).
+    #[arg(long, default_value = "10ms", value_parser = humantime::parse_duration)]
+    pub retry_base: Duration,
+    /// Largest backoff ceiling.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub retry_cap: Duration,
+    /// Attempts per delivery, the first included, before it is given up.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_attempts: u32,
+    /// How each receiver worker works.
+    #[command(flatten)]
+    pub receiver: ReceiverArgs,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// The run's directory [default: reports/TIMESTAMP-SHA: the UTC time and the short git commit].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Keep each cell's database (Postgres databases, SQLite files under --out).
+    #[arg(long)]
+    pub keep: bool,
+    /// How long to wait for the receivers to go quiet after the last delivery.
+    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    pub quiet_timeout: Duration,
+    /// Do not draw progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+    /// Thresholds that fail the run.
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    /// The executable the workers run (`serve`) [default: this one].
+    #[arg(long, hide = true)]
+    pub worker_exe: Option<PathBuf>,
+    /// Deliver to receivers that are already running (comma-separated webhook URLs, one design)
+    /// instead of starting workers; needs --database-url (the database they share, which the
+    /// checker reads), --secret and exactly one --designs.
+    #[arg(long, value_delimiter = ',', requires = "secret")]
+    pub targets: Vec<String>,
+    /// The secret the --targets verify with.
+    #[arg(long, env = "HOOKBENCH_SECRET", hide_env_values = true)]
+    pub secret: Option<Secret>,
+    /// Chaos during each cell, KIND=RATE (strikes per second), repeatable or comma-separated:
+    /// kill-worker=RATE SIGKILLs a random worker and restarts it; pg-terminate=RATE ends every
+    /// receiver connection to the cell's Postgres database (pg_terminate_backend).
+    #[arg(long, value_delimiter = ',', value_name = "KIND=RATE")]
+    pub chaos: Vec<Chaos>,
+    /// Chance a credit event is poison: sent with a negative amount, which passes the signature
+    /// and the wire format and which the side effect refuses every time. The inbox acknowledges
+    /// it and leaves it as a dead letter after 5 attempts; the other designs answer 500.
+    #[arg(long, default_value_t = 0.0, value_name = "CHANCE")]
+    pub poison: f64,
+    /// Failure experiments to run after the matrix, with their defaults, into the same report
+    /// (comma-separated): crash, jitter, retention. Each is also its own command.
+    #[arg(long, value_delimiter = ',')]
+    pub experiments: Vec<experiments::Kind>,
+    /// Compress the run's history (history.jsonl.zst) whatever its size; it is compressed anyway
+    /// past 50,000 planned attempts.
+    #[arg(long)]
+    pub history_compress: bool,
+    /// Witnesses per anomaly class (duplicate, lost, stale account) and cell in the report, each
+    /// with its timeline from the history (`hookbench explain` lists more).
+    #[arg(long, default_value_t = 5)]
+    pub witnesses: usize,
+    /// Print where each cell's time went (provision, fleet start, deliveries, settle, fleet stop,
+    /// checker, history and clean-up; report.json's `phases` holds them either way) and how long
+    /// Postgres took to be ready.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Also write the run's figures to FILE in the Prometheus text format (for a node_exporter
+    /// textfile collector or a push gateway; docs/reports.md).
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+    /// Send only shard I of N of the plan (the events whose index is I-1 modulo N, every copy and
+    /// duplicate of each) to --targets, and write a partial result (shard.json and the shard's
+    /// history, no verdict) for `hookbench merge`. Needs --targets; docs/scale.md.
+    #[arg(long, value_name = "I/N", requires = "targets")]
+    pub shard: Option<Shard>,
+    /// Like --shard, with N shards and this shard's index (from 0) taken from
+    /// JOB_COMPLETION_INDEX, which a Kubernetes Indexed Job sets in each pod.
+    #[arg(long, value_name = "N", conflicts_with = "shard", requires = "targets", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub shards: Option<usize>,
+    /// When the plan's first position is due (RFC 3339, e.g. 2026-12-01T10:00:00Z), so that
+    /// shards started apart keep one open-loop clock. A shard that starts late says so, sends what
+    /// is already due at once, and still counts latencies from the planned times.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<jiff::Timestamp>,
+}
 
 impl TryFrom<&BenchArgs> for BenchConfig {
     type Error = anyhow::Error;
@@ -81,17 +201,18 @@ impl TryFrom<&BenchArgs> for BenchConfig {
 /// broke, or an experiment part could not run.
 pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let thresholds = args.thresholds.resolve(&bench_scopes(), BENCH_FIGURES)?;
-    let config = BenchConfig::try_from(args)?;
+    // A bad flag or combination of flags is a usage error, like clap's own.
+    let config = BenchConfig::try_from(args).map_err(usage)?;
     if let Some(shard) = config.shard {
         if !thresholds.is_empty() {
-            bail!(FAIL_ON_SHARD);
+            return Err(usage(FAIL_ON_SHARD));
         }
         let partial = runtime()?.block_on(bench::run_shard(&config, shard))?;
-        let path = config.out.join(crate::shard::PARTIAL_FILE);
+        let path = config.out.join(crate::load::partial::PARTIAL_FILE);
         print_partial(&partial, &path, out)?;
         return Ok(());
     }
-    let mut report = runtime()?.block_on(bench::run(&config))?;
+    let mut report = runtime()?.block_on(bench::run(&config)).map_err(usage)?;
     hold_to(&mut report, &thresholds);
     let dir = &config.out;
     let path = report.write_all(dir).with_context(|| format!("writing {}", dir.display()))?;
@@ -100,19 +221,24 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;
     }
     write!(out, "{}", render_table(&report))?;
-    write!(out, "{}", threshold::render(&report.thresholds))?;
+    write!(out, "{}", threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
-    if report.rows.is_empty() {
-        bail!("no cell could run");
+    let Some(b) = report.bench_body() else { return Ok(()) };
+    if b.rows.is_empty() {
+        return Err(failed("no cell could run".to_string()));
     }
-    if !report.broken.is_empty() {
-        bail!("{} cell(s) broke; see above and {}", report.broken.len(), path.display());
+    if !b.broken.is_empty() {
+        return Err(failed(format!("{} cell(s) broke; see above and {}", b.broken.len(), path.display())));
     }
-    if !report.experiments.errors.is_empty() {
-        for e in &report.experiments.errors {
+    if !b.experiments.errors.is_empty() {
+        for e in &b.experiments.errors {
             eprintln!("hookbench: experiment {e}");
         }
-        bail!("{} experiment part(s) could not run; see {}", report.experiments.errors.len(), path.display());
+        return Err(failed(format!(
+            "{} experiment part(s) could not run; see {}",
+            b.experiments.errors.len(),
+            path.display()
+        )));
     }
     breached(&report).map_or(Ok(()), |exit| Err(exit.into()))
 }

@@ -6,8 +6,28 @@ use anyhow::Context;
 use provision::{PostgresServer, SqliteFile};
 use receivers::store::Backend;
 
-use super::{DbArgs, init_logging, runtime};
+use super::flags::PostgresArgs;
+use super::{init_logging, runtime};
 use crate::serve;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `hookbench db`.
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// The backend.
+    #[arg(long, default_value = "sqlite")]
+    pub backend: Backend,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Directory for the SQLite file [default: a temporary directory, removed at the end].
+    #[arg(long)]
+    pub sqlite_dir: Option<PathBuf>,
+    /// Keep the database (and the SQLite file) after stopping.
+    #[arg(long)]
+    pub keep: bool,
+}
 
 /// `hookbench db`.
 pub(super) fn run(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {

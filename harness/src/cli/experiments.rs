@@ -4,9 +4,85 @@ use std::io::Write;
 
 use anyhow::bail;
 
-use super::{CrashArgs, JitterArgs, RetentionArgs, runtime, worker_exe};
+use super::flags::PostgresArgs;
+use super::{runtime, worker_exe};
+use crate::experiments;
 use crate::experiments::{self as lab, Experiments};
 use crate::report::{experiment_sections, sections_text};
+use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED};
+use clap::Args;
+use receivers::design::Design;
+use receivers::store::Backend;
+use std::path::PathBuf;
+
+/// Arguments of `hookbench jitter`.
+#[derive(Debug, Clone, Args)]
+pub struct JitterArgs {
+    /// Seed of the jitter draws (the model's).
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Deliveries that fail at the same moment.
+    #[arg(long, default_value_t = crate::model::jitter::DELIVERIES, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub deliveries: u32,
+    /// When the receiver comes back, in (unscaled) seconds.
+    #[arg(long, default_value_t = crate::model::jitter::RECOVER_S)]
+    pub recover_s: f64,
+    /// How much faster than the article's clock the run goes (100: its 300 s take 3 s).
+    #[arg(long, default_value_t = experiments::jitter::TIME_SCALE)]
+    pub time_scale: f64,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `hookbench crash`.
+#[derive(Debug, Clone, Args)]
+pub struct CrashArgs {
+    /// Seed of the crash draws (the article's).
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Credit events (the article's 2,000; fewer take the first ids, so the draws stay its own).
+    #[arg(long, default_value_t = crate::model::crash::CRASH_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub events: usize,
+    /// Backends, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
+    pub backends: Vec<Backend>,
+    /// Designs, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "split,atomic,inbox")]
+    pub designs: Vec<Design>,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Print the rows as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The executable the worker runs (`serve`) [default: this one].
+    #[arg(long, hide = true)]
+    pub worker_exe: Option<PathBuf>,
+}
+
+/// Arguments of `hookbench retention`.
+#[derive(Debug, Clone, Args)]
+pub struct RetentionArgs {
+    /// Seed of the draws (the article's).
+    #[arg(long, default_value_t = ARTICLE_SEED)]
+    pub seed: u32,
+    /// Events per schedule (the article's 10,000; each is replayed for 4 key lifetimes).
+    #[arg(long, default_value_t = ARTICLE_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=200_000))]
+    pub events: usize,
+    /// Backends, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,sqlite")]
+    pub backends: Vec<Backend>,
+    /// Attempts in flight at once (those due at the same virtual second).
+    #[arg(long, default_value_t = experiments::retention::CONCURRENCY, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub concurrency: usize,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Print the runs as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// `hookbench jitter`.
 pub(super) fn run_jitter(args: &JitterArgs, out: &mut dyn Write) -> anyhow::Result<()> {

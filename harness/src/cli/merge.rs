@@ -4,13 +4,56 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use super::{Exit, MergeArgs, breached, hold_to, run_dir, runtime};
-use crate::report::{
-    AUDIT_FIGURES, BENCH_FIGURES, Report, audit_scopes, bench_scopes, render_audit_table, render_metrics,
-    render_table,
-};
-use crate::shard::{MergeConfig, merge};
+use super::flags::ThresholdArgs;
+use super::{breached, hold_to, run_dir, runtime, usage};
+use crate::merge::{MergeConfig, merge};
+use crate::report::{AUDIT_FIGURES, BENCH_FIGURES, Report, audit_scopes, bench_scopes, render_metrics};
 use crate::threshold;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `hookbench merge`.
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The shards' directories (each with the shard.json and history a `bench --shard` wrote),
+    /// or directories holding one subdirectory per shard.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Wait up to this long for shards that have not finished (as a Kubernetes Job started
+    /// beside the shards does) before refusing a missing one.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub wait: Duration,
+    /// The database the receivers shared [default: the one the shards recorded, when it needs no
+    /// password].
+    #[arg(long)]
+    pub database_url: Option<String>,
+    /// The merged run's directory [default: reports/merge-TIMESTAMP-SHA].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// How long to wait for the receivers to go quiet (the inbox drained) before checking.
+    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    pub quiet_timeout: Duration,
+    /// A sharded audit's receiver database, read-only [default: the one the shards recorded, when
+    /// it needs no password].
+    #[arg(long, value_name = "URL")]
+    pub observe_db: Option<String>,
+    /// A sharded audit's observers count as settled after this long without a change.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    pub quiet: Duration,
+    /// How long to wait for them to settle at most.
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub settle_max: Duration,
+    /// Witnesses per anomaly class in the report.
+    #[arg(long, default_value_t = 5)]
+    pub witnesses: usize,
+    /// Thresholds that fail the run, held to the merged figures.
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
+    /// Also write the merged figures to FILE in the Prometheus text format.
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
+}
 
 /// Merges, writes the reports, prints the table. Exits 1 when a merged audit's load failed, 3
 /// when a threshold is breached.
@@ -20,7 +63,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let bench = args.thresholds.resolve(&bench_scopes(), BENCH_FIGURES);
     let audit = args.thresholds.resolve(&audit_scopes(), AUDIT_FIGURES);
     if let (Err(e), Err(_)) = (&bench, &audit) {
-        anyhow::bail!("{e:#}");
+        return Err(usage(format!("{e:#}")));
     }
     let (run_id, dir) = run_dir(args.out.as_deref(), "merge-");
     let config = MergeConfig {
@@ -35,8 +78,8 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         settle_max: args.settle_max,
         witnesses: args.witnesses,
     };
-    let mut report = runtime()?.block_on(merge(&config))?;
-    let thresholds = if report.audit.is_some() { audit } else { bench }?;
+    let mut report = runtime()?.block_on(merge(&config)).map_err(usage)?;
+    let thresholds = if report.audit_section().is_some() { audit } else { bench }?;
     hold_to(&mut report, &thresholds);
     let path = report.write_all(&dir).with_context(|| format!("writing {}", dir.display()))?;
     if let Some(file) = &args.metrics {
@@ -44,21 +87,24 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;
     }
     print_shards(&report, out)?;
-    let table = if report.audit.is_some() { render_audit_table(&report) } else { render_table(&report) };
-    write!(out, "{table}")?;
-    write!(out, "{}", threshold::render(&report.thresholds))?;
+    write!(out, "{}", report.table())?;
+    write!(out, "{}", threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
-    match &report.audit {
-        Some(a) if a.failed() => {
-            Err(Exit { code: 1, message: "the receiver failed: parallel-load".to_string() }.into())
-        }
-        _ => breached(&report).map_or(Ok(()), |exit| Err(exit.into())),
+    if let Some(a) = report.audit_section()
+        && a.checks.iter().all(|c| c.status == crate::report::Status::Skipped)
+    {
+        let why: Vec<&str> = a.checks.iter().map(|c| c.evidence.as_str()).collect();
+        return Err(usage(format!("the merged audit judged nothing: {}", why.join("; "))));
+    }
+    match report.body {
+        crate::report::RunBody::Audit { .. } => super::audit::audit_exit(&report),
+        crate::report::RunBody::Bench(_) => breached(&report).map_or(Ok(()), |exit| Err(exit.into())),
     }
 }
 
 /// One line per merged shard.
 fn print_shards(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    let Some(m) = &report.shards else { return Ok(()) };
+    let Some(m) = &report.header.shards else { return Ok(()) };
     writeln!(out, "merged {} shards:", m.count)?;
     for s in &m.shards {
         writeln!(

@@ -1,14 +1,16 @@
-//! The command line, a thin edge: `args` holds every flag, and each command has a module of its
-//! own whose `run` turns the arguments into the library's config (refusing a bad combination
-//! before anything starts, naming the flag), calls the library, and prints. Errors become
-//! `anyhow` here and only here. Tests call [`run`] with parsed arguments and a buffer, so they
+//! The command line, a thin edge: one module per command, holding its flags (clap types) beside
+//! its handler, which turns them into the library's config (refusing a bad combination before
+//! anything starts, naming the flag), calls the library, and prints; `flags` holds the flag groups
+//! several commands share. Errors become `anyhow` here and only here, each carrying the
+//! [`ExitStatus`] it ends with. Tests call [`run`] with parsed arguments and a buffer, so they
 //! exercise the real binary's paths without spawning it.
 
-mod args;
 mod audit;
 mod bench;
 mod db;
 mod experiments;
+mod explain;
+mod flags;
 mod merge;
 mod model;
 mod perf;
@@ -17,31 +19,151 @@ mod serve;
 mod sign;
 
 use std::io::{self, IsTerminal, Write};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
-pub use args::*;
+pub use audit::AuditArgs;
+pub use bench::BenchArgs;
+pub use flags::{PostgresArgs, ThresholdArgs, WorkloadArgs};
 
 use crate::report::Report;
 use crate::threshold::Threshold;
 
-/// A command's ending that must reach the shell as a particular exit status (the audit's 1 for
-/// a failed check, 2 for an audit that could not run).
+/// Does your webhook handler apply every event exactly once? hookbench measures it.
+#[derive(Debug, Parser)]
+#[command(name = "hookbench", version, about, long_about = None, args_override_self = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// hookbench's subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the bench: the article's workload delivered for real, in parallel, to each design's
+    /// worker processes on Postgres and SQLite, then checked from the database.
+    ///
+    /// Prints the article-style table (with latency, and the model's figures beside the real
+    /// ones) and writes report.json, report.md and report.html into --out. Fails only when nothing
+    /// could run or a cell broke.
+    Bench(Box<BenchArgs>),
+    /// Audit a receiver hookbench did not start, black-box: the article's go-live checklist
+    /// (sequential duplicate, concurrent copies, lost ack, out of order, late replay, secret
+    /// rotation, hostile input, parallel load) sent to URL, judged from what an observer saw
+    /// applied: the receiver's own database through your queries, or a sink its side effect calls.
+    ///
+    /// Prints a verdict table and writes report.json, report.md and report.html into --out.
+    /// Exits 0 when every check that ran passed, 1 when one failed, 2 when the audit could not
+    /// run (unreachable URL, bad flags, an observer query that fails). docs/audit.md has examples.
+    Audit(Box<AuditArgs>),
+    /// Merge the partial results of a sharded bench or audit (`bench --shard I/N`, `audit
+    /// --shard I/N` in several processes or pods) into one run: latency histograms added
+    /// exactly, counters summed, histories interleaved in time order, the checker (or the
+    /// audit's observers) run once against the database the receivers shared, and --fail-on held
+    /// to the merged figures. Writes the usual report files.
+    ///
+    /// Refuses shards of different runs (workload, seed, parameters, design, backend, hookbench
+    /// version) or a shard missing or given twice, naming them. docs/scale.md.
+    Merge(Box<merge::MergeArgs>),
+    /// Measure how close hookbench gets to this machine's limits: the atomic design against
+    /// pgbench running the same transaction, the same on SQLite against a plain sqlx loop, and
+    /// the sender against wrk and oha on a trivial endpoint, at the same connection count. Needs
+    /// pgbench, wrk and oha (`just perf` installs them).
+    Perf(perf::PerfArgs),
+    /// A trivial endpoint answering 200 to everything (what `perf` measures the sender against).
+    #[command(hide = true)]
+    ServeOk {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+    },
+    /// The article's sender experiment for real: deliveries failing together against a receiver
+    /// that answers 503 until it recovers, retrying with exponential backoff without and with full
+    /// jitter; measured at the receiver, beside the model's figures.
+    Jitter(experiments::JitterArgs),
+    /// The article's crash test with real process deaths: a worker aborts after writing the
+    /// dedupe key and before the side effect (chance 0.01 per delivery, keyed as in the article),
+    /// is restarted, and the delivery retried. `split` (key committed on its own) loses those
+    /// events; `atomic` and `inbox` do not. Crashes are counted from the workers' exit statuses.
+    Crash(experiments::CrashArgs),
+    /// The article's retention test against a real dedupe store whose keys expire (expires_at)
+    /// and are purged, on a virtual clock: duplicate applies for each retry schedule and key
+    /// lifetime, read from the ledger, beside the model's table.
+    Retention(experiments::RetentionArgs),
+    /// Explain a run's verdict from its history (history.jsonl): one event's every attempt (when
+    /// it was planned, sent and answered, on which worker and connection, with what status) and
+    /// what the checker found in the database; or, with --anomaly, the first witnesses of a class
+    /// in each cell, each with its timeline.
+    Explain(explain::ExplainArgs),
+    /// Reports: render a run's Markdown and HTML, rebuild the history index, compare two runs,
+    /// print report.json's JSON Schema.
+    #[command(subcommand)]
+    Report(report::ReportCommand),
+    /// Print the article's simulation for a seed: handler table, traced event, same-second pairs,
+    /// retention, crash and jitter tables, identical to the article's script from `events:` on.
+    Model(model::ModelArgs),
+    /// Print the three Standard Webhooks headers for a body, to try a receiver with curl.
+    ///
+    /// Example: hookbench sign --secret whsec_... --id evt_000001 body.json
+    Sign(sign::SignArgs),
+    /// Run one receiver worker: a design over Postgres or SQLite, serving
+    /// `POST /webhooks/{source}` and `GET /healthz` until SIGTERM or Ctrl-C.
+    ///
+    /// Once it listens it prints one JSON line, `{"listening":"127.0.0.1:PORT","pid":...}`, so
+    /// `--listen 127.0.0.1:0` works. Migrations are applied at start; a SQLite file is created
+    /// if missing. Several workers may share one database.
+    Serve(serve::ServeArgs),
+    /// Provide a fresh database and print its URL, for `hookbench serve` or your own receiver.
+    ///
+    /// Prints one JSON line, `{"url":...,"backend":...}`, then holds the database (and the
+    /// Postgres container, if it started one) until SIGTERM or Ctrl-C, when it drops the
+    /// database unless --keep.
+    Db(db::DbArgs),
+}
+
+/// How a command ends, as the shell sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 1: the run went through and failed: an audit check failed, a bench cell broke.
+    Failed = 1,
+    /// 2: a bad flag or input, or a run that could not run (an unreachable receiver, an observer
+    /// query that fails, a receiver the preflight says cannot be audited as told).
+    Usage = 2,
+    /// 3: the run went through, passed, and breached a `--fail-on` threshold.
+    Threshold = 3,
+}
+
+/// An ending that must reach the shell as a particular exit status, with what to print.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct Exit {
     /// The status.
-    pub code: u8,
-    /// What to print.
+    pub status: ExitStatus,
+    /// What to print after `hookbench: ` (and `error: ` for a usage error).
     pub message: String,
 }
 
-/// The exit status of a run that went through and breached a `--fail-on` threshold (a run that
-/// failed exits 1; an audit that could not run, 2).
-pub const THRESHOLD_BREACHED: u8 = 3;
+impl Exit {
+    /// The exit status's code.
+    pub fn code(&self) -> u8 {
+        self.status as u8
+    }
+}
+
+/// A bad flag or input, or a run that could not run: exit 2.
+pub(crate) fn usage(err: impl std::fmt::Display) -> anyhow::Error {
+    Exit { status: ExitStatus::Usage, message: format!("{err:#}") }.into()
+}
+
+/// A run that went through and failed: exit 1, printed as `hookbench: <message>`.
+pub(crate) fn failed(message: String) -> anyhow::Error {
+    Exit { status: ExitStatus::Failed, message }.into()
+}
 
 impl ThresholdArgs {
     /// The thresholds given on the command line and in `--fail-on-file`, each refused when it
@@ -49,10 +171,10 @@ impl ThresholdArgs {
     fn resolve(&self, scopes: &[&str], figures: &[&str]) -> anyhow::Result<Vec<Threshold>> {
         let mut all = self.fail_on.clone();
         if let Some(path) = &self.fail_on_file {
-            all.extend(crate::threshold::read_file(path).map_err(anyhow::Error::msg)?);
+            all.extend(crate::threshold::read_file(path).map_err(usage)?);
         }
         for t in &all {
-            t.check_names(scopes, figures)?;
+            t.check_names(scopes, figures).map_err(usage)?;
         }
         Ok(all)
     }
@@ -60,34 +182,47 @@ impl ThresholdArgs {
 
 /// Holds `report` to `thresholds` and keeps the outcomes in it.
 fn hold_to(report: &mut Report, thresholds: &[Threshold]) {
-    report.thresholds = crate::threshold::evaluate(thresholds, &report.subjects());
+    report.header.thresholds = crate::threshold::evaluate(thresholds, &report.subjects());
 }
 
 /// The exit a breached threshold asks for, if one was breached.
 fn breached(report: &Report) -> Option<Exit> {
-    let broken: Vec<&str> =
-        report.thresholds.iter().filter(|o| !o.breached.is_empty()).map(|o| o.threshold.as_str()).collect();
+    let broken: Vec<&str> = report
+        .header
+        .thresholds
+        .iter()
+        .filter(|o| !o.breached.is_empty())
+        .map(|o| o.threshold.as_str())
+        .collect();
     (!broken.is_empty()).then(|| Exit {
-        code: THRESHOLD_BREACHED,
+        status: ExitStatus::Threshold,
         message: format!("threshold breached: {}", broken.join(", ")),
     })
 }
 
-/// Parses the process's arguments, runs, and turns an error into a message and exit status 1
-/// (or the status an [`Exit`] carries).
+/// Parses the process's arguments, runs, and turns an error into a message and its exit status:
+/// `hookbench: error: ...` and 2 for a usage error, `hookbench: ...` and 1 or 3 for a run that
+/// failed or breached a threshold, `hookbench: error: ...` and 1 for anything else.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     raise_open_file_limit();
     let stdout = io::stdout();
     match run(cli, &mut stdout.lock()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("hookbench: error: {err:#}");
-            match err.downcast_ref::<Exit>() {
-                Some(exit) => ExitCode::from(exit.code),
-                None => ExitCode::FAILURE,
+        Err(err) => match err.downcast_ref::<Exit>() {
+            Some(exit) if exit.status == ExitStatus::Usage => {
+                eprintln!("hookbench: error: {}", exit.message);
+                ExitCode::from(exit.code())
             }
-        }
+            Some(exit) => {
+                eprintln!("hookbench: {}", exit.message);
+                ExitCode::from(exit.code())
+            }
+            None => {
+                eprintln!("hookbench: error: {err:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
@@ -103,7 +238,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Crash(args) => experiments::run_crash(&args, out),
         Command::Retention(args) => experiments::run_retention(&args, out),
         Command::Report(cmd) => report::run(cmd, out),
-        Command::Explain(args) => explain(&args, out),
+        Command::Explain(args) => explain::run(&args, out),
         Command::Model(args) => model::run(&args, out),
         Command::Sign(args) => sign::run(&args, out),
         Command::Serve(args) => serve::run(args, out),
@@ -140,7 +275,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// A run's id and directory: `--out` and its last component, else `reports/<prefix><time>-<sha>`.
 fn run_dir(out: Option<&Path>, prefix: &str) -> (String, PathBuf) {
     let id = out.and_then(Path::file_name).map_or_else(
-        || format!("{prefix}{}", crate::bench::default_run_id()),
+        || format!("{prefix}{}", crate::machine::default_run_id()),
         |n| n.to_string_lossy().into_owned(),
     );
     let dir = out.map_or_else(|| PathBuf::from("reports").join(&id), Path::to_path_buf);
@@ -151,7 +286,11 @@ fn run_dir(out: Option<&Path>, prefix: &str) -> (String, PathBuf) {
 const FAIL_ON_SHARD: &str = "--fail-on applies to a whole run: give it to `hookbench merge`, not to --shard";
 
 /// What a shard sent, in one line, and where its partial result is.
-fn print_partial(partial: &crate::shard::Partial, path: &Path, out: &mut dyn Write) -> io::Result<()> {
+fn print_partial(
+    partial: &crate::load::partial::Partial,
+    path: &Path,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let c = &partial.counters;
     writeln!(
         out,
@@ -174,16 +313,4 @@ fn worker_exe(chosen: Option<&Path>) -> anyhow::Result<PathBuf> {
         Some(p) => Ok(p.to_path_buf()),
         None => std::env::current_exe().context("finding hookbench's own executable"),
     }
-}
-
-/// `hookbench explain`.
-fn explain(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let question = match (&args.event, args.anomaly) {
-        (_, Some(class)) => crate::explain::Question::Anomaly(class, args.witnesses),
-        (Some(id), None) => crate::explain::Question::Event(id.clone()),
-        (None, None) => anyhow::bail!("give an EVENT_ID or --anomaly"),
-    };
-    let text = crate::explain::explain(&args.run_dir, &question, args.cell.as_deref())?;
-    write!(out, "{text}")?;
-    Ok(())
 }

@@ -4,9 +4,21 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use super::ModelArgs;
+use super::flags::WorkloadArgs;
 use crate::machine::Machine;
 use crate::model::ModelReport;
+use clap::Args;
+
+/// Arguments of `hookbench model`.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// The workload.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Print the figures as JSON instead of the article's tables.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// `hookbench model`.
 pub(super) fn run(args: &ModelArgs, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -5,10 +5,48 @@ use std::net::SocketAddr;
 
 use anyhow::Context;
 
-use super::{PerfArgs, PerfPart, runtime, worker_exe};
+use super::flags::PostgresArgs;
+use super::{runtime, worker_exe};
 use crate::machine::Machine;
 use crate::perf::{self, PerfConfig};
 use crate::serve;
+use clap::Args;
+
+/// Arguments of `hookbench perf`.
+#[derive(Debug, Clone, Args)]
+pub struct PerfArgs {
+    /// Seconds per measurement.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub seconds: u64,
+    /// Connections: pgbench clients, SQLite loop connections, wrk and oha connections, hookbench
+    /// requests in flight.
+    #[arg(long, default_value_t = 32, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1000))]
+    pub connections: usize,
+    /// Worker processes for the atomic design [default: one per core; more only add context
+    /// switches on a small machine].
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    pub workers: Option<usize>,
+    /// Where Postgres comes from.
+    #[command(flatten)]
+    pub postgres: PostgresArgs,
+    /// Print the figures as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Measure only one of the three.
+    #[arg(long)]
+    pub only: Option<PerfPart>,
+}
+
+/// One of `hookbench perf`'s three measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PerfPart {
+    /// The atomic design against pgbench.
+    Postgres,
+    /// The atomic design on SQLite against the same transaction in a plain sqlx loop.
+    Sqlite,
+    /// The sender against wrk and oha.
+    Http,
+}
 
 /// `hookbench perf`.
 pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {

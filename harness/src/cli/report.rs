@@ -4,8 +4,45 @@ use std::io::Write;
 
 use anyhow::{Context, bail};
 
-use super::ReportCommand;
 use crate::report::{Report, compare, rebuild_index};
+use clap::Subcommand;
+use std::path::PathBuf;
+
+/// `hookbench report` subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ReportCommand {
+    /// Print the JSON Schema of report.json (generated from hookbench's types).
+    Schema,
+    /// Print the JSON Schema of a line of history.jsonl.
+    HistorySchema,
+    /// (Re)write report.md and report.html beside a run's report.json.
+    Render {
+        /// The run's directory.
+        run: PathBuf,
+    },
+    /// Rebuild index.md and index.html: a row per run and trend charts of each cell's duplicate
+    /// applies, stale accounts and p99 latency.
+    Index {
+        /// The directory holding one folder per run.
+        #[arg(default_value = "reports")]
+        dir: PathBuf,
+    },
+    /// Print what changed from run A to run B; exit 1 when a correctness figure got worse or p99
+    /// latency grew past the threshold.
+    Compare {
+        /// The earlier run (its directory or its report.json).
+        a: PathBuf,
+        /// The later run.
+        b: PathBuf,
+        /// p99 growth that counts as a regression, as a fraction (0.5 = +50 %).
+        #[arg(long, default_value_t = 0.5)]
+        p99_threshold: f64,
+        /// Growth of a non-zero correctness figure tolerated as run-to-run noise, as a fraction
+        /// (0: every increase is a regression; growth from zero always is).
+        #[arg(long, default_value_t = 0.0)]
+        tolerance: f64,
+    },
+}
 
 /// A run's report, from its directory or its report.json.
 fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {

@@ -4,8 +4,51 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use super::{ServeArgs, init_logging, runtime};
+use super::flags::{BoundsArgs, ReceiverArgs};
+use super::{init_logging, runtime};
 use crate::serve::{self, ServeConfig};
+use clap::Args;
+use receivers::design::Design;
+use receivers::signature::Secret;
+use receivers::store::Backend;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Arguments of `hookbench serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The design.
+    #[arg(long)]
+    pub design: Design,
+    /// The backend the database URL must name [default: the URL's].
+    #[arg(long)]
+    pub backend: Option<Backend>,
+    /// The database: postgres://user:pass@host:port/db or sqlite:///path/file.db.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: String,
+    /// Address to listen on; port 0 picks a free one.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Signing secret, `whsec_<base64>`; repeat it for several (any one may verify).
+    #[arg(long, required = true, env = "HOOKBENCH_SECRET", hide_env_values = true, value_delimiter = ' ')]
+    pub secret: Vec<Secret>,
+    /// How the receiver works.
+    #[command(flatten)]
+    pub receiver: ReceiverArgs,
+    /// Honour the `hookbench-fault` request header (`crash-after-key` aborts the process after
+    /// the dedupe key is written, before the side effect). For the failure experiments only:
+    /// never on a receiver that matters.
+    #[arg(long)]
+    pub inject_faults: bool,
+    /// How long the side effect itself takes (a downstream call), such as 50ms. Only `split`
+    /// spends it, between committing its key and applying the effect: the window a crash loses
+    /// events in. The other designs apply their effect inside a transaction.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub effect_delay: Duration,
+    /// The bounds the worker holds its clients and its database to.
+    #[command(flatten)]
+    pub bounds: BoundsArgs,
+}
 
 /// `hookbench serve`.
 pub(super) fn run(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -3,18 +3,32 @@
 use std::io::{self, Read, Write};
 
 use anyhow::{Context, bail};
-use receivers::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, Secret};
 
-use super::SignArgs;
+use crate::wire::signing::Attempt;
+use crate::wire::{Scheme, Signer};
+use clap::Args;
+use std::path::PathBuf;
 
-/// `hookbench sign`.
+/// Arguments of `hookbench sign`.
+#[derive(Debug, Clone, Args)]
+pub struct SignArgs {
+    /// Signing secret, `whsec_<base64>`; repeat it to sign with several (key rotation).
+    #[arg(long, required = true, env = "HOOKBENCH_SECRET", hide_env_values = true)]
+    pub secret: Vec<String>,
+    /// The message id (`webhook-id`), stable across a message's attempts.
+    #[arg(long)]
+    pub id: String,
+    /// Unix time in seconds to sign at [default: now].
+    #[arg(long, allow_negative_numbers = true)]
+    pub timestamp: Option<i64>,
+    /// File holding the exact body bytes; `-` or nothing reads standard input.
+    #[arg(value_name = "FILE|-")]
+    pub body: Option<PathBuf>,
+}
+
+/// `hookbench sign`: the sender's own signer, as every delivery is signed.
 pub(super) fn run(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let secrets = args
-        .secret
-        .iter()
-        .map(|s| s.parse::<Secret>())
-        .collect::<Result<Vec<_>, _>>()
-        .context("bad --secret")?;
+    let signer = Signer::new(Scheme::StandardWebhooks, &args.secret).context("bad --secret")?;
     if args.id.is_empty() || args.id.contains(['\r', '\n']) {
         bail!("--id must be a non-empty single line");
     }
@@ -30,9 +44,9 @@ pub(super) fn run(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     };
     let timestamp = args.timestamp.unwrap_or_else(|| jiff::Timestamp::now().as_second());
-    let signatures: Vec<String> = secrets.iter().map(|s| s.sign(&args.id, timestamp, &body)).collect();
-    writeln!(out, "{HEADER_ID}: {}", args.id)?;
-    writeln!(out, "{HEADER_TIMESTAMP}: {timestamp}")?;
-    writeln!(out, "{HEADER_SIGNATURE}: {}", signatures.join(" "))?;
+    let attempt = Attempt { id: &args.id, event_type: "", timestamp, body: &body };
+    for (name, value) in signer.headers(&attempt) {
+        writeln!(out, "{name}: {value}")?;
+    }
     Ok(())
 }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::ExperimentError;
 use crate::fleet::{Fleet, WorkerSpec};
 use crate::model::crash::{self, CrashDesign, CrashResult, crash_event_id, crashes};
-use crate::observer::{self, Observer, Tables};
+use crate::observe::{Observers, Tables};
 use crate::wire::Wire;
 use crate::wire::signing::{Attempt, Signer};
 
@@ -120,16 +120,15 @@ pub async fn run(
         pool_timeout: crate::fleet::WORKER_POOL_TIMEOUT,
     };
     let mut fleet = Fleet::start(spec, 1).await?;
-    let signer = Wire::hookbench(&secret).signer;
+    let signer = Wire::hookbench(&secret.to_whsec()).map_err(|e| ExperimentError::Run(e.to_string()))?.signer;
     let result = drive(config, design, &mut fleet, &signer).await;
-    let quiet = observer::settle(&tables, design, Duration::from_secs(60)).await;
+    let quiet = Observers::new(vec![Box::new(tables.clone())]).drained(Duration::from_secs(60)).await;
     fleet.stop().await?;
     let (crashes, other_exits, attempts) = result?;
     if let Err(pending) = quiet {
         return Err(ExperimentError::Run(format!("{pending} inbox rows still pending after 60 s")));
     }
-    let mut applied = 0u64;
-    tables.applies(&mut |_, _| applied += 1).await?;
+    let applied = tables.applied_events().await?;
     let events = config.events as u64;
     let row = CrashRow {
         backend,

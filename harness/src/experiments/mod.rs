@@ -103,7 +103,7 @@ pub enum ExperimentError {
     Store(#[from] receivers::store::StoreError),
     /// Reading what was applied failed.
     #[error("reading the database")]
-    Observe(#[from] crate::observer::TablesError),
+    Observe(#[from] crate::observe::ObserveError),
     /// A worker could not be started, stopped or restarted.
     #[error("workers")]
     Fleet(#[from] crate::fleet::FleetError),

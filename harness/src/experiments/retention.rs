@@ -18,7 +18,7 @@ use std::time::Instant;
 use receivers::event::Event;
 use receivers::store::{Backend, Store, StoreOptions};
 
-use crate::observer::{Observer, Tables};
+use crate::observe::{Observers, Snapshot, Tables};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
@@ -140,12 +140,14 @@ pub async fn run(
 
     let mut applies = vec![vec![0u64; TTLS.len()]; scheds.len()];
     let mut unknown = 0u64;
-    tables
-        .applies(&mut |id, n| match parse_key(id) {
+    let mut seen = Snapshot::default();
+    Observers::new(vec![Box::new(tables.clone())]).look(&mut seen).await?;
+    for (id, &n) in seen.applied.iter().flat_map(|(_, counts)| counts) {
+        match parse_key(id) {
             Some((s, t)) if s < scheds.len() && t < TTLS.len() => applies[s][t] += n,
             _ => unknown += 1,
-        })
-        .await?;
+        }
+    }
     store.close().await;
     tables.close().await;
     if unknown > 0 {

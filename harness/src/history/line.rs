@@ -1,9 +1,13 @@
-//! The lines of history.jsonl: one per attempt, then one per event, then (for receivers whose
-//! database keeps a change log, as hookbench's own do) one per plan change, in the order it was
-//! recorded. A cell's change lines always follow its event lines. Their JSON Schema is
-//! committed as `reports/history.schema.json` (`hookbench report history-schema`).
+//! The lines of history.jsonl: one per attempt, then what the judge found: one per event, one per
+//! account, (for receivers whose database keeps a change log, as hookbench's own do) one per plan
+//! change in the order it was recorded, and last the cell's verdict. A cell's event, account and
+//! change lines always follow its attempt lines. `explain` reads the anomalies here instead of
+//! classifying again. Their JSON Schema is committed as `reports/history.schema.json`
+//! (`hookbench report history-schema`).
 
 use serde::{Deserialize, Serialize};
+
+use crate::judge::Class;
 
 /// How an attempt ended, in Jepsen's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -62,23 +66,23 @@ pub struct AttemptLine {
     pub detail: Option<String>,
 }
 
-/// What became of one event, as the checker found it in the database.
+/// What became of one event, as the judge found it: what the observers saw, and the anomalies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventLine {
-    /// The cell, `backend/design`.
+    /// The cell, `backend/design` (`audit/<check>` in an audit).
     pub cell: String,
     /// The event's id.
     pub event: String,
     /// `credit` or `update`.
     pub kind: String,
     /// Its account.
-    pub account: u32,
-    /// A credit: how many ledger rows it has (times applied).
+    pub account: i64,
+    /// A credit: the most times an observer saw it applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied: Option<u32>,
     /// An update: the plan version it carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<u32>,
+    pub version: Option<i64>,
     /// An update: its creation time (the provider's `created`, whole seconds in the workload's
     /// clock), which the created-at guards compare.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,51 +92,31 @@ pub struct EventLine {
     pub final_version: Option<i64>,
     /// An update: its account's latest plan version in the workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latest_version: Option<u32>,
+    pub latest_version: Option<i64>,
     /// A poison event (a credit the side effect refuses).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub poisoned: bool,
+    /// The anomalies the judge found in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<Class>,
 }
 
-impl EventLine {
-    /// The fate of event `i` of `workload` in `cell`, sent as `id` for `account`: for a credit,
-    /// the times it was `applied`; for an update, its version and creation time, its account's
-    /// `final_version` and its latest version in the workload. Only the kind's figure is asked.
-    pub fn fate(
-        workload: &crate::workload::Workload,
-        i: usize,
-        (cell, id, account): (&str, String, u32),
-        applied: impl FnOnce() -> Option<u32>,
-        final_version: impl FnOnce() -> Option<i64>,
-    ) -> Self {
-        let e = &workload.events[i];
-        let mut line = Self {
-            cell: cell.to_string(),
-            event: id,
-            kind: String::new(),
-            account,
-            applied: None,
-            version: None,
-            created: None,
-            final_version: None,
-            latest_version: None,
-            poisoned: workload.is_poisoned(i),
-        };
-        match e.kind {
-            crate::workload::EventKind::Credit { .. } => {
-                line.kind = "credit".into();
-                line.applied = applied();
-            }
-            crate::workload::EventKind::Plan { version, .. } => {
-                line.kind = "update".into();
-                line.version = Some(version);
-                line.created = Some(e.created);
-                line.final_version = final_version();
-                line.latest_version = workload.latest_plan.get(e.account as usize).copied();
-            }
-        }
-        line
-    }
+/// What became of one account, as the judge found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AccountLine {
+    /// The cell.
+    pub cell: String,
+    /// The account.
+    pub account: i64,
+    /// The highest version the receiver acknowledged for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_acked: Option<i64>,
+    /// Its final version, as observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_version: Option<i64>,
+    /// The anomalies the judge found in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<Class>,
 }
 
 /// One change of an account's plan version, as the database's trigger recorded it.
@@ -141,13 +125,29 @@ pub struct ChangeLine {
     /// The cell, `backend/design`.
     pub cell: String,
     /// The account.
-    pub account: u32,
+    pub account: i64,
     /// Its place in the order the trigger recorded changes (the change log's row id).
     pub seq: i64,
     /// The version before.
     pub old_version: i64,
     /// The version after (lower than `old_version`: a stale write).
     pub new_version: i64,
+}
+
+/// A cell's (or an audit check's) verdict: the last line of its part of the history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VerdictLine {
+    /// The cell.
+    pub cell: String,
+    /// `pass`, `fail`, `unjudged` or `nothing-sent`.
+    pub outcome: String,
+    /// The verdict's evidence in one line.
+    pub summary: String,
+    /// Events (accounts, runs) found with each class.
+    pub found: std::collections::BTreeMap<Class, u64>,
+    /// The anomalies found in the run as a whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<Class>,
 }
 
 /// A line of history.jsonl.
@@ -158,8 +158,12 @@ pub enum Line {
     Attempt(AttemptLine),
     /// An event's fate.
     Event(EventLine),
+    /// An account's fate.
+    Account(AccountLine),
     /// A plan change the database recorded.
     Change(ChangeLine),
+    /// A cell's verdict.
+    Verdict(VerdictLine),
 }
 
 impl Line {
@@ -168,12 +172,12 @@ impl Line {
         serde_json::to_value(schemars::schema_for!(Line)).unwrap_or_default()
     }
 
-    /// The event the line is about (none for a plan change: it is about an account).
+    /// The event the line is about (none for an account's, a change's or a verdict's).
     pub fn event(&self) -> &str {
         match self {
             Self::Attempt(a) => &a.event,
             Self::Event(e) => &e.event,
-            Self::Change(_) => "",
+            Self::Account(_) | Self::Change(_) | Self::Verdict(_) => "",
         }
     }
 
@@ -182,7 +186,9 @@ impl Line {
         match self {
             Self::Attempt(a) => &a.cell,
             Self::Event(e) => &e.cell,
+            Self::Account(a) => &a.cell,
             Self::Change(c) => &c.cell,
+            Self::Verdict(v) => &v.cell,
         }
     }
 }

@@ -1,6 +1,6 @@
-//! history.jsonl: every attempt of a run as it happens, then what became of every event and the
-//! plan changes the database recorded, so that
-//! a verdict can be explained event by event (`hookbench explain`).
+//! history.jsonl: every attempt of a run as it happens, then the judge's verdict event by event
+//! and account by account, and the plan changes the database recorded, so that a verdict can be
+//! explained (`hookbench explain`) without judging again.
 //!
 //! The sender hands each attempt's line to a [`Tap`]; a writer thread serialises the lines into
 //! `history.jsonl` in the run's directory, or `history.jsonl.zst` (zstd) when asked or when the run
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-pub use line::{AttemptLine, ChangeLine, EventLine, Line, Outcome};
+pub use line::{AccountLine, AttemptLine, ChangeLine, EventLine, Line, Outcome, VerdictLine};
 pub use read::{HistoryError, read};
 
 /// Lines waiting for the writer at most.
@@ -117,13 +117,14 @@ mod tests {
             cell: "sqlite/atomic".into(),
             event: format!("evt_{n:06}"),
             kind: "credit".into(),
-            account: n % 7,
+            account: i64::from(n % 7),
             applied: Some(1),
             version: None,
             created: None,
             final_version: None,
             latest_version: None,
             poisoned: false,
+            anomalies: Vec::new(),
         })
     }
 

@@ -128,12 +128,7 @@ impl History {
     /// The index of the event `id` names, if it is one of these events.
     pub fn index(&self, id: &str) -> Option<usize> {
         match &self.ids {
-            Ids::Workload { prefix } => {
-                let digits = id.strip_prefix(prefix.as_str())?.strip_prefix("evt_")?;
-                let i: usize = digits.parse().ok()?;
-                // Only the spelling the sender used: `evt_132` is not `evt_000132`.
-                (i < self.events.len() && digits == format!("{i:06}")).then_some(i)
-            }
+            Ids::Workload { prefix } => workload_index(prefix, id, self.events.len()),
             Ids::Listed(ids) => self
                 .index
                 .get_or_init(|| ids.iter().enumerate().map(|(i, id)| (id.clone(), i)).collect())
@@ -141,4 +136,12 @@ impl History {
                 .copied(),
         }
     }
+}
+
+/// The index of the workload event `id` names, among `len` events whose ids carry `prefix`: only
+/// the spelling the sender used (`evt_132` is not `evt_000132`).
+pub fn workload_index(prefix: &str, id: &str, len: usize) -> Option<usize> {
+    let digits = id.strip_prefix(prefix)?.strip_prefix("evt_")?;
+    let i: usize = digits.parse().ok()?;
+    (i < len && digits == format!("{i:06}")).then_some(i)
 }

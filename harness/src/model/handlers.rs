@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use receivers::design::Design;
 use serde::Serialize;
 
-use crate::checker::Figures;
+use crate::judge::Figures;
 use crate::workload::{EventKind, Group, GroupKind, Workload};
 
 /// The ordering guard of a transactional handler.
@@ -277,6 +277,7 @@ pub fn run_handler(
             dup_events,
             extra_applies,
             lost,
+            never_applied: 0,
             stale_writes: db.stale_writes,
             stale_accounts,
             ledger: db.credits.iter().sum(),

@@ -129,7 +129,7 @@ fn per_second(sent: &sender::SendReport) -> f64 {
 pub async fn http_comparison(config: &PerfConfig) -> Result<HttpFigures, PerfError> {
     let (mut server, url) = endpoint(config).await?;
     // Every tool sends the same request the sender sends.
-    let wire = Arc::new(Wire::hookbench(&Secret::from_bytes(b"hookbench-perf".to_vec())));
+    let wire = Arc::new(Wire::hookbench(&Secret::from_bytes(b"hookbench-perf".to_vec()).to_whsec())?);
     let sample = wire.fields(&plain_credits(1.0, 1), 0);
     let body = wire.body(&sample);
     let headers = wire.headers(&sample, &body, jiff::Timestamp::now().as_second());

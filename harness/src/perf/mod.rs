@@ -91,6 +91,9 @@ pub enum PerfError {
     /// The sender failed.
     #[error(transparent)]
     Sender(#[from] sender::SendError),
+    /// The run's secret.
+    #[error(transparent)]
+    Secret(#[from] crate::wire::SecretError),
     /// A file could not be written.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -121,7 +124,7 @@ fn closed_loop(connections: usize) -> SenderConfig {
         source: "perf".to_string(),
         record: false,
         history: None,
-        shard: crate::shard::Shard::WHOLE,
+        shard: crate::workload::Shard::WHOLE,
         start_at: None,
     }
 }
@@ -151,7 +154,7 @@ async fn atomic_rate(config: &PerfConfig, url: &str, rate_hint: f64) -> Result<f
     let sent = sender::run(
         workload,
         urls,
-        Arc::new(Wire::hookbench(&secret)),
+        Arc::new(Wire::hookbench(&secret.to_whsec())?),
         closed_loop(config.connections),
         Arc::new(Progress::default()),
     )

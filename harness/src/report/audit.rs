@@ -1,49 +1,17 @@
-//! An audit's report: the verdict table (terminal and Markdown) and the witnesses under each
-//! failing check. report.html is this Markdown as a page.
+//! An audit's report: the verdict table (terminal and Markdown), the witnesses under each failing
+//! check, and each check's figures. report.html is this Markdown as a page.
 
 use std::fmt::Write;
 
-use super::{Parameters, Report};
-use crate::audit::AuditConfig;
-use crate::audit::verdict::{AuditSection, Status, Witness};
-
-impl Report {
-    /// The report of an audit: its parameters (the load's), versions, machine and the audit section.
-    pub fn of_audit(run_id: String, config: &AuditConfig, audit: AuditSection) -> Self {
-        Self { audit: Some(audit), ..Self::new(run_id, audit_parameters(config)) }
-    }
-}
-
-/// An audit's parameters as a report keeps them (its load's).
-pub fn audit_parameters(config: &AuditConfig) -> Parameters {
-    let w = &config.workload;
-    Parameters {
-        seed: w.seed,
-        events: w.events,
-        workers: 0,
-        concurrency: config.concurrency,
-        rate: Some(config.rate),
-        work_delay: String::new(),
-        timeout: humantime::format_duration(config.timeout).to_string(),
-        retry: config.retry,
-        isolation: String::new(),
-        inbox_workers: 0,
-        p_duplicate: w.p_duplicate,
-        p_ack_lost: w.p_ack_lost,
-        p_concurrent: w.p_concurrent,
-        p_shuffle: w.p_shuffle,
-        chaos: Vec::new(),
-        poison: 0.0,
-    }
-}
+use super::{AuditSection, CheckFigures, Header, Report, Status, Witness};
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The verdict table: one line per check, then the load's figures.
+/// The verdict table: one line per check.
 pub fn render_audit_table(report: &Report) -> String {
-    let Some(a) = &report.audit else { return String::new() };
+    let Some(a) = report.audit_section() else { return String::new() };
     let mut out = String::new();
     let width = a.checks.iter().map(|c| c.check.as_str().len()).max().unwrap_or(5);
     let _ = writeln!(
@@ -58,6 +26,9 @@ pub fn render_audit_table(report: &Report) -> String {
             let _ = writeln!(out, "{:<width$}    witness {}: {}; {}", "", w.id, w.problem, w.observed);
         }
     }
+    if let Some(why) = &a.stopped {
+        let _ = writeln!(out, "stopped: {why}");
+    }
     out
 }
 
@@ -70,11 +41,10 @@ fn witness_md(md: &mut String, w: &Witness) {
     }
 }
 
-/// The audit's Markdown: the verdicts, the witnesses of each failure, the load's figures.
-pub fn audit_markdown(report: &Report) -> String {
-    let Some(a) = &report.audit else { return String::new() };
+/// The audit's Markdown: the verdicts, the witnesses of each failure, each check's figures.
+pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# hookbench audit {}\n", report.run_id);
+    let _ = writeln!(md, "# hookbench audit {}\n", header.run_id);
     let _ = writeln!(
         md,
         "Receiver `{}`, {} signatures, {} payload, observed through {}. Ids start with `{}`; accounts \
@@ -87,70 +57,102 @@ pub fn audit_markdown(report: &Report) -> String {
         a.account_base,
         a.wall_s
     );
+    if let Some(why) = &a.stopped {
+        let _ = writeln!(
+            md,
+            "**The audit stopped before it finished**: {}. The checks below are those that ran.\n",
+            cell(why)
+        );
+    }
     let _ = writeln!(md, "| check | verdict | evidence |\n|---|---|---|");
     for c in &a.checks {
         let _ = writeln!(md, "| {} | {} | {} |", c.check.as_str(), c.status.as_str(), cell(&c.evidence));
     }
     let _ = writeln!(md);
-    md.push_str(&super::markdown::thresholds_section(&report.thresholds));
-    md.push_str(&super::markdown::shards_section(report.shards.as_ref()));
+    md.push_str(&super::markdown::thresholds_section(&header.thresholds));
+    md.push_str(&super::markdown::shards_section(header.shards.as_ref()));
     for c in a.checks.iter().filter(|c| c.status == Status::Fail) {
         let _ = writeln!(md, "\n## {}: witnesses\n", c.check.as_str());
         for w in &c.witnesses {
             witness_md(&mut md, w);
         }
     }
-    if let Some(l) = &a.load {
-        let _ = writeln!(md, "\n## Parallel load\n");
-        let _ = writeln!(md, "| figure | value |\n|---|---:|");
-        let stale = l.stale_accounts.map_or("not observed".to_string(), |s| s.to_string());
-        for (name, value) in [
-            ("events", l.events.to_string()),
-            ("deliveries", l.deliveries.to_string()),
-            (
-                "2xx / 4xx / 5xx / timeouts",
-                format!("{} / {} / {} / {}", l.status_2xx, l.status_4xx, l.status_5xx, l.timeouts),
-            ),
-            ("dup events", l.dup_events.to_string()),
-            ("extra applies", l.extra_applies.to_string()),
-            ("lost (acknowledged, never applied)", l.lost.to_string()),
-            ("stale accounts", stale),
-            ("refused and applied", l.refused_applied.to_string()),
-            ("gave up", l.gave_up.to_string()),
-            (
-                "p50 / p99 / max ms (intended)",
-                format!(
-                    "{:.1} / {:.1} / {:.1}",
-                    l.latency_us.p50 as f64 / 1e3,
-                    l.latency_us.p99 as f64 / 1e3,
-                    l.latency_us.max as f64 / 1e3
-                ),
-            ),
-            ("attempts per second", format!("{:.0}", l.throughput_per_s)),
-        ] {
-            let _ = writeln!(md, "| {name} | {value} |");
+    for c in &a.checks {
+        if let Some(f) = &c.figures {
+            figures_markdown(&mut md, f);
         }
     }
-    faults_markdown(&mut md, a);
-    let _ = writeln!(md, "\nMachine: {}.", report.machine.summary());
+    let _ = writeln!(md, "\nMachine: {}.", header.machine.summary());
     md
 }
 
-/// The crash, poison, capacity and retry-storm figures.
-fn faults_markdown(md: &mut String, a: &AuditSection) {
-    if let Some(c) = &a.crash {
+fn load_rows(l: &super::LoadFigures) -> Vec<(&'static str, String)> {
+    let stale = match (l.stale_accounts, l.accounts_observed) {
+        (Some(s), Some(o)) => format!("{s} ({o} accounts observed)"),
+        _ => "not observed (no --state-query)".to_string(),
+    };
+    vec![
+        ("events", l.events.to_string()),
+        ("deliveries", l.deliveries.to_string()),
+        (
+            "2xx / 4xx / 5xx / timeouts",
+            format!("{} / {} / {} / {}", l.status_2xx, l.status_4xx, l.status_5xx, l.timeouts),
+        ),
+        ("events acknowledged / applied", format!("{} / {}", l.acked, l.applied)),
+        ("dup events", l.dup_events.to_string()),
+        ("extra applies", l.extra_applies.to_string()),
+        ("lost (acknowledged, never applied)", l.lost.to_string()),
+        ("never applied (not acknowledged)", l.never_applied.to_string()),
+        ("stale accounts", stale),
+        ("refused and applied", l.refused_applied.to_string()),
+        ("attempts given up on", l.gave_up.to_string()),
+        (
+            "p50 / p99 / max ms (intended)",
+            format!(
+                "{:.1} / {:.1} / {:.1}",
+                l.latency_us.p50 as f64 / 1e3,
+                l.latency_us.p99 as f64 / 1e3,
+                l.latency_us.max as f64 / 1e3
+            ),
+        ),
+        ("attempts per second", format!("{:.0}", l.throughput_per_s)),
+    ]
+}
+
+fn table(md: &mut String, rows: &[(&str, String)]) {
+    let _ = writeln!(md, "| figure | value |\n|---|---:|");
+    for (name, value) in rows {
+        let _ = writeln!(md, "| {name} | {value} |");
+    }
+}
+
+/// A check's figures.
+fn figures_markdown(md: &mut String, f: &CheckFigures) {
+    match f {
+        CheckFigures::Load(l) => {
+            let _ = writeln!(md, "\n## Parallel load\n");
+            table(md, &load_rows(l));
+        }
+        CheckFigures::Crash(c) => crash_markdown(md, c),
+        CheckFigures::Poison(p) => poison_markdown(md, p),
+        CheckFigures::Capacity(c) => capacity_markdown(md, c),
+        CheckFigures::Storm(s) => storm_markdown(md, s),
+    }
+}
+
+fn crash_markdown(md: &mut String, c: &super::CrashFigures) {
+    {
         let _ = writeln!(md, "\n## Crash\n\n| kill | at (ms) | back after (ms) |\n|---:|---:|---:|");
         for (k, r) in c.restarts.iter().enumerate() {
             let _ = writeln!(md, "| {} | {:.0} | {:.0} |", k + 1, r.killed_at_ms, r.took_ms);
         }
-        let l = &c.load;
-        let _ = writeln!(
-            md,
-            "\n{} events, {} deliveries: {} dup events, {} lost, {} never applied, {} given up.",
-            l.events, l.deliveries, l.dup_events, l.lost, l.unapplied, l.gave_up
-        );
+        let _ = writeln!(md);
+        table(md, &load_rows(&c.load));
     }
-    if let Some(p) = &a.poison {
+}
+
+fn poison_markdown(md: &mut String, p: &super::PoisonFigures) {
+    {
         let dead =
             p.dead_lettered.map_or("not asked (no --dead-letter-query)".to_string(), |d| d.to_string());
         let _ = writeln!(md, "\n## Poison\n\n| figure | value |\n|---|---:|");
@@ -161,7 +163,11 @@ fn faults_markdown(md: &mut String, a: &AuditSection) {
             ("poison events dead-lettered", dead),
             (
                 "other events: dup / lost / never applied",
-                format!("{} / {} / {}", p.load.dup_events, p.load.lost, p.load.unapplied),
+                format!("{} / {} / {}", p.load.dup_events, p.load.lost, p.load.never_applied),
+            ),
+            (
+                "clean run: dup / lost / never applied",
+                format!("{} / {} / {}", p.clean.dup_events, p.clean.lost, p.clean.never_applied),
             ),
             ("other events' p99 without poison (ms)", format!("{:.1}", p.baseline_p99_ms)),
             ("other events' p99 with poison (ms)", format!("{:.1}", p.poisoned_p99_ms)),
@@ -170,13 +176,22 @@ fn faults_markdown(md: &mut String, a: &AuditSection) {
             let _ = writeln!(md, "| {name} | {value} |");
         }
     }
-    if let Some(c) = &a.capacity {
+}
+
+fn capacity_markdown(md: &mut String, c: &super::CapacityFigures) {
+    {
         let held_to = c.provider.map_or("--timeout".to_string(), |p| p.as_str().to_string());
         let _ = writeln!(
             md,
             "\n## Capacity\n\nHeld to a {:.0} ms timeout ({held_to}); capacity: {}.\n",
             c.timeout_ms,
-            c.capacity_per_s.map_or("none of the steps held".to_string(), |r| format!("{r:.1} events/s"))
+            c.capacity_per_s.map_or("none of the steps held".to_string(), |r| {
+                if c.at_least {
+                    format!("at least {r:.1} events/s (the ramp's top held)")
+                } else {
+                    format!("{r:.1} events/s")
+                }
+            })
         );
         let _ = writeln!(
             md,
@@ -197,7 +212,10 @@ fn faults_markdown(md: &mut String, a: &AuditSection) {
             );
         }
     }
-    if let Some(s) = &a.storm {
+}
+
+fn storm_markdown(md: &mut String, s: &super::StormFigures) {
+    {
         let _ = writeln!(md, "\n## Retry storm\n\n| figure | value |\n|---|---:|");
         let provider = s.provider.map_or("-", |p| p.as_str());
         for (name, value) in [
@@ -207,8 +225,15 @@ fn faults_markdown(md: &mut String, a: &AuditSection) {
             ("time scale", format!("{}", s.time_scale)),
             ("attempts", s.attempts.to_string()),
             ("healthy again after (ms)", format!("{:.0}", s.recovered_ms)),
-            ("peak attempts in a second after recovery", s.peak_per_s.to_string()),
-            ("p99 after recovery (ms)", format!("{:.1}", s.p99_after_ms)),
+            ("attempts after recovery", s.after_recovery.to_string()),
+            (
+                "peak attempts in a second after recovery",
+                s.peak_per_s.map_or("none arrived after it".to_string(), |p| p.to_string()),
+            ),
+            (
+                "p99 after recovery (ms)",
+                s.p99_after_ms.map_or("none arrived after it".to_string(), |p| format!("{p:.1}")),
+            ),
             (
                 "dup / lost / never acknowledged",
                 format!("{} / {} / {}", s.dup_events, s.lost, s.unacknowledged),

@@ -4,7 +4,21 @@
 use plotters::prelude::*;
 
 use super::chart::{self, Mark, Svg, frame, line_with_dots, marker};
-use crate::audit::verdict::{AuditSection, CapacityFigures, StormFigures};
+use super::{AuditSection, CapacityFigures, Check, CheckFigures, StormFigures};
+
+fn capacity_of(a: &AuditSection) -> Option<&CapacityFigures> {
+    match a.figures(Check::Capacity) {
+        Some(CheckFigures::Capacity(c)) => Some(c),
+        _ => None,
+    }
+}
+
+fn storm_of(a: &AuditSection) -> Option<&StormFigures> {
+    match a.figures(Check::RetryStorm) {
+        Some(CheckFigures::Storm(s)) => Some(s),
+        _ => None,
+    }
+}
 
 const P50: RGBColor = RGBColor(31, 119, 180);
 const P99: RGBColor = RGBColor(214, 39, 40);
@@ -14,11 +28,11 @@ const ERRORS: RGBColor = RGBColor(255, 127, 14);
 /// The charts an audit's page shows, by id and title.
 pub fn audit_chart_titles(a: &AuditSection) -> Vec<(&'static str, &'static str)> {
     let mut titles = Vec::new();
-    if a.capacity.as_ref().is_some_and(|c| !c.steps.is_empty()) {
+    if capacity_of(a).is_some_and(|c| !c.steps.is_empty()) {
         titles.push(("capacity-latency", "Capacity: latency against the rate, the timeout across"));
         titles.push(("capacity-errors", "Capacity: deliveries over the timeout and errors against the rate"));
     }
-    if a.storm.as_ref().is_some_and(|s| !s.arrivals_per_100ms.is_empty()) {
+    if storm_of(a).is_some_and(|s| !s.arrivals_per_100ms.is_empty()) {
         titles.push(("storm", "Retry storm: attempts per tenth of a second from the outage on"));
     }
     titles
@@ -26,7 +40,7 @@ pub fn audit_chart_titles(a: &AuditSection) -> Vec<(&'static str, &'static str)>
 
 /// Draws chart `id` of `a`.
 pub fn audit_chart(a: &AuditSection, id: &str, title: &str) -> Svg {
-    match (id, &a.capacity, &a.storm) {
+    match (id, capacity_of(a), storm_of(a)) {
         ("capacity-latency", Some(c), _) => capacity_latency(c, title),
         ("capacity-errors", Some(c), _) => capacity_errors(c, title),
         ("storm", _, Some(s)) => storm(s, title),
@@ -55,7 +69,7 @@ fn capacity_latency(c: &CapacityFigures, title: &str) -> Svg {
             .draw()?;
         // max under p99 under p50: with few deliveries a step's p99 is often its max.
         for (name, color, pick) in [
-            ("max", MAX, (|s| s.max_ms) as fn(&crate::audit::verdict::CapacityStep) -> f64),
+            ("max", MAX, (|s| s.max_ms) as fn(&super::CapacityStep) -> f64),
             ("p99", P99, |s| s.p99_ms),
             ("p50", P50, |s| s.p50_ms),
         ] {

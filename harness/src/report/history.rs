@@ -11,7 +11,7 @@ use receivers::design::Design;
 use receivers::store::Backend;
 
 use super::chart::{COLORS, Svg, line_with_dots};
-use super::{Report, page};
+use super::{BenchBody, Report, RunBody, page};
 
 /// Every run under `dir` (a folder per run holding report.json), oldest first.
 pub fn load_runs(dir: &Path) -> std::io::Result<Vec<(PathBuf, Report)>> {
@@ -26,7 +26,7 @@ pub fn load_runs(dir: &Path) -> std::io::Result<Vec<(PathBuf, Report)>> {
             }
         }
     }
-    runs.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at).then_with(|| a.0.cmp(&b.0)));
+    runs.sort_by(|a, b| a.1.header.started_at.cmp(&b.1.header.started_at).then_with(|| a.0.cmp(&b.0)));
     Ok(runs)
 }
 
@@ -42,14 +42,17 @@ pub const TREND_FIGURES: [(&str, &str, Metric); 3] = [
 /// What makes two runs comparable on one trend line: the same events, rate, chaos, poison and
 /// experiments. Runs that differ in any of these are drawn on separate trends.
 pub fn trend_key(r: &Report) -> String {
-    let p = &r.parameters;
+    let Some(b) = r.bench_body() else {
+        return r.audit_section().map_or_else(String::new, |a| format!("audit of {}", a.url));
+    };
+    let p = &b.parameters;
     let rate = p.rate.map_or_else(|| "unlimited rate".to_string(), |r| format!("{r} events/s"));
     let chaos = if p.chaos.is_empty() {
         "no chaos".to_string()
     } else {
         format!("chaos {}", p.chaos.iter().map(ToString::to_string).collect::<Vec<_>>().join(" + "))
     };
-    let e = &r.experiments;
+    let e = &b.experiments;
     let ran: Vec<&str> = [
         (!e.crash.is_empty(), "crash"),
         (e.jitter.is_some(), "jitter"),
@@ -68,8 +71,8 @@ pub fn trend_key(r: &Report) -> String {
 
 /// A run as the index names it: the day it started and its commit.
 pub fn run_label(r: &Report) -> String {
-    let day = r.started_at.get(..10).unwrap_or(&r.started_at);
-    let commit = r.git_sha.as_deref().map_or("no commit", |c| c.get(..7).unwrap_or(c));
+    let day = r.header.started_at.get(..10).unwrap_or(&r.header.started_at);
+    let commit = r.header.git_sha.as_deref().map_or("no commit", |c| c.get(..7).unwrap_or(c));
     format!("{day} {commit}")
 }
 
@@ -85,7 +88,7 @@ fn small_multiple(runs: &[&Report], design: Design, metric: Metric) -> Svg {
                 .iter()
                 .enumerate()
                 .filter_map(|(i, r)| {
-                    let row = r.rows.iter().find(|x| x.backend == b && x.design == design)?;
+                    let row = r.rows().iter().find(|x| x.backend == b && x.design == design)?;
                     Some((i as f64, metric(row)))
                 })
                 .collect();
@@ -133,14 +136,14 @@ fn backend_color(b: Backend) -> RGBAColor {
 /// rows) are on no trend.
 fn trend_groups(runs: &[(PathBuf, Report)]) -> Vec<(String, Vec<&Report>)> {
     let mut groups: Vec<(String, Vec<&Report>)> = Vec::new();
-    for (_, r) in runs.iter().filter(|(_, r)| !r.rows.is_empty()) {
+    for (_, r) in runs.iter().filter(|(_, r)| !r.rows().is_empty()) {
         let key = trend_key(r);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, list)) => list.push(r),
             None => groups.push((key, vec![r])),
         }
     }
-    groups.sort_by(|a, b| b.1[b.1.len() - 1].started_at.cmp(&a.1[a.1.len() - 1].started_at));
+    groups.sort_by(|a, b| b.1[b.1.len() - 1].header.started_at.cmp(&a.1[a.1.len() - 1].header.started_at));
     groups
 }
 
@@ -161,7 +164,7 @@ fn trends_html(runs: &[(PathBuf, Report)]) -> maud::Markup {
                     @for b in Backend::ALL { span style=(colour(b)) { "\u{2014} " (b.as_str()) } " " }
                 }
                 div style="display:grid;grid-template-columns:repeat(3,1fr);gap:.25rem" {
-                    @for d in Design::ALL.into_iter().filter(|d| list.iter().any(|r| r.rows.iter().any(|x| x.design == *d))) {
+                    @for d in Design::ALL.into_iter().filter(|d| list.iter().any(|r| r.rows().iter().any(|x| x.design == *d))) {
                         @for (id, name, metric) in TREND_FIGURES {
                             @let title = format!("{d}: {name}");
                             @let fig_id = format!("trend-{g}-{d}-{id}");
@@ -179,15 +182,23 @@ fn trends_html(runs: &[(PathBuf, Report)]) -> maud::Markup {
 
 fn run_line(path: &Path, r: &Report) -> [String; 8] {
     let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let dups: u64 = r.rows.iter().map(|x| x.figures.extra_applies).sum();
-    let lost: u64 = r.rows.iter().map(|x| x.figures.lost).sum();
-    let worst_p99 = r.rows.iter().map(|x| x.latency_us.p99).max().unwrap_or(0);
+    let rows = r.rows();
+    let dups: u64 = rows.iter().map(|x| x.figures.extra_applies).sum();
+    let lost: u64 = rows.iter().map(|x| x.figures.lost + x.figures.never_applied).sum();
+    let worst_p99 = rows.iter().map(|x| x.latency_us.p99).max().unwrap_or(0);
+    let ran = match &r.body {
+        RunBody::Bench(b) => format!("{}/{}", b.rows.len(), b.rows.len() + b.skipped.len() + b.broken.len()),
+        RunBody::Audit { audit } => {
+            let judged = audit.checks.iter().filter(|c| c.status != super::Status::Skipped).count();
+            format!("{judged}/{} checks", audit.checks.len())
+        }
+    };
     [
         name,
-        r.started_at.clone(),
-        r.git_sha.clone().unwrap_or_else(|| "-".into()),
+        r.header.started_at.clone(),
+        r.header.git_sha.clone().unwrap_or_else(|| "-".into()),
         trend_key(r),
-        format!("{}/{}", r.rows.len(), r.rows.len() + r.skipped.len() + r.broken.len()),
+        ran,
         dups.to_string(),
         lost.to_string(),
         format!("{:.1}", worst_p99 as f64 / 1000.0),
@@ -254,6 +265,34 @@ pub struct Comparison {
 /// zero; from a non-zero value, growth beyond `tolerance` as a fraction: 0 counts every increase);
 /// p99 growing by more than `p99_threshold` (0.5 = +50 %) is one too.
 pub fn compare(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Comparison {
+    match (&a.body, &b.body) {
+        (RunBody::Bench(a), RunBody::Bench(b)) => compare_benches(a, b, p99_threshold, tolerance),
+        (RunBody::Audit { audit: a }, RunBody::Audit { audit: b }) => compare_audits(a, b),
+        _ => Comparison {
+            changes: Vec::new(),
+            regressions: vec!["one run is a bench and the other an audit: they cannot be compared".into()],
+        },
+    }
+}
+
+/// A check that passed in `a` and does not in `b` is a regression.
+fn compare_audits(a: &super::AuditSection, b: &super::AuditSection) -> Comparison {
+    let mut c = Comparison::default();
+    for old in &a.checks {
+        let new = b.checks.iter().find(|n| n.check == old.check).map(|n| n.status);
+        if new != Some(old.status) {
+            let name = new.map_or("not run", |s| s.as_str());
+            let line = format!("{}: {} -> {name}", old.check.as_str(), old.status.as_str());
+            if old.status == super::Status::Pass {
+                c.regressions.push(line.clone());
+            }
+            c.changes.push(line);
+        }
+    }
+    c
+}
+
+fn compare_benches(a: &BenchBody, b: &BenchBody, p99_threshold: f64, tolerance: f64) -> Comparison {
     let mut c = Comparison::default();
     for old in &a.rows {
         let cell = format!("{} {}", old.backend, old.design);
@@ -266,6 +305,7 @@ pub fn compare(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Co
             ("dup_events", o.dup_events as i64, n.dup_events as i64),
             ("extra_applies", o.extra_applies as i64, n.extra_applies as i64),
             ("lost", o.lost as i64, n.lost as i64),
+            ("never_applied", o.never_applied as i64, n.never_applied as i64),
             ("stale_writes", o.stale_writes as i64, n.stale_writes as i64),
             ("stale_accounts", o.stale_accounts as i64, n.stale_accounts as i64),
             ("ledger - expected", (o.ledger - o.expected).abs(), (n.ledger - n.expected).abs()),

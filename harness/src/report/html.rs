@@ -7,12 +7,21 @@ use receivers::store::Backend;
 
 use super::audit_charts::{audit_chart, audit_chart_titles};
 use super::chart::{self, COLORS, Mark, Svg, frame, marker};
-use super::markdown::{backends, designs};
-use super::{Report, Row, page};
+use super::{BenchBody, Report, Row, RunBody, page};
 
 /// The charts the page promises, by id and title (tests check each is there).
 pub fn chart_titles(report: &Report) -> Vec<(String, String)> {
-    let mut titles: Vec<(String, String)> = backends(report)
+    match &report.body {
+        RunBody::Bench(b) => bench_chart_titles(b),
+        RunBody::Audit { audit } => {
+            audit_chart_titles(audit).into_iter().map(|(id, t)| (id.to_string(), t.to_string())).collect()
+        }
+    }
+}
+
+fn bench_chart_titles(report: &BenchBody) -> Vec<(String, String)> {
+    let mut titles: Vec<(String, String)> = report
+        .backends()
         .into_iter()
         .map(|b| (format!("latency-{b}"), format!("Latency percentile spectrum by design, {b}")))
         .collect();
@@ -56,7 +65,7 @@ fn spectrum_points(spectrum: &crate::stats::Spectrum, fallback: &super::LatencyU
 /// The percentile spectrum of every design on `backend`, HdrHistogram's way: latency against
 /// `1/(1-p)` on log scales out to 99.999 %, solid from the planned send (coordinated omission
 /// corrected), dashed from the actual send.
-fn latency_chart(report: &Report, backend: Backend, title: &str) -> Svg {
+fn latency_chart(report: &BenchBody, backend: Backend, title: &str) -> Svg {
     let rows: Vec<&Row> = report.rows.iter().filter(|r| r.backend == backend).collect();
     type Curve = Vec<(f64, f64)>;
     let curves: Vec<(&Row, Curve, Curve)> = rows
@@ -91,9 +100,9 @@ fn latency_chart(report: &Report, backend: Backend, title: &str) -> Svg {
 }
 
 /// Grouped bars: for each design, the model's figure and each backend's.
-fn bars_chart(report: &Report, title: &str, y_desc: &str, pick: fn(&crate::checker::Figures) -> u64) -> Svg {
-    let designs = designs(report);
-    let backends = backends(report);
+fn bars_chart(report: &BenchBody, title: &str, y_desc: &str, pick: fn(&crate::judge::Figures) -> u64) -> Svg {
+    let designs = report.designs();
+    let backends = report.backends();
     let mut series: Vec<(String, Vec<u64>)> = Vec::new();
     let model: Vec<u64> = designs
         .iter()
@@ -152,7 +161,7 @@ fn bars_chart(report: &Report, title: &str, y_desc: &str, pick: fn(&crate::check
 
 /// Arrivals per (scaled) second at the jitter experiment's receiver, one impulse per second with
 /// arrivals, per mode, on a log scale; a dashed line marks the recovery.
-fn jitter_chart(report: &Report, title: &str) -> Svg {
+fn jitter_chart(report: &BenchBody, title: &str) -> Svg {
     let Some(j) = &report.experiments.jitter else { return Ok(String::new()) };
     let end = j.real.iter().map(|r| r.arrivals_per_s.len()).max().unwrap_or(1) as f64;
     let top = j.real.iter().flat_map(|r| r.arrivals_per_s.iter().copied()).max().unwrap_or(1) as f64 * 2.0;
@@ -184,35 +193,41 @@ fn jitter_chart(report: &Report, title: &str) -> Svg {
 
 /// Renders report.html: the charts, then report.md's sections and tables.
 pub fn render_html(report: &Report) -> String {
-    if let Some(a) = &report.audit {
-        let md = super::audit_markdown(report);
-        let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
-        let mut body = vec![page::markdown(without_title)];
-        for (id, title) in audit_chart_titles(a) {
-            match audit_chart(a, id, title) {
-                Ok(svg) => body.push(page::figure(id, title, &svg)),
-                Err(e) => body.push(page::note(&format!("{title} could not be drawn: {e}"))),
+    match &report.body {
+        RunBody::Bench(b) => bench_html(report, b),
+        RunBody::Audit { audit } => {
+            let md = super::audit_markdown(&report.header, audit);
+            let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
+            let mut body = vec![page::markdown(without_title)];
+            for (id, title) in audit_chart_titles(audit) {
+                match audit_chart(audit, id, title) {
+                    Ok(svg) => body.push(page::figure(id, title, &svg)),
+                    Err(e) => body.push(page::note(&format!("{title} could not be drawn: {e}"))),
+                }
             }
+            let title = format!("hookbench audit {}", report.header.run_id);
+            page::page(&title, maud::html! { @for part in &body { (part) } })
         }
-        let title = format!("hookbench audit {}", report.run_id);
-        return page::page(&title, maud::html! { @for part in &body { (part) } });
     }
+}
+
+fn bench_html(report: &Report, b: &BenchBody) -> String {
     // The answer first: the verdict grid, then the charts, then the tables.
-    let mut body = vec![super::verdict_grid::verdict_grid_html(report)];
+    let mut body = vec![super::verdict_grid::verdict_grid_html(b)];
     let drawn: Result<(), Box<dyn std::error::Error>> = (|| {
-        for (id, title) in chart_titles(report) {
+        for (id, title) in bench_chart_titles(b) {
             let svg = match id.strip_prefix("latency-") {
-                Some(b) => {
-                    let backend = b.parse::<Backend>().map_err(std::io::Error::other)?;
-                    latency_chart(report, backend, &title)?
+                Some(k) => {
+                    let backend = k.parse::<Backend>().map_err(std::io::Error::other)?;
+                    latency_chart(b, backend, &title)?
                 }
-                None if id == "jitter" => jitter_chart(report, &title)?,
+                None if id == "jitter" => jitter_chart(b, &title)?,
                 None if id == "duplicates" => {
-                    bars_chart(report, &title, "extra applies (count)", |f| f.extra_applies)?
+                    bars_chart(b, &title, "extra applies (count)", |f| f.extra_applies)?
                 }
-                None => bars_chart(report, &title, "accounts not on their latest plan (count)", |f| {
-                    f.stale_accounts
-                })?,
+                None => {
+                    bars_chart(b, &title, "accounts not on their latest plan (count)", |f| f.stale_accounts)?
+                }
             };
             body.push(page::figure(&id, &title, &svg));
         }
@@ -225,10 +240,9 @@ pub fn render_html(report: &Report) -> String {
     // its verdict table (the coloured grid above stands for it).
     let md = super::markdown::render_markdown(report);
     let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
-    let grid = super::verdict_grid::verdict_grid_markdown(report);
+    let grid = super::verdict_grid::verdict_grid_markdown(b);
     let without_title = without_title.replacen(&grid, "", 1);
-    let without_title = without_title.as_str();
-    body.push(page::markdown(without_title));
-    let title = format!("hookbench run {}", report.run_id);
+    body.push(page::markdown(&without_title));
+    let title = format!("hookbench run {}", report.header.run_id);
     page::page(&title, maud::html! { @for part in &body { (part) } })
 }

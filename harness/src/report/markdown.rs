@@ -3,25 +3,8 @@
 
 use std::fmt::Write;
 
-use receivers::design::Design;
-use receivers::store::Backend;
-
-use super::{Report, Row};
-
-/// The row of a cell, when it ran.
-pub(super) fn row(report: &Report, backend: Backend, design: Design) -> Option<&Row> {
-    report.rows.iter().find(|r| r.backend == backend && r.design == design)
-}
-
-/// The designs that have a row, in docs/design.md's order.
-pub(super) fn designs(report: &Report) -> Vec<Design> {
-    Design::ALL.into_iter().filter(|d| report.rows.iter().any(|r| r.design == *d)).collect()
-}
-
-/// The backends that have a row, Postgres first.
-pub(super) fn backends(report: &Report) -> Vec<Backend> {
-    Backend::ALL.into_iter().filter(|b| report.rows.iter().any(|r| r.backend == *b)).collect()
-}
+use super::verdict_grid::witnesses_heading;
+use super::{BenchBody, Header, Report, RunBody};
 
 fn ms(us: u64) -> String {
     format!("{:.1}", us as f64 / 1000.0)
@@ -43,13 +26,13 @@ pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> Stri
 }
 
 /// The shards a merged report was made from (nothing for a run that was not sharded).
-pub(super) fn shards_section(merged: Option<&crate::shard::Merged>) -> String {
+pub(super) fn shards_section(merged: Option<&super::Merged>) -> String {
     let Some(m) = merged else { return String::new() };
     let start =
         m.start_at.as_deref().map_or_else(|| "each on its own clock".to_string(), |t| format!("from {t}"));
     let mut md = format!(
         "## Shards\n\nMerged from {} shards (`hookbench merge`), sending {start}: their latency histograms \
-         added count by count, their counters summed, the checker (or the audit's observers) asked once, when all were done.\n\n\
+         added count by count, their counters summed, the judge run once (the observers asked once), when all were done.\n\n\
          | shard | groups | attempts | seconds | started late, s |\n|---|---:|---:|---:|---:|\n",
         m.count
     );
@@ -62,11 +45,6 @@ pub(super) fn shards_section(merged: Option<&crate::shard::Merged>) -> String {
     }
     md.push('\n');
     md
-}
-
-/// The heading of a cell's witnesses (the verdict grid links to it).
-pub(super) fn witnesses_heading(cell: &str) -> String {
-    format!("Witnesses in {cell}")
 }
 
 /// Each cell's witnesses, under its name, each with its timeline (nothing without witnesses).
@@ -104,39 +82,44 @@ fn witnesses_section(cells: &[crate::explain::CellWitnesses]) -> String {
 
 /// Renders report.md.
 pub fn render_markdown(report: &Report) -> String {
-    if report.audit.is_some() {
-        return super::audit_markdown(report);
+    match &report.body {
+        RunBody::Bench(b) => bench_markdown(&report.header, b),
+        RunBody::Audit { audit } => super::audit_markdown(&report.header, audit),
     }
+}
+
+fn bench_markdown(header: &Header, b: &BenchBody) -> String {
     let mut md = String::new();
-    let p = &report.parameters;
-    let _ = writeln!(md, "# hookbench run {}\n", report.run_id);
+    let p = &b.parameters;
+    let _ = writeln!(md, "# hookbench run {}\n", header.run_id);
     let rate = p.rate.map_or_else(|| "unlimited".to_string(), |r| format!("{r} events/s"));
     let _ = writeln!(
         md,
         "{} events (seed {}), {} worker processes per cell, rate {rate}, {} in flight at most, work delay {}. \
-         Real figures are counted by the checker from the database; model figures are the article's \
+         Real figures are the judge's, from what the database holds; model figures are the article's \
          simulation of the same workload (the inbox is compared with the version guard).\n",
         p.events, p.seed, p.workers, p.concurrency, p.work_delay
     );
-    md.push_str(&super::verdict_grid::verdict_grid_markdown(report));
-    md.push_str(&thresholds_section(&report.thresholds));
-    md.push_str(&shards_section(report.shards.as_ref()));
-    let backends = backends(report);
-    let designs = designs(report);
+    md.push_str(&super::verdict_grid::verdict_grid_markdown(b));
+    md.push_str(&thresholds_section(&header.thresholds));
+    md.push_str(&shards_section(header.shards.as_ref()));
+    let backends = b.backends();
+    let designs = b.designs();
 
     let _ = writeln!(md, "## Correctness: real (per backend) and model\n");
-    let mut header = "| design | figure | model |".to_string();
+    let mut head = "| design | figure | model |".to_string();
     let mut rule = "|---|---|---:|".to_string();
-    for b in &backends {
-        let _ = write!(header, " {b} |");
+    for k in &backends {
+        let _ = write!(head, " {k} |");
         rule.push_str("---:|");
     }
-    let _ = writeln!(md, "{header}\n{rule}");
-    type Pick = fn(&crate::checker::Figures) -> String;
-    let figures: [(&str, Pick); 7] = [
+    let _ = writeln!(md, "{head}\n{rule}");
+    type Pick = fn(&crate::judge::Figures) -> String;
+    let figures: [(&str, Pick); 8] = [
         ("dup events", |f| f.dup_events.to_string()),
         ("extra applies", |f| f.extra_applies.to_string()),
         ("lost", |f| f.lost.to_string()),
+        ("never applied", |f| f.never_applied.to_string()),
         ("stale writes", |f| f.stale_writes.to_string()),
         ("stale accounts", |f| f.stale_accounts.to_string()),
         ("ledger", |f| f.ledger.to_string()),
@@ -144,20 +127,20 @@ pub fn render_markdown(report: &Report) -> String {
     ];
     for d in &designs {
         for (i, (name, pick)) in figures.iter().enumerate() {
-            let first = backends.iter().find_map(|b| row(report, *b, *d));
+            let first = backends.iter().find_map(|k| b.row(*k, *d));
             let model =
                 first.and_then(|r| r.model.as_ref()).map_or_else(|| "-".to_string(), |m| pick(&m.figures));
             let label = if i == 0 { format!("**{d}**") } else { String::new() };
             let mut line = format!("| {label} | {name} | {model} |");
-            for b in &backends {
-                let v = row(report, *b, *d).map_or_else(|| "-".to_string(), |r| pick(&r.figures));
+            for k in &backends {
+                let v = b.row(*k, *d).map_or_else(|| "-".to_string(), |r| pick(&r.figures));
                 let _ = write!(line, " {v} |");
             }
             let _ = writeln!(md, "{line}");
         }
     }
 
-    md.push_str(&witnesses_section(&report.witnesses));
+    md.push_str(&witnesses_section(&b.witnesses));
     let _ = writeln!(md, "\n## Deliveries and latency\n");
     let _ = writeln!(
         md,
@@ -169,13 +152,13 @@ pub fn render_markdown(report: &Report) -> String {
         "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
     );
     let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for b in &backends {
+    for k in &backends {
         for d in &designs {
-            if let Some(r) = row(report, *b, *d) {
+            if let Some(r) = b.row(*k, *d) {
                 let l = &r.latency_us;
                 let _ = writeln!(
                     md,
-                    "| {b} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
+                    "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
                     r.deliveries,
                     r.status_2xx,
                     r.status_4xx,
@@ -194,7 +177,7 @@ pub fn render_markdown(report: &Report) -> String {
             }
         }
     }
-    for (title, notes) in [("Skipped", &report.skipped), ("Broken", &report.broken)] {
+    for (title, notes) in [("Skipped", &b.skipped), ("Broken", &b.broken)] {
         if !notes.is_empty() {
             let _ = writeln!(md, "\n## {title}\n");
             for n in notes.iter() {
@@ -203,15 +186,15 @@ pub fn render_markdown(report: &Report) -> String {
         }
     }
 
-    md.push_str(&super::sections::markdown(&super::sections::sections(report)));
+    md.push_str(&super::sections::markdown(&super::sections::sections(b)));
 
     let _ = writeln!(md, "\n## Run\n");
-    let v = &report.versions;
-    let m = &report.machine;
+    let v = &header.versions;
+    let m = &header.machine;
     let mem = m.memory_bytes.map_or_else(String::new, |b| format!(", {:.0} GB", b as f64 / 1e9));
     let lines = [
-        ("started", report.started_at.clone()),
-        ("commit", report.git_sha.clone().unwrap_or_else(|| "-".into())),
+        ("started", header.started_at.clone()),
+        ("commit", header.git_sha.clone().unwrap_or_else(|| "-".into())),
         ("hookbench", v.hookbench.clone()),
         ("Postgres", v.postgres.clone().unwrap_or_else(|| "-".into())),
         ("Postgres from", v.postgres_origin.clone().unwrap_or_else(|| "-".into())),

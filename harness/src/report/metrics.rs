@@ -1,6 +1,6 @@
 //! `--metrics FILE`: a bench's or an audit's figures in the Prometheus text exposition format (prometheus-client's
 //! OpenMetrics encoder), labelled by backend and design, for a node_exporter textfile collector or
-//! a push gateway. Attempt counts are counters; the checker's correctness figures and the
+//! a push gateway. Attempt counts are counters; the judge's correctness figures and the
 //! throughput, a run's results rather than running totals, are gauges; latency from the planned
 //! send is a histogram whose buckets come from the run's HdrHistogram.
 
@@ -14,7 +14,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
-use super::{Report, Row};
+use super::{AuditSection, Report, Row, RunBody};
 use crate::stats::LatencyBuckets;
 
 /// A metric's labels: the cell.
@@ -58,14 +58,19 @@ const COUNTERS: [(&str, &str, Pick); 7] = [
 ];
 
 /// The run's results: name, help, the row's figure.
-const GAUGES: [(&str, &str, PickF); 7] = [
+const GAUGES: [(&str, &str, PickF); 8] = [
     ("hookbench_dup_events", "Credit events applied more than once", |r| r.figures.dup_events as f64),
     ("hookbench_extra_applies", "Applies beyond the first", |r| r.figures.extra_applies as f64),
-    ("hookbench_lost_events", "Credit events never applied", |r| r.figures.lost as f64),
+    ("hookbench_lost_events", "Credit events acknowledged with a 2xx and never applied", |r| {
+        r.figures.lost as f64
+    }),
+    ("hookbench_never_applied_events", "Events never acknowledged and never applied", |r| {
+        r.figures.never_applied as f64
+    }),
     ("hookbench_stale_writes", "Times an older plan overwrote a newer one", |r| {
         r.figures.stale_writes as f64
     }),
-    ("hookbench_stale_accounts", "Accounts not on their latest plan at the end", |r| {
+    ("hookbench_stale_accounts", "Accounts below the latest version acknowledged for them", |r| {
         r.figures.stale_accounts as f64
     }),
     ("hookbench_throughput_per_second", "Attempts per second over the delivery phase", |r| {
@@ -89,7 +94,7 @@ struct CheckStatus {
 
 /// An audit's verdicts and figures: each check's status, and every figure its thresholds can name
 /// (`hookbench_audit_<figure>`, labelled by check: the loads' and the audit's own), as gauges.
-fn audit_registry(report: &Report, a: &crate::audit::AuditSection) -> Registry {
+fn audit_registry(report: &Report, a: &AuditSection) -> Registry {
     let mut registry = Registry::default();
     let status = Family::<CheckStatus, Gauge>::default();
     for c in &a.checks {
@@ -119,30 +124,33 @@ fn audit_registry(report: &Report, a: &crate::audit::AuditSection) -> Registry {
 /// The report's rows (or, for an audit, its verdicts and figures) in the Prometheus text
 /// exposition format.
 pub fn render_metrics(report: &Report) -> Result<String, std::fmt::Error> {
-    if let Some(a) = &report.audit {
-        let mut out = String::new();
-        encode(&mut out, &audit_registry(report, a))?;
-        return Ok(out);
-    }
+    let rows = match &report.body {
+        RunBody::Bench(b) => &b.rows,
+        RunBody::Audit { audit } => {
+            let mut out = String::new();
+            encode(&mut out, &audit_registry(report, audit))?;
+            return Ok(out);
+        }
+    };
     let mut registry = Registry::default();
     let cell =
         |r: &Row| Cell { backend: r.backend.as_str().to_string(), design: r.design.as_str().to_string() };
     for (name, help, pick) in COUNTERS {
         let family = Family::<Cell, Counter>::default();
-        for r in &report.rows {
+        for r in rows {
             family.get_or_create(&cell(r)).inc_by(pick(r));
         }
         registry.register(name, help, family);
     }
     for (name, help, pick) in GAUGES {
         let family = Family::<Cell, Gauge<f64, AtomicU64>>::default();
-        for r in &report.rows {
+        for r in rows {
             family.get_or_create(&cell(r)).set(pick(r));
         }
         registry.register(name, help, family);
     }
     let latency = Family::<Cell, Counted>::default();
-    for r in &report.rows {
+    for r in rows {
         if let Ok(mut b) = latency.get_or_create(&cell(r)).0.lock() {
             *b = r.latency_buckets.clone();
         }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use super::BenchBody;
 use crate::experiments::Experiments;
 
 /// One titled table.
@@ -29,7 +29,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 /// The experiment sections this report has, in a fixed order.
-pub fn sections(report: &Report) -> Vec<Section> {
+pub fn sections(report: &BenchBody) -> Vec<Section> {
     let mut out = Vec::new();
     let p = &report.parameters;
     if !p.chaos.is_empty() {
@@ -50,7 +50,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
                             .into(),
                     );
                 }
-                what.push("The figures are the checker's, read from the database afterwards.".into());
+                what.push("The figures are the judge's, from what the database holds afterwards.".into());
                 what.join(" ")
             },
             header: strings([
@@ -63,6 +63,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
                 "gave up",
                 "dup events",
                 "lost",
+                "never applied",
                 "ledger",
                 "expected",
             ]),
@@ -80,6 +81,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
                         r.gave_up.to_string(),
                         r.figures.dup_events.to_string(),
                         r.figures.lost.to_string(),
+                        r.figures.never_applied.to_string(),
                         r.figures.ledger.to_string(),
                         r.figures.expected.to_string(),
                     ]
@@ -94,8 +96,8 @@ pub fn sections(report: &Report) -> Vec<Section> {
                 "Each credit event was poison with chance {}: sent with a negative amount, which passes \
                  the signature and the wire format and which the side effect refuses every time. \
                  The inbox acknowledges it and keeps it as a dead letter after 5 attempts; a \
-                 synchronous design answers 500 until the sender gives up. Lost counts only the \
-                 healthy events.",
+                 synchronous design answers 500 until the sender gives up. Lost and never applied \
+                 count only the healthy events.",
                 p.poison
             ),
             header: strings([
@@ -107,6 +109,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
                 "dead letters",
                 "poison applied",
                 "lost (healthy)",
+                "never applied (healthy)",
                 "dup events",
             ]),
             rows: report
@@ -122,6 +125,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
                         r.dead_letters.to_string(),
                         r.poison_applied.to_string(),
                         r.figures.lost.to_string(),
+                        r.figures.never_applied.to_string(),
                         r.figures.dup_events.to_string(),
                     ]
                 })

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use receivers::design::Design;
 use receivers::store::Backend;
 
-use super::{Report, Row};
-use crate::audit::verdict::{AuditSection, LoadFigures};
+use super::{AuditSection, Check, CheckFigures, LoadFigures, Report, Row, RunBody, Status};
 use crate::stats::Percentiles;
 use crate::threshold::Subject;
 
@@ -24,6 +23,7 @@ pub const BENCH_FIGURES: &[&str] = &[
     "dup_events",
     "extra_applies",
     "lost",
+    "never_applied",
     "stale_writes",
     "stale_accounts",
     "ledger",
@@ -59,7 +59,7 @@ pub const AUDIT_FIGURES: &[&str] = &[
     "dup_events",
     "extra_applies",
     "lost",
-    "unapplied",
+    "never_applied",
     "stale_accounts",
     "refused_applied",
     "gave_up",
@@ -80,7 +80,7 @@ pub fn bench_scopes() -> Vec<&'static str> {
 
 /// The names an audit threshold's scope may use: the checks.
 pub fn audit_scopes() -> Vec<&'static str> {
-    crate::audit::Check::ALL.iter().map(|c| c.as_str()).collect()
+    Check::ALL.iter().map(|c| c.as_str()).collect()
 }
 
 /// A value's numeric fields, by name.
@@ -113,28 +113,37 @@ fn load(check: &str, l: &LoadFigures) -> Subject {
 }
 
 fn audit(a: &AuditSection) -> Vec<Subject> {
-    let failed = a.checks.iter().filter(|c| c.status == crate::audit::Status::Fail).count();
+    let failed = a.checks.iter().filter(|c| c.status == Status::Fail).count();
     let mut whole = BTreeMap::from([("failed_checks".to_string(), failed as f64)]);
-    if let Some(c) = a.capacity.as_ref().and_then(|c| c.capacity_per_s) {
-        whole.insert("capacity_per_s".to_string(), c);
+    let mut subjects = Vec::new();
+    for c in &a.checks {
+        let name = c.check.as_str();
+        match &c.figures {
+            Some(CheckFigures::Load(l)) => subjects.push(load(name, l)),
+            Some(CheckFigures::Crash(f)) => subjects.push(load(name, &f.load)),
+            Some(CheckFigures::Poison(p)) => {
+                let mut s = load(name, &p.load);
+                s.figures.insert("poison_applied".to_string(), p.poison_applied as f64);
+                subjects.push(s);
+            }
+            Some(CheckFigures::Capacity(f)) => {
+                if let Some(rate) = f.capacity_per_s {
+                    whole.insert("capacity_per_s".to_string(), rate);
+                }
+            }
+            Some(CheckFigures::Storm(_)) | None => {}
+        }
     }
-    let mut subjects = vec![Subject { labels: vec!["audit".to_string()], figures: whole }];
-    subjects.extend(a.load.iter().map(|l| load("parallel-load", l)));
-    subjects.extend(a.crash.iter().map(|c| load("crash", &c.load)));
-    subjects.extend(a.poison.iter().map(|p| {
-        let mut s = load("poison", &p.load);
-        s.figures.insert("poison_applied".to_string(), p.poison_applied as f64);
-        s
-    }));
+    subjects.insert(0, Subject { labels: vec!["audit".to_string()], figures: whole });
     subjects
 }
 
 impl Report {
     /// The rows thresholds are held against: a bench's cells, or an audit's loads and itself.
     pub fn subjects(&self) -> Vec<Subject> {
-        match &self.audit {
-            Some(a) => audit(a),
-            None => self.rows.iter().map(row).collect(),
+        match &self.body {
+            RunBody::Audit { audit: a } => audit(a),
+            RunBody::Bench(b) => b.rows.iter().map(row).collect(),
         }
     }
 }

@@ -2,30 +2,35 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use super::{BenchBody, Report};
 
 /// The table a reader of the article recognises: one block per backend.
 pub fn render_table(report: &Report) -> String {
+    let Some(b) = report.bench_body() else { return super::render_audit_table(report) };
+    bench_table(report, b)
+}
+
+fn bench_table(report: &Report, b: &BenchBody) -> String {
     let mut out = String::new();
-    let p = &report.parameters;
+    let p = &b.parameters;
     let rate = p.rate.map_or_else(|| "unlimited".to_string(), |r| format!("{r}/s"));
     let _ = writeln!(
         out,
         "hookbench bench: {} events (seed {}), {} workers per cell, rate {rate}, concurrency {}, work delay {}",
         p.events, p.seed, p.workers, p.concurrency, p.work_delay
     );
-    let mut backends: Vec<_> = report.rows.iter().map(|r| r.backend).collect();
+    let mut backends: Vec<_> = b.rows.iter().map(|r| r.backend).collect();
     backends.dedup();
     for backend in backends {
         let version = match backend {
-            receivers::store::Backend::Postgres => report.versions.postgres.clone(),
-            receivers::store::Backend::Sqlite => report.versions.sqlite.clone(),
+            receivers::store::Backend::Postgres => report.header.versions.postgres.clone(),
+            receivers::store::Backend::Sqlite => report.header.versions.sqlite.clone(),
         };
         let _ =
-            writeln!(out, "\n== {backend} {} (real, checked from the database)", version.unwrap_or_default());
+            writeln!(out, "\n== {backend} {} (real, judged from the database)", version.unwrap_or_default());
         let _ = writeln!(
             out,
-            "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
+            "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
             "design",
             "deliveries",
             "5xx",
@@ -33,6 +38,7 @@ pub fn render_table(report: &Report) -> String {
             "dup events",
             "extra applies",
             "lost",
+            "never",
             "stale writes",
             "stale accts",
             "ledger",
@@ -46,7 +52,7 @@ pub fn render_table(report: &Report) -> String {
             "model stale w",
             "model stale a"
         );
-        for r in report.rows.iter().filter(|r| r.backend == backend) {
+        for r in b.rows.iter().filter(|r| r.backend == backend) {
             let ms = |us: u64| format!("{:.1}", us as f64 / 1000.0);
             let (md, me, mw, ma) = r.model.as_ref().map_or_else(
                 || ("-".to_string(), "-".to_string(), "-".to_string(), "-".to_string()),
@@ -61,7 +67,7 @@ pub fn render_table(report: &Report) -> String {
             );
             let _ = writeln!(
                 out,
-                "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
+                "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
                 r.design.as_str(),
                 r.deliveries,
                 r.status_5xx,
@@ -69,6 +75,7 @@ pub fn render_table(report: &Report) -> String {
                 r.figures.dup_events,
                 r.figures.extra_applies,
                 r.figures.lost,
+                r.figures.never_applied,
                 r.figures.stale_writes,
                 r.figures.stale_accounts,
                 r.figures.ledger,
@@ -84,11 +91,11 @@ pub fn render_table(report: &Report) -> String {
             );
         }
     }
-    out.push_str(&super::sections::text(&super::sections::sections(report)));
-    for note in &report.skipped {
+    out.push_str(&super::sections::text(&super::sections::sections(b)));
+    for note in &b.skipped {
         let _ = writeln!(out, "skipped {} {}: {}", note.backend, note.design, note.reason);
     }
-    for note in &report.broken {
+    for note in &b.broken {
         let _ = writeln!(out, "BROKEN {} {}: {}", note.backend, note.design, note.reason);
     }
     out

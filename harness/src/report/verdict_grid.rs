@@ -6,9 +6,13 @@ use std::fmt::Write;
 
 use maud::{Markup, html};
 
-use super::markdown::{backends, designs, row as cell, witnesses_heading};
 use super::page::slug;
-use super::{Report, Row};
+use super::{BenchBody, Row};
+
+/// The heading of a cell's witnesses in report.md (the grid links to it).
+pub(super) fn witnesses_heading(cell: &str) -> String {
+    format!("Witnesses in {cell}")
+}
 
 /// One cell's verdict.
 struct Verdict {
@@ -19,7 +23,7 @@ struct Verdict {
     witnesses: Option<String>,
 }
 
-fn verdict(report: &Report, r: &Row) -> Verdict {
+fn verdict(report: &BenchBody, r: &Row) -> Verdict {
     let name = format!("{}/{}", r.backend, r.design);
     let witnesses = report
         .witnesses
@@ -27,22 +31,33 @@ fn verdict(report: &Report, r: &Row) -> Verdict {
         .any(|c| c.cell == name && !c.witnesses.is_empty())
         .then(|| format!("#{}", slug(&witnesses_heading(&name))));
     let f = &r.figures;
-    let exactly_once = f.dup_events == 0 && f.lost == 0 && f.ledger == f.expected;
-    let latest = f.stale_accounts == 0;
-    let once = if exactly_once {
+    let p99 = format!("p99 {:.1} ms", r.latency_us.p99 as f64 / 1e3);
+    let Some(v) = &r.verdict else {
+        // A report written before the judge kept its verdict: nothing to colour it by.
+        return Verdict {
+            exactly_once: false,
+            latest: false,
+            words: format!("not judged; {p99}"),
+            witnesses,
+        };
+    };
+    let once = if v.exactly_once {
         "exactly once".to_string()
     } else {
-        format!("not exactly once ({} dup, {} lost)", f.dup_events, f.lost)
+        format!("not exactly once ({} dup, {} lost, {} never applied)", f.dup_events, f.lost, f.never_applied)
     };
-    let state =
-        if latest { "latest state".to_string() } else { format!("{} stale accounts", f.stale_accounts) };
-    let words = format!("{once}; {state}; p99 {:.1} ms", r.latency_us.p99 as f64 / 1e3);
-    Verdict { exactly_once, latest, words, witnesses }
+    let state = if v.latest_state {
+        "latest state".to_string()
+    } else {
+        format!("{} stale accounts", f.stale_accounts)
+    };
+    let words = format!("{once}; {state}; {p99}");
+    Verdict { exactly_once: v.exactly_once, latest: v.latest_state, words, witnesses }
 }
 
 /// The grid as a Markdown table (nothing without rows).
-pub fn verdict_grid_markdown(report: &Report) -> String {
-    let backends = backends(report);
+pub fn verdict_grid_markdown(report: &BenchBody) -> String {
+    let backends = report.backends();
     if backends.is_empty() {
         return String::new();
     }
@@ -53,10 +68,10 @@ pub fn verdict_grid_markdown(report: &Report) -> String {
     md.push_str("\n|---|");
     md.push_str(&"---|".repeat(backends.len()));
     md.push('\n');
-    for d in designs(report) {
+    for d in report.designs() {
         let _ = write!(md, "| **{d}** |");
         for &b in &backends {
-            let text = cell(report, b, d).map_or("did not run".to_string(), |r| {
+            let text = report.row(b, d).map_or("did not run".to_string(), |r| {
                 let v = verdict(report, r);
                 match v.witnesses {
                     Some(link) => format!("{} ([witnesses]({link}))", v.words),
@@ -73,8 +88,8 @@ pub fn verdict_grid_markdown(report: &Report) -> String {
 
 /// The grid as HTML, each cell coloured: green when exactly once and on the latest state, amber
 /// when exactly once only, red when not exactly once.
-pub fn verdict_grid_html(report: &Report) -> Markup {
-    let backends = backends(report);
+pub fn verdict_grid_html(report: &BenchBody) -> Markup {
+    let backends = report.backends();
     let colour = |v: &Verdict| match (v.exactly_once, v.latest) {
         (true, true) => "background:#d9f2d9",
         (true, false) => "background:#fcefc7",
@@ -86,11 +101,11 @@ pub fn verdict_grid_html(report: &Report) -> Markup {
                 h2 { "Verdict" }
                 table {
                     tr { th { "design" } @for b in &backends { th { (b.as_str()) } } }
-                    @for d in designs(report) {
+                    @for d in report.designs() {
                         tr {
                             td { b { (d.as_str()) } }
                             @for &b in &backends {
-                                @match cell(report, b, d) {
+                                @match report.row(b, d) {
                                     Some(r) => {
                                         @let v = verdict(report, r);
                                         td class="verdict" style=(colour(&v)) {

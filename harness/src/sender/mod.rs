@@ -22,7 +22,7 @@ mod pool;
 mod retry;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use std::sync::Mutex;
@@ -35,9 +35,9 @@ use tokio::time::Instant;
 pub use retry::RetryPolicy;
 
 use crate::history::{AttemptLine, Line, Outcome, Tap};
-use crate::shard::Shard;
 use crate::stats::{CounterSnapshot, Counters, Histograms, Latency, LatencyBuckets, Percentiles, Spectrum};
 use crate::wire::{Fields, Wire};
+use crate::workload::Shard;
 use crate::workload::{Group, Workload};
 
 /// How the sender sends.
@@ -99,6 +99,10 @@ pub struct SendReport {
     pub acked: Vec<bool>,
     /// Per workload event: whether an attempt was refused with a 4xx.
     pub refused: Vec<bool>,
+    /// Per workload event: attempts sent.
+    pub tries: Vec<u32>,
+    /// Per workload event: its last attempt's status (0: it had none, a timeout or no connection).
+    pub last_status: Vec<u16>,
     /// Every attempt, in the order they finished, when [`SenderConfig::record`] asked for them.
     pub attempts: Vec<AttemptRecord>,
     /// The full latency histograms (what a shard hands to `merge`).
@@ -126,6 +130,8 @@ impl SendReport {
             elapsed,
             acked: Vec::new(),
             refused: Vec::new(),
+            tries: Vec::new(),
+            last_status: Vec::new(),
             attempts: Vec::new(),
             histograms,
             late_by: Duration::ZERO,
@@ -168,6 +174,7 @@ struct Shared {
     start: Instant,
     acked: Vec<AtomicBool>,
     refused: Vec<AtomicBool>,
+    last_status: Vec<AtomicU16>,
     // A std Mutex: held for one push, never across an await.
     records: Mutex<Vec<AttemptRecord>>,
     attempts: Vec<AtomicU32>,
@@ -334,6 +341,8 @@ impl Ctx {
             }
             let (outcome, connection) = self.send(worker, fields, body).await;
             let done = Instant::now();
+            let status = if let Attempt::Status(s) = outcome { s } else { 0 };
+            self.last_status[event].store(status, Ordering::Relaxed);
             self.record(event, attempt, worker, (sent, done), (&outcome, connection));
             if w.is_poisoned(event) {
                 Counters::bump(&c.poison_attempts);
@@ -520,6 +529,7 @@ pub async fn run(
         start,
         acked: (0..n).map(|_| AtomicBool::new(false)).collect(),
         refused: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        last_status: (0..n).map(|_| AtomicU16::new(0)).collect(),
         records: Mutex::new(Vec::new()),
         attempts: (0..n).map(|_| AtomicU32::new(0)).collect(),
         progress,
@@ -558,6 +568,8 @@ pub async fn run(
     Ok(SendReport {
         acked: flags(&s.acked),
         refused: flags(&s.refused),
+        tries: s.attempts.iter().map(|a| a.load(Ordering::Relaxed)).collect(),
+        last_status: s.last_status.iter().map(|a| a.load(Ordering::Relaxed)).collect(),
         attempts: s.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
         late_by,
         ..SendReport::from_histograms(s.progress.counters.snapshot(), s.latency.clone(), elapsed)

@@ -7,13 +7,14 @@
 //! audits.
 
 pub mod payload;
+pub mod provider;
 pub mod signing;
 
 use bytes::Bytes;
-use receivers::signature::Secret;
 
 use crate::workload::{EventKind, Workload};
 pub use payload::{Fields, Kind, Payload, PayloadError};
+pub use provider::{IdFrom, Provider, Signatures, Timestamps, Verification};
 pub use signing::{Scheme, SecretError, Signer};
 
 /// Where a run's ids and accounts live.
@@ -52,12 +53,16 @@ pub struct Wire {
 }
 
 impl Wire {
-    /// hookbench's format signed with Standard Webhooks under `secret`, ids as the workload has
-    /// them (what a bench sends its own receivers).
-    pub fn hookbench(secret: &Secret) -> Self {
-        let signer = Signer::new(Scheme::StandardWebhooks, &[secret.to_whsec()])
-            .unwrap_or_else(|_| unreachable!("a Secret's whsec form is a valid Standard Webhooks secret"));
-        Self { signer, payload: Payload::Hookbench, ids: IdSpace::default(), poison: Poison::NegativeAmount }
+    /// hookbench's format signed with Standard Webhooks under `whsec` (`whsec_<base64>`), ids as
+    /// the workload has them (what a bench sends its own receivers).
+    pub fn hookbench(whsec: &str) -> Result<Self, SecretError> {
+        let signer = Signer::new(Scheme::StandardWebhooks, &[whsec.to_string()])?;
+        Ok(Self {
+            signer,
+            payload: Payload::Hookbench,
+            ids: IdSpace::default(),
+            poison: Poison::NegativeAmount,
+        })
     }
 
     /// The fields of `workload`'s event `i` in this run's id space. A poison credit is made as
@@ -142,9 +147,8 @@ mod tests {
     }
 
     fn wire(poison: Poison) -> Wire {
-        let secret: Secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".parse().expect("a secret");
         let ids = IdSpace { prefix: "t_".into(), account_base: 1000 };
-        Wire { ids, poison, ..Wire::hookbench(&secret) }
+        Wire { ids, poison, ..Wire::hookbench("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").expect("a secret") }
     }
 
     #[test]

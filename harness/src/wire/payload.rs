@@ -10,8 +10,25 @@
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use receivers::event::Event as HookbenchEvent;
+use serde::Serialize;
 use serde_json::{Map, Value};
+
+/// hookbench's own credit `type`.
+pub const CREDIT_TYPE: &str = "credit.added";
+/// hookbench's own plan update `type`.
+pub const PLAN_TYPE: &str = "plan.updated";
+
+/// A body in hookbench's own wire format, as the sender writes it: the harness's own type, held
+/// to what the receivers parse by a golden file both crates test against
+/// (`testkit/golden/hookbench-bodies.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type")]
+enum HookbenchBody<'a> {
+    #[serde(rename = "credit.added")]
+    Credit { id: &'a str, account: i64, amount: i64, created: i64 },
+    #[serde(rename = "plan.updated")]
+    Plan { id: &'a str, account: i64, plan: &'a str, version: i64, created: i64 },
+}
 
 /// One event as the sender knows it, before it becomes a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,8 +131,8 @@ impl Payload {
         match (self, kind) {
             (Self::Stripe, Kind::Credit) => "payment_intent.succeeded",
             (Self::Stripe, Kind::Update) => "customer.subscription.updated",
-            (_, Kind::Credit) => receivers::event::CREDIT_TYPE,
-            (_, Kind::Update) => receivers::event::PLAN_TYPE,
+            (_, Kind::Credit) => CREDIT_TYPE,
+            (_, Kind::Update) => PLAN_TYPE,
         }
     }
 
@@ -131,13 +148,11 @@ impl Payload {
     }
 }
 
-fn hookbench_event(e: &Fields) -> HookbenchEvent {
-    let (id, account, created) = (e.id.clone(), e.account, e.created);
+fn hookbench_event(e: &Fields) -> HookbenchBody<'_> {
+    let (id, account, created) = (e.id.as_str(), e.account, e.created);
     match e.kind {
-        Kind::Credit => HookbenchEvent::Credit { id, account, amount: e.amount, created },
-        Kind::Update => {
-            HookbenchEvent::Plan { id, account, plan: e.plan.clone(), version: e.version, created }
-        }
+        Kind::Credit => HookbenchBody::Credit { id, account, amount: e.amount, created },
+        Kind::Update => HookbenchBody::Plan { id, account, plan: &e.plan, version: e.version, created },
     }
 }
 
@@ -319,6 +334,47 @@ mod tests {
         let err = template("{").expect_err("not JSON");
         assert!(err.to_string().contains("is not JSON"), "{err}");
         assert!(std::error::Error::source(&err).is_some(), "the parser's message is the cause");
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Golden {
+        bodies: Vec<GoldenBody>,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct GoldenBody {
+        kind: String,
+        id: String,
+        account: i64,
+        amount: i64,
+        plan: String,
+        version: i64,
+        created: i64,
+        body: String,
+    }
+
+    /// The sender's bodies are byte for byte those the receivers' test parses back into the same
+    /// fields (receivers/tests/it/golden.rs reads the same file).
+    #[test]
+    fn hookbench_bodies_are_the_golden_ones() {
+        let golden: Golden =
+            serde_json::from_str(include_str!("../../../testkit/golden/hookbench-bodies.json"))
+                .expect("JSON");
+        assert!(golden.bodies.len() >= 2);
+        for g in golden.bodies {
+            let kind = if g.kind == "credit" { Kind::Credit } else { Kind::Update };
+            let f = Fields {
+                id: g.id,
+                kind,
+                account: g.account,
+                amount: g.amount,
+                plan: g.plan,
+                version: g.version,
+                created: g.created,
+                poisoned: false,
+            };
+            assert_eq!(String::from_utf8(Payload::Hookbench.render(&f)).expect("utf-8"), g.body);
+        }
     }
 
     #[test]

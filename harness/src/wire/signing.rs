@@ -157,7 +157,17 @@ impl Signer {
 
     /// The same scheme with a key no receiver holds.
     pub fn stranger(&self) -> Self {
-        Self { scheme: self.scheme, keys: vec![b"hookbench-a-secret-no-receiver-holds".to_vec()] }
+        self.signing_with(&[None])
+    }
+
+    /// The same scheme signing with, in this order, secret `i` for each `Some(i)` and a key no
+    /// receiver holds for each `None` (a provider rolling its secret signs with the old and the new
+    /// one in one header).
+    pub fn signing_with(&self, keys: &[Option<usize>]) -> Self {
+        let stranger = || b"hookbench-a-secret-no-receiver-holds".to_vec();
+        let keys =
+            keys.iter().map(|k| k.and_then(|i| self.keys.get(i).cloned()).unwrap_or_else(stranger)).collect();
+        Self { scheme: self.scheme, keys }
     }
 
     /// The headers of one attempt.

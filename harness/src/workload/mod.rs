@@ -9,11 +9,13 @@
 mod events;
 mod plan;
 pub mod rng;
+mod shard;
 
 use std::fmt;
 
 pub use events::{Event, EventId, EventKind};
 pub use plan::{Group, GroupKind};
+pub use shard::{JOB_COMPLETION_INDEX, Shard, ShardError, late_start};
 
 use rng::keyed;
 

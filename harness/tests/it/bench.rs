@@ -15,7 +15,7 @@ fn bench(dir: &std::path::Path, extra: &[&str]) -> (Report, String) {
 
 fn row<'a>(report: &'a Report, backend: &str, design: &str) -> &'a Row {
     report
-        .rows
+        .rows()
         .iter()
         .find(|r| r.backend.as_str() == backend && r.design.as_str() == design)
         .unwrap_or_else(|| panic!("no row for {backend} {design}"))
@@ -25,8 +25,12 @@ fn row<'a>(report: &'a Report, backend: &str, design: &str) -> &'a Row {
 fn a_small_bench_on_both_backends_judges_every_design() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (report, table) = bench(dir.path(), &["--events", "1000", "--rate", "3000"]);
-    assert!(report.skipped.is_empty() && report.broken.is_empty(), "{table}");
-    assert_eq!(report.rows.len(), 14, "{table}");
+    assert!(
+        report.bench_body().expect("a bench").skipped.is_empty()
+            && report.bench_body().expect("a bench").broken.is_empty(),
+        "{table}"
+    );
+    assert_eq!(report.rows().len(), 14, "{table}");
     for backend in ["postgres", "sqlite"] {
         for design in ["atomic", "version-guard", "inbox"] {
             let r = row(&report, backend, design);
@@ -51,7 +55,7 @@ fn a_small_bench_on_both_backends_judges_every_design() {
             naive.figures.dup_events > 0 && naive.figures.ledger > naive.figures.expected,
             "{backend} naive\n{table}"
         );
-        for r in report.rows.iter().filter(|r| r.backend.as_str() == backend) {
+        for r in report.rows().iter().filter(|r| r.backend.as_str() == backend) {
             // Every delivery was sent, answered, timed and counted.
             assert!(r.deliveries >= 1000 && r.status_2xx > 0 && r.latency_us.count == r.deliveries, "{r:?}");
             assert!(r.latency_us.p50 > 0 && r.latency_us.p50 <= r.latency_us.p99, "{r:?}");
@@ -61,8 +65,8 @@ fn a_small_bench_on_both_backends_judges_every_design() {
             assert_eq!(r.id_conflicts, 0, "one body per event: {} {}", r.backend, r.design);
         }
     }
-    assert_eq!(report.parameters.events, 1000);
-    assert!(report.versions.postgres.is_some() && report.versions.sqlite.is_some());
+    assert_eq!(report.bench_body().expect("a bench").parameters.events, 1000);
+    assert!(report.header.versions.postgres.is_some() && report.header.versions.sqlite.is_some());
     assert!(
         table.contains("== postgres") && table.contains("== sqlite") && table.contains("model dup"),
         "{table}"
@@ -85,7 +89,7 @@ fn check_then_insert_applies_twice_across_worker_processes() {
             "check-then-insert,atomic",
         ],
     );
-    assert!(report.broken.is_empty(), "{table}");
+    assert!(report.bench_body().expect("a bench").broken.is_empty(), "{table}");
     for backend in ["postgres", "sqlite"] {
         let cti = row(&report, backend, "check-then-insert");
         assert!(cti.figures.dup_events > 0, "{backend}: check-then-insert never applied twice\n{table}");
@@ -119,7 +123,7 @@ fn a_bench_with_no_backend_available_fails_and_says_why() {
     let err = run(cli, &mut table).expect_err("nothing could run");
     assert!(err.to_string().contains("no cell could run"), "{err}");
     let report = Report::read_json(&dir.path().join("report.json")).expect("report written anyway");
-    assert_eq!(report.skipped.len(), 7);
+    assert_eq!(report.bench_body().expect("a bench").skipped.len(), 7);
     assert!(String::from_utf8_lossy(&table).contains("skipped postgres naive"));
 }
 
@@ -180,7 +184,7 @@ fn a_bench_against_receivers_it_did_not_start() {
         ],
     );
     rt.block_on(fleet.stop()).expect("stop");
-    assert_eq!(report.rows.len(), 1, "{table}");
+    assert_eq!(report.rows().len(), 1, "{table}");
     let r = row(&report, "sqlite", "atomic");
     assert_eq!((r.figures.dup_events, r.figures.lost), (0, 0), "{table}");
     assert_eq!(r.figures.ledger, r.figures.expected, "{table}");
@@ -213,8 +217,12 @@ fn chaos_bench(dir: &std::path::Path, chaos: &str, extra: &[&str]) -> (Report, S
 }
 
 fn assert_exactly_once(report: &Report, table: &str) {
-    assert!(report.skipped.is_empty() && report.broken.is_empty(), "{table}");
-    for r in &report.rows {
+    assert!(
+        report.bench_body().expect("a bench").skipped.is_empty()
+            && report.bench_body().expect("a bench").broken.is_empty(),
+        "{table}"
+    );
+    for r in report.rows() {
         let what = format!("{} {}\n{table}", r.backend, r.design);
         assert_eq!((r.figures.dup_events, r.figures.lost, r.gave_up), (0, 0, 0), "{what}");
         assert_eq!(r.figures.ledger, r.figures.expected, "{what}");
@@ -226,12 +234,12 @@ fn assert_exactly_once(report: &Report, table: &str) {
 fn atomic_and_inbox_lose_and_double_nothing_while_workers_are_killed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (report, table) = chaos_bench(dir.path(), "kill-worker=2", &[]);
-    assert_eq!(report.rows.len(), 4, "{table}");
+    assert_eq!(report.rows().len(), 4, "{table}");
     assert_exactly_once(&report, &table);
     // At least one kill per cell: how many fit depends on how fast a killed worker is back (it
     // must answer /healthz first), which a loaded machine stretches; CI saw a Postgres cell with
     // one kill where this machine sees ten.
-    for r in &report.rows {
+    for r in report.rows() {
         assert!(r.chaos.worker_kills >= 1, "{} {}: chaos never struck\n{table}", r.backend, r.design);
     }
     assert!(table.contains("== chaos"), "{table}");
@@ -243,9 +251,9 @@ fn atomic_and_inbox_lose_and_double_nothing_while_workers_are_killed() {
 fn atomic_and_inbox_lose_and_double_nothing_while_postgres_ends_their_connections() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (report, table) = chaos_bench(dir.path(), "pg-terminate=4", &["--backends", "postgres"]);
-    assert_eq!(report.rows.len(), 2, "{table}");
+    assert_eq!(report.rows().len(), 2, "{table}");
     assert_exactly_once(&report, &table);
-    for r in &report.rows {
+    for r in report.rows() {
         assert!(r.chaos.pg_terminations >= 2, "{}: no connection was ended\n{table}", r.design);
     }
 }
@@ -255,9 +263,9 @@ fn poison_events_become_dead_letters_while_the_sender_sees_only_2xx() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (report, table) =
         bench(dir.path(), &["--events", "1000", "--rate", "2000", "--designs", "inbox", "--poison", "0.02"]);
-    assert_eq!(report.rows.len(), 2, "{table}");
+    assert_eq!(report.rows().len(), 2, "{table}");
     assert_exactly_once(&report, &table);
-    for r in &report.rows {
+    for r in report.rows() {
         assert!(r.poisoned > 0, "{table}");
         assert_eq!(r.dead_letters, r.poisoned, "every poison event is a dead letter\n{table}");
         assert_eq!(r.poison_applied, 0, "{table}");
@@ -286,7 +294,7 @@ fn bench_status(dir: &std::path::Path, extra: &[&str]) -> (u8, Report, String) {
         Ok(()) => 0,
         Err(e) => e
             .downcast_ref::<hookbench::cli::Exit>()
-            .map_or_else(|| panic!("not an exit status: {e:#}"), |x| x.code),
+            .map_or_else(|| panic!("not an exit status: {e:#}"), |x| x.code()),
     };
     let report = Report::read_json(&dir.join("report.json")).expect("report.json");
     (code, report, String::from_utf8(table).expect("utf-8"))
@@ -299,11 +307,11 @@ fn a_breached_threshold_exits_3_and_names_its_rows() {
     let both =
         [&small[..], &["--fail-on", "atomic:dup_events>0", "--fail-on", "naive:dup_events>0"]].concat();
     let (code, report, table) = bench_status(dir.path(), &both);
-    assert_eq!(code, hookbench::cli::THRESHOLD_BREACHED, "{table}");
+    assert_eq!(code, hookbench::cli::ExitStatus::Threshold as u8, "{table}");
     assert!(table.contains("threshold breached: naive:dup_events>0\n  sqlite/naive: "), "{table}");
     assert!(!table.contains("threshold breached: atomic"), "{table}");
-    let naive = &report.thresholds[1];
-    assert_eq!((naive.rows, naive.breached.len()), (1, 1), "{:?}", report.thresholds);
+    let naive = &report.header.thresholds[1];
+    assert_eq!((naive.rows, naive.breached.len()), (1, 1), "{:?}", report.header.thresholds);
     assert_eq!(naive.breached[0].1, row(&report, "sqlite", "naive").figures.dup_events as f64);
     // Every figure a threshold may name is a figure of a real row.
     let subjects = report.subjects();
@@ -317,7 +325,7 @@ fn a_breached_threshold_exits_3_and_names_its_rows() {
     let atomic_only = [&small[..], &["--fail-on", "atomic:dup_events>0", "--metrics", metrics_s]].concat();
     let (code, report, table) = bench_status(dir.path(), &atomic_only);
     assert_eq!(code, 0, "{table}");
-    assert_eq!((report.thresholds[0].rows, report.thresholds[0].breached.len()), (1, 0));
+    assert_eq!((report.header.thresholds[0].rows, report.header.thresholds[0].breached.len()), (1, 0));
     assert_metrics_match(&std::fs::read_to_string(&metrics).expect("the metrics file"), &report);
 }
 
@@ -325,7 +333,7 @@ fn a_breached_threshold_exits_3_and_names_its_rows() {
 /// histogram whose buckets rise to its count.
 fn assert_metrics_match(text: &str, report: &Report) {
     assert!(text.ends_with("# EOF\n") && text.contains("# TYPE hookbench_deliveries counter"), "{text}");
-    for r in &report.rows {
+    for r in report.rows() {
         let labels = format!("{{backend=\"{}\",design=\"{}\"}}", r.backend, r.design);
         let value = |name: &str| -> f64 {
             let prefix = format!("{name}{labels} ");
@@ -374,7 +382,7 @@ fn a_bad_threshold_is_refused_before_anything_runs() {
         .output()
         .expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "a bad flag is a usage error: {stderr}");
     assert!(stderr.contains("line 3") && stderr.contains("unknown scope `atomc`"), "{stderr}");
     assert!(!dir.path().join("report.json").exists(), "nothing ran");
 }
@@ -404,16 +412,22 @@ fn the_history_explains_a_duplicate_and_a_stale_account() {
             "2000",
         ],
     );
-    let history = report.history.as_ref().expect("the history beside report.json");
+    let history = report.header.history.as_ref().expect("the history beside report.json");
     assert_eq!(history.file, "history.jsonl", "small runs are not compressed");
-    let attempts: u64 = report.rows.iter().map(|r| r.deliveries).sum();
-    let mut changes = 0;
-    hookbench::history::read(dir.path(), &mut |l| changes += u64::from(matches!(l, Line::Change(_))))
-        .expect("the history reads back");
+    let attempts: u64 = report.rows().iter().map(|r| r.deliveries).sum();
+    let (mut accounts, mut changes, mut verdicts) = (0, 0, 0);
+    hookbench::history::read(dir.path(), &mut |l| match l {
+        Line::Account(_) => accounts += 1,
+        Line::Change(_) => changes += 1,
+        Line::Verdict(_) => verdicts += 1,
+        _ => {}
+    })
+    .expect("the history reads back");
+    assert_eq!(verdicts, 2, "a verdict line per cell");
     assert_eq!(
         history.lines,
-        attempts + 2 * 2000 + changes,
-        "an attempt line each, an event line each, then the plan changes"
+        attempts + 2 * 2000 + accounts + changes + verdicts,
+        "an attempt line each, an event line each, an account line each, the plan changes, the verdict"
     );
     assert!(row(&report, "sqlite", "check-then-insert").figures.dup_events > 0, "{table}");
 
@@ -430,7 +444,13 @@ fn the_history_explains_a_duplicate_and_a_stale_account() {
     let id = format!("evt_{}", witness.split(':').next().expect("an id"));
     let one = explain(dir.path(), &[&id, "--cell", "sqlite/check-then-insert"]);
     // The report carries the first witnesses of each cell, and report.md shows them.
-    let cti = report.witnesses.iter().find(|c| c.cell == "sqlite/check-then-insert").expect("its witnesses");
+    let cti = report
+        .bench_body()
+        .expect("a bench")
+        .witnesses
+        .iter()
+        .find(|c| c.cell == "sqlite/check-then-insert")
+        .expect("its witnesses");
     let dup = cti.witnesses.iter().filter(|w| w.class == "duplicate").collect::<Vec<_>>();
     assert!(!dup.is_empty() && dup.len() <= 5, "{cti:?}");
     assert!(dup.iter().all(|w| w.problem.contains("ledger rows") && w.attempts.len() >= 2), "{dup:?}");

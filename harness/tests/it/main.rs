@@ -7,13 +7,15 @@
 mod audit;
 mod audit_faults;
 mod bench;
-mod checker;
 mod experiments;
 mod fleet;
+mod judge;
 mod model;
 mod provision;
 mod reports;
 mod serve_cli;
 mod shards;
 mod sign;
+mod stub;
+mod verdicts;
 mod worker_process;

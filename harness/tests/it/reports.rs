@@ -111,7 +111,7 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
     }
     assert!(html.contains("percentile (axis: 1/(1-p), log scale)") && html.contains("extra applies (count)"));
     // Each cell's wall time is told phase by phase, and the phases add up to no more than it.
-    for r in &report.rows {
+    for r in report.rows() {
         let p = r.phases;
         let sum = p.provision_s
             + p.fleet_start_s
@@ -123,7 +123,7 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
         assert!(p.deliver_s > 0.0 && p.fleet_start_s > 0.0 && sum <= r.wall_s + 1e-6, "{p:?} {}", r.wall_s);
     }
     // The spectrum is read from the full histogram, out to 99.999 %.
-    let spectrum = &report.rows[0].latency_spectrum;
+    let spectrum = &report.rows()[0].latency_spectrum;
     assert_eq!(spectrum.planned.percentiles.len(), 51);
     assert!((spectrum.planned.percentiles[50] - 99.999).abs() < 1e-9, "{spectrum:?}");
     assert!(spectrum.planned.us.windows(2).all(|w| w[0] <= w[1]) && spectrum.actual.us.len() == 51);
@@ -147,7 +147,7 @@ fn a_small_bench_writes_json_markdown_and_html_and_the_history_tracks_it() {
 }
 
 fn sample_report() -> Report {
-    let json = r#"{"run_id":"x","started_at":"2026-11-29T00:00:00Z","git_sha":null,
+    let json = r#"{"kind":"bench","run_id":"x","started_at":"2026-11-29T00:00:00Z","git_sha":null,
       "parameters":{"seed":1,"events":10,"workers":1,"concurrency":2,"rate":null,"work_delay":"0s","timeout":"10s",
         "retry":{"base":"10ms","cap":"1s","max_attempts":10},"isolation":"read-committed","inbox_workers":2,
         "p_duplicate":0.03,"p_ack_lost":0.02,"p_concurrent":0.01,"p_shuffle":0.1},
@@ -167,9 +167,9 @@ fn compare_passes_identical_runs_and_flags_one_more_duplicate_apply() {
     let a = sample_report();
     assert!(compare(&a, &a.clone(), 0.5, 0.0).regressions.is_empty());
     let mut b = a.clone();
-    b.rows[0].figures.dup_events += 1;
-    b.rows[0].figures.extra_applies += 1;
-    b.rows[0].figures.ledger += 100;
+    b.bench_body_mut().expect("a bench").rows[0].figures.dup_events += 1;
+    b.bench_body_mut().expect("a bench").rows[0].figures.extra_applies += 1;
+    b.bench_body_mut().expect("a bench").rows[0].figures.ledger += 100;
     let c = compare(&a, &b, 0.5, 0.0);
     assert!(
         c.regressions.iter().any(|r| r.contains("sqlite atomic: dup_events 0 -> 1")),
@@ -187,14 +187,14 @@ fn compare_passes_identical_runs_and_flags_one_more_duplicate_apply() {
     assert!(err.to_string().contains("1 regression") || err.to_string().contains("regression(s)"), "{err}");
     // p99 latency past the threshold is a regression too; within it, only a change.
     let mut slow = a.clone();
-    slow.rows[0].latency_us.p99 = 4000;
+    slow.bench_body_mut().expect("a bench").rows[0].latency_us.p99 = 4000;
     assert!(compare(&a, &slow, 0.5, 0.0).regressions.is_empty());
     assert_eq!(compare(&a, &slow, 0.2, 0.0).regressions.len(), 1);
     // A tolerance forgives noise in figures that are not zero, never a figure leaving zero.
     let mut noisy = a.clone();
-    noisy.rows[0].figures.stale_writes = 10;
+    noisy.bench_body_mut().expect("a bench").rows[0].figures.stale_writes = 10;
     let mut noisier = noisy.clone();
-    noisier.rows[0].figures.stale_writes = 12;
+    noisier.bench_body_mut().expect("a bench").rows[0].figures.stale_writes = 12;
     assert!(compare(&noisy, &noisier, 0.5, 0.25).regressions.is_empty());
     assert_eq!(compare(&noisy, &noisier, 0.5, 0.0).regressions.len(), 1);
     // dup_events, extra_applies and |ledger - expected| all left zero.
@@ -215,14 +215,15 @@ fn compare_flags_a_crash_that_loses_an_event_and_a_retention_figure_off_the_mode
                        "keys_left":0,"wall_s":0.1,
                        "rows":[{"schedule":"Svix published schedule","ttl":"5 min","duplicate_applies":3,"model":3}]}]
     });
-    a.experiments = serde_json::from_value(experiments).expect("experiments");
+    a.bench_body_mut().expect("a bench").experiments =
+        serde_json::from_value(experiments).expect("experiments");
     assert!(compare(&a, &a.clone(), 0.5, 0.0).regressions.is_empty());
     let mut lossy = a.clone();
-    lossy.experiments.crash[0].lost = 1;
+    lossy.bench_body_mut().expect("a bench").experiments.crash[0].lost = 1;
     let c = compare(&a, &lossy, 0.5, 10.0);
     assert_eq!(c.regressions, ["crash sqlite atomic: lost 0 -> 1"], "{c:?}");
     let mut off = a.clone();
-    off.experiments.retention[0].rows[0].duplicate_applies = 4;
+    off.bench_body_mut().expect("a bench").experiments.retention[0].rows[0].duplicate_applies = 4;
     let c = compare(&a, &off, 0.5, 0.0);
     assert_eq!(c.regressions.len(), 1, "{c:?}");
     assert!(c.regressions[0].contains("where the model has 3"), "{c:?}");
@@ -259,6 +260,7 @@ fn the_committed_history_schema_is_the_one_the_types_generate_and_a_real_history
             Some("attempt") => attempts += 1,
             Some("event") => events += 1,
             Some("change") => changes += 1,
+            Some("account" | "verdict") => {}
             other => panic!("a line of type {other:?}"),
         }
     }
@@ -282,10 +284,10 @@ fn the_report_and_the_index_render_in_a_real_browser_with_no_network_request() {
     let page =
         browser::render(&dir.join("report.html"), &["#verdict-grid table", "#verdict-grid td.verdict"]);
     assert!(page.page_requests().is_empty() && page.resources.is_empty(), "{page:?}");
-    assert_eq!(page.title, format!("hookbench run {}", report.run_id));
+    assert_eq!(page.title, format!("hookbench run {}", report.header.run_id));
     let grid = page.boxes("#verdict-grid table");
     assert!(grid.len() == 1 && grid[0].0 > 0 && grid[0].1 > 0, "the grid is laid out: {page:?}");
-    assert_eq!(page.boxes("#verdict-grid td.verdict").len(), report.rows.len(), "a cell per row");
+    assert_eq!(page.boxes("#verdict-grid td.verdict").len(), report.rows().len(), "a cell per row");
     let ids: Vec<String> = chart_titles(&report).into_iter().map(|(id, _)| id).collect();
     assert_eq!(page.figures.iter().map(|f| f.0.clone()).collect::<Vec<_>>(), ids);
     assert!(page.figures.iter().all(|(_, (w, h))| *w >= 600 && *h >= 300), "charts drawn: {page:?}");

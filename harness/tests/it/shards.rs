@@ -21,7 +21,7 @@ fn hookbench(args: &[&str]) -> (u8, String) {
     let code = match run(cli, &mut out) {
         Ok(()) => 0,
         Err(e) => {
-            let code = e.downcast_ref::<hookbench::cli::Exit>().map_or(1, |x| x.code);
+            let code = e.downcast_ref::<hookbench::cli::Exit>().map_or(1, |x| x.code());
             out.extend_from_slice(format!("error: {e:#}").as_bytes());
             code
         }
@@ -110,7 +110,7 @@ fn two_shards_merged_find_what_an_unsharded_run_finds() {
         assert!(text.contains("merged 2 shards"), "{text}");
         let out = PathBuf::from(out);
         let report = Report::read_json(&out.join("report.json")).expect("report.json");
-        let r = &report.rows[0];
+        let r = &report.rows()[0];
         // The default seed's figures, as the unsharded bench and the article's model give them.
         assert_eq!(
             (r.figures.dup_events, r.figures.extra_applies, r.figures.lost),
@@ -124,10 +124,20 @@ fn two_shards_merged_find_what_an_unsharded_run_finds() {
             "every event of the default workload, in one shard"
         );
         // The witnesses come from the merged history, as a bench's do.
-        let duplicates =
-            report.witnesses.iter().flat_map(|c| &c.witnesses).filter(|w| w.class == "duplicate");
-        assert_eq!(duplicates.count() > 0, dup_events > 0, "{:?}", report.witnesses);
-        let shards = report.shards.as_ref().expect("the shards");
+        let duplicates = report
+            .bench_body()
+            .expect("a bench")
+            .witnesses
+            .iter()
+            .flat_map(|c| &c.witnesses)
+            .filter(|w| w.class == "duplicate");
+        assert_eq!(
+            duplicates.count() > 0,
+            dup_events > 0,
+            "{:?}",
+            report.bench_body().expect("a bench").witnesses
+        );
+        let shards = report.header.shards.as_ref().expect("the shards");
         let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
         assert!(md.contains("Merged from 2 shards") && md.contains("| 2/2 |"), "{md}");
         assert_eq!(shards.shards.iter().map(|s| s.deliveries).sum::<u64>(), r.deliveries);

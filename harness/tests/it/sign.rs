@@ -48,7 +48,7 @@ fn prints_the_second_vectors_signature() {
 #[test]
 fn refuses_a_secret_without_the_prefix() {
     let err = sign("C2FVsBQIhrsc", "msg_1", "1", "{}").expect_err("refused");
-    assert!(format!("{err:#}").contains("starts with `whsec_`"), "{err:#}");
+    assert!(format!("{err:#}").contains("`whsec_` followed by base64"), "{err:#}");
 }
 
 #[test]

@@ -10,16 +10,16 @@ use receivers::store::Backend;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::Shard;
-use crate::report::Parameters;
+use crate::report::{AuditParameters, Parameters, ShardSummary};
 use crate::sender::{AttemptRecord, SendReport};
 use crate::stats::CounterSnapshot;
-use crate::workload::{Workload, WorkloadConfig};
+use crate::wire::Provider;
+use crate::workload::{Shard, Workload, WorkloadConfig};
 
 /// The partial result's file name in a shard's directory.
 pub const PARTIAL_FILE: &str = "shard.json";
 /// The partial format this hookbench writes and reads.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// A shard's partial result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,10 +32,8 @@ pub struct Partial {
     pub run_id: String,
     /// Which shard.
     pub shard: Shard,
-    /// What the shard sent to: a bench's receivers or an audited one.
+    /// What the shard sent to (a bench's receivers or an audited one), and the run's parameters.
     pub target: Target,
-    /// The run's parameters, the same for every shard of one run.
-    pub parameters: Parameters,
     /// Everything that shapes the workload (`merge` generates it again to check the events).
     pub workload: WorkloadConfig,
     /// SHA-256 of the whole delivery plan (every event and group), the same for every shard.
@@ -70,21 +68,20 @@ pub enum Target {
         design: Design,
         /// The database the receivers share, its password left out.
         database: String,
+        /// The run's parameters, the same for every shard of one run.
+        parameters: Box<Parameters>,
     },
     /// An audit's parallel load against a receiver hookbench did not start.
     Audit(Box<AuditShard>),
 }
 
-/// An audit shard's target, and the acknowledgements and attempts `merge` judges it by.
+/// An audit shard's target, and its attempts for the merged verdict's witnesses (how each event
+/// was answered is read from the shard's history, as for a bench).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditShard {
     /// What every shard of the audit shares (flattened: shard.json keeps one object).
     #[serde(flatten)]
     pub run: AuditRun,
-    /// The shard's events acknowledged with a 2xx (their indices in the workload).
-    pub acked: Vec<usize>,
-    /// The shard's events refused with a 4xx.
-    pub refused: Vec<usize>,
     /// Every attempt the shard made (for the witnesses).
     pub attempts: Vec<AttemptRecord>,
 }
@@ -96,6 +93,8 @@ pub struct AuditRun {
     pub url: String,
     /// The signing scheme.
     pub signing: String,
+    /// The provider it is held to.
+    pub provider: Option<Provider>,
     /// The payload's name.
     pub payload: String,
     /// The run's id prefix (the same for every shard).
@@ -110,6 +109,8 @@ pub struct AuditRun {
     pub state_query: Option<String>,
     /// The audit's dead-letter query.
     pub dead_letter_query: Option<String>,
+    /// The loads' parameters, the same for every shard.
+    pub parameters: AuditParameters,
 }
 
 impl Target {
@@ -130,23 +131,6 @@ impl Target {
             Self::Audit(a) => format!("audit {}", a.run.url),
         }
     }
-}
-
-/// One shard as the merged report lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ShardSummary {
-    /// Which shard.
-    pub shard: Shard,
-    /// Its run id.
-    pub run_id: String,
-    /// The groups it sent.
-    pub groups: usize,
-    /// Its attempts.
-    pub deliveries: u64,
-    /// How late it started for `--start-at`, seconds.
-    pub late_by_s: f64,
-    /// From the planned start to its last answer, seconds.
-    pub elapsed_s: f64,
 }
 
 /// Why a partial result could not be written or read.
@@ -182,7 +166,6 @@ impl Partial {
     /// A shard's partial result from what its sender did.
     pub fn new(
         run: (String, Shard, Target),
-        parameters: Parameters,
         workload: &Workload,
         start_at: Option<jiff::Timestamp>,
         sent: &SendReport,
@@ -194,7 +177,6 @@ impl Partial {
             run_id,
             shard,
             target,
-            parameters,
             workload: workload.config.clone(),
             plan_digest: plan_digest(workload),
             start_at: start_at.map(|t| t.to_string()),

@@ -1,27 +1,16 @@
-//! Sharded runs: one bench's delivery plan split over N processes (`bench --shard I/N`, on one
-//! machine or as the pods of a Kubernetes Indexed Job), each sending its part against the same
-//! receivers and database and writing a [`Partial`] result; [`merge`] adds the partials up
-//! exactly (HdrHistograms added count by count, counters summed, histories interleaved in time
-//! order) and runs the checker once, so percentiles and thresholds hold over the whole run, not
-//! per shard.
+//! A shard: a slice of the delivery plan, for a run split over N processes (`bench --shard I/N`,
+//! on one machine or as the pods of a Kubernetes Indexed Job), each sending its part against the
+//! same receivers and writing a partial result (`load::Partial`) that `hookbench merge` adds up.
 //!
 //! The plan is split by event (event index modulo N): every group of an event, its concurrent
 //! copies and its later duplicates, goes to one shard. The shards' events partition the
 //! workload, an event's attempt numbers (and the article's draws keyed on them) are those of an
 //! unsharded run, and a concurrent group's copies still race each other from one process.
 
-mod merge;
-mod partial;
-
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-
-pub use merge::{MergeConfig, MergeError, Merged, merge};
-pub use partial::{
-    AuditRun, AuditShard, PARTIAL_FILE, Partial, PartialError, ShardSummary, Target, plan_digest,
-};
 
 /// The environment variable a Kubernetes Indexed Job sets in each pod: its index, from 0.
 pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";

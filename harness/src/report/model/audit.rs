@@ -1,6 +1,11 @@
-//! What an audit concludes: a verdict per check, with its evidence and witness events.
+//! An audit's part of a report: a verdict per check, with its evidence, its witnesses and (for the
+//! checks that send a load or ramp or storm) its figures.
 
 use serde::{Deserialize, Serialize};
+
+use crate::judge::Class;
+use crate::sender::RetryPolicy;
+use crate::wire::Provider;
 
 /// The go-live checklist's items, in the article's order.
 #[derive(
@@ -157,16 +162,45 @@ pub struct CheckResult {
     pub status: Status,
     /// The evidence in one line (or why it was skipped).
     pub evidence: String,
+    /// The anomaly classes found that fail it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<Class>,
     /// For a FAIL, the first witnesses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witnesses: Vec<Witness>,
+    /// The figures of a check that sends a load, a ramp or a storm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<CheckFigures>,
 }
 
 impl CheckResult {
     /// A skipped check and why.
     pub fn skipped(check: Check, why: impl Into<String>) -> Self {
-        Self { check, status: Status::Skipped, evidence: why.into(), witnesses: Vec::new() }
+        Self {
+            check,
+            status: Status::Skipped,
+            evidence: why.into(),
+            anomalies: Vec::new(),
+            witnesses: Vec::new(),
+            figures: None,
+        }
     }
+}
+
+/// A check's figures, by the kind of check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CheckFigures {
+    /// The parallel load's.
+    Load(Box<LoadFigures>),
+    /// The crash check's: its load and each restart.
+    Crash(Box<CrashFigures>),
+    /// The poison check's: its two loads.
+    Poison(Box<PoisonFigures>),
+    /// The capacity ramp's.
+    Capacity(CapacityFigures),
+    /// The retry storm's.
+    Storm(StormFigures),
 }
 
 /// The parallel load's figures, as `bench` reports them for a cell.
@@ -190,15 +224,21 @@ pub struct LoadFigures {
     pub extra_applies: u64,
     /// Credit events acknowledged with a 2xx and never applied.
     pub lost: u64,
-    /// Accounts whose final plan version is not their latest (`null` without a state query).
+    /// Events never acknowledged (refused, failed or given up) and never applied.
+    pub never_applied: u64,
+    /// Accounts whose final plan version is below the latest acknowledged (`null` without a
+    /// state query).
     pub stale_accounts: Option<u64>,
+    /// Of the load's accounts, those the state query returned (`null` without one).
+    pub accounts_observed: Option<u64>,
     /// Events refused with a 4xx and applied anyway.
     pub refused_applied: u64,
-    /// Events given up on after the retry budget (never acknowledged).
+    /// Events acknowledged with a 2xx.
+    pub acked: u64,
+    /// Events seen applied.
+    pub applied: u64,
+    /// Delivery attempts given up on after the retry budget (each an event never acknowledged).
     pub gave_up: u64,
-    /// Events never acknowledged and never applied, where every event must be (the crash check).
-    #[serde(default)]
-    pub unapplied: u64,
     /// Latency from each attempt's planned time (coordinated omission corrected), microseconds.
     pub latency_us: crate::stats::Percentiles,
     /// Attempts per second.
@@ -241,8 +281,10 @@ pub struct PoisonFigures {
     pub poisoned_p99_ms: f64,
     /// The factor the poisoned p99 may be of the baseline's.
     pub p99_factor: f64,
-    /// The poisoned load's figures (the other events).
+    /// The poisoned load's figures.
     pub load: LoadFigures,
+    /// The clean load's figures (the same workload without poison, judged too).
+    pub clean: LoadFigures,
 }
 
 /// One step of the capacity ramp.
@@ -271,20 +313,27 @@ pub struct CapacityStep {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CapacityFigures {
     /// The provider whose timeout was held (`null`: `--timeout` alone).
-    pub provider: Option<super::provider::Provider>,
+    pub provider: Option<Provider>,
     /// The timeout held, milliseconds.
     pub timeout_ms: f64,
     /// Each step, in order; the ramp stops after the first step that does not hold.
     pub steps: Vec<CapacityStep>,
     /// The highest rate that held (`null`: none did).
     pub capacity_per_s: Option<f64>,
+    /// Whether the ramp's top rate held, so the capacity is at least that, not that.
+    #[serde(default)]
+    pub at_least: bool,
+    /// Whether each step was shorter than the timeout, so no backlog as long as the timeout could
+    /// build within a step.
+    #[serde(default)]
+    pub steps_shorter_than_timeout: bool,
 }
 
 /// The retry storm: a batch failed through an outage, then retried on the provider's schedule.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StormFigures {
     /// Whose schedule.
-    pub provider: Option<super::provider::Provider>,
+    pub provider: Option<Provider>,
     /// Events in the batch.
     pub events: u64,
     /// The outage, in the provider's time (seconds).
@@ -295,18 +344,49 @@ pub struct StormFigures {
     pub attempts: u64,
     /// Attempts in each tenth of a second of the audit's clock, from the kill on.
     pub arrivals_per_100ms: Vec<u64>,
-    /// Most attempts sent within any one second (of the audit's clock) after the recovery.
-    pub peak_per_s: u64,
+    /// Retries that arrived after the receiver answered its health URL again (what the figures
+    /// after the recovery are of; none: every retry fell due during the outage).
+    pub after_recovery: u64,
+    /// Most attempts sent within any one second (of the audit's clock) after the recovery
+    /// (`null`: no attempt arrived after it).
+    pub peak_per_s: Option<u64>,
     /// When the receiver was healthy again, milliseconds from the kill.
     pub recovered_ms: f64,
-    /// p99 of the answers after recovery, milliseconds.
-    pub p99_after_ms: f64,
+    /// p99 of the answers after recovery, milliseconds (`null`: no attempt arrived after it).
+    pub p99_after_ms: Option<f64>,
     /// Events applied more than once.
     pub dup_events: u64,
     /// Events acknowledged and never applied.
     pub lost: u64,
     /// Events never acknowledged by the schedule's end.
     pub unacknowledged: u64,
+}
+
+/// The parameters of an audit's loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AuditParameters {
+    /// Seed of every draw.
+    pub seed: u32,
+    /// Logical events of the parallel load.
+    pub events: usize,
+    /// Accounts they are spread over.
+    pub accounts: u32,
+    /// Events per second.
+    pub rate: f64,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Per-attempt timeout.
+    pub timeout: String,
+    /// Retries.
+    pub retry: RetryPolicy,
+    /// Chance of a duplicate delivery.
+    pub p_duplicate: f64,
+    /// Chance a 2xx is lost.
+    pub p_ack_lost: f64,
+    /// Chance of concurrent copies.
+    pub p_concurrent: f64,
+    /// Chance of a shuffle.
+    pub p_shuffle: f64,
 }
 
 /// The audit section of a report.
@@ -316,37 +396,40 @@ pub struct AuditSection {
     pub url: String,
     /// The signing scheme.
     pub signing: String,
+    /// The provider whose rules, timeout and schedule it was held to.
+    pub provider: Option<Provider>,
     /// The payload (`hookbench`, `stripe` or the template's path).
     pub payload: String,
-    /// The observers that judged it (`sql`, `sink`, with the state query or not).
+    /// The observers that judged it (`sql`, `sink`, and what each sees).
     pub observers: Vec<String>,
-    /// The prefix every id of this audit carries, and the first account it used.
+    /// The prefix every id of this audit carries.
     pub id_prefix: String,
     /// Added to every account number.
     pub account_base: i64,
+    /// The loads' parameters.
+    pub parameters: AuditParameters,
     /// One verdict per check, in the checklist's order.
     pub checks: Vec<CheckResult>,
-    /// The parallel load's figures, when it ran.
-    pub load: Option<LoadFigures>,
-    /// The crash check's figures, when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub crash: Option<CrashFigures>,
-    /// The poison check's figures, when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub poison: Option<PoisonFigures>,
-    /// The capacity ramp, when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<CapacityFigures>,
-    /// The retry storm, when it ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storm: Option<StormFigures>,
     /// The audit's wall time.
     pub wall_s: f64,
+    /// Why the audit stopped before it finished, when it did (its checks are those that ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl AuditSection {
     /// Whether a check that ran failed.
     pub fn failed(&self) -> bool {
         self.checks.iter().any(|c| c.status == Status::Fail)
+    }
+
+    /// The checks that failed.
+    pub fn failed_checks(&self) -> Vec<Check> {
+        self.checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.check).collect()
+    }
+
+    /// The figures of `check`, when it ran and has some.
+    pub fn figures(&self, check: Check) -> Option<&CheckFigures> {
+        self.checks.iter().find(|c| c.check == check).and_then(|c| c.figures.as_ref())
     }
 }

@@ -1,6 +1,11 @@
-//! `hookbench merge`: the shards' partial results added up into one run's report. Merging
-//! refuses shards that are not the parts of one run (another workload, seed, parameter, design,
-//! backend or hookbench, a shard missing or given twice) before it touches the database.
+//! `hookbench merge`: the shards' partial results added up into one run's report, a peer of
+//! `bench` and `audit`. Merging refuses shards that are not the parts of one run (another
+//! workload, seed, parameter, design, backend or hookbench, a shard missing or given twice) before
+//! it touches the database; then the shards' histograms are added count by count, their counters
+//! summed, their attempt lines interleaved in time order (each event's answers read from them), and
+//! the judge runs once: a bench's cell (`load::judge_cell`), or an audit's load ([`audit`]).
+
+mod audit;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,18 +14,18 @@ use std::time::Duration;
 
 use receivers::design::Design;
 use receivers::store::Backend;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::{PARTIAL_FILE, Partial, PartialError, Shard, ShardSummary, Target, plan_digest};
-use crate::bench::{row, write_changes, write_events};
-use crate::checker;
-use crate::history::{self, History, HistoryError, Line};
+use crate::history::{self, AttemptLine, History, HistoryError, Line};
+use crate::judge::history::workload_index;
+use crate::load::partial::{PARTIAL_FILE, Partial, PartialError, Target, plan_digest};
+use crate::load::{self, bench_row, judge_cell};
 use crate::model;
-use crate::observer::{self, Tables, TablesError};
-use crate::report::{HistoryFile, Report};
+use crate::observe::{ObserveError, Observers, Tables};
+use crate::report::{Check, HistoryFile, Merged, Report};
 use crate::sender::SendReport;
 use crate::stats::{CounterSnapshot, HistogramError, Histograms};
-use crate::workload::{Workload, WorkloadError};
+use crate::workload::{Shard, Workload, WorkloadError};
 
 /// What a merge needs.
 #[derive(Debug, Clone)]
@@ -45,17 +50,6 @@ pub struct MergeConfig {
     pub settle_max: Duration,
     /// Witnesses per anomaly class in the report.
     pub witnesses: usize,
-}
-
-/// The shards of a merged run, as its report lists them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Merged {
-    /// How many shards.
-    pub count: usize,
-    /// `--start-at` of the shards, when they were given one.
-    pub start_at: Option<String>,
-    /// Each shard, in index order.
-    pub shards: Vec<ShardSummary>,
 }
 
 /// Why shards could not be merged.
@@ -116,12 +110,9 @@ pub enum MergeError {
     /// No database to check.
     #[error("the shards recorded the database as {0} (without its password): give {1}")]
     NoDatabase(String, &'static str),
-    /// The audit's observers failed.
-    #[error(transparent)]
-    Observe(#[from] crate::audit::ObserveError),
-    /// The database could not be read.
+    /// The observers (the database the receivers shared) could not be read.
     #[error("reading the database")]
-    Tables(#[from] TablesError),
+    Observe(#[from] ObserveError),
     /// The inbox did not drain.
     #[error("the inbox still had {0} pending rows after the quiet timeout")]
     NotQuiet(u64),
@@ -200,13 +191,16 @@ fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Partial)>, MergeError> 
 
 /// Refuses `p` (from `dir`) unless it is a shard of the same run as `f` (from `first`).
 fn same_run(dir: &Path, p: &Partial, first: &Path, f: &Partial) -> Result<(), MergeError> {
-    let checks: [(&'static str, String, String); 8] = [
+    let checks: [(&'static str, String, String); 7] = [
         ("hookbench version", p.hookbench.clone(), f.hookbench.clone()),
         ("shard count", p.shard.count.to_string(), f.shard.count.to_string()),
         ("kind of run", p.target.describe(), f.target.describe()),
-        ("target (receivers, database, ids, queries)", p.target.run_identity(), f.target.run_identity()),
+        (
+            "target (receivers, database, ids, queries, parameters: rate, concurrency, retries, poison...)",
+            p.target.run_identity(),
+            f.target.run_identity(),
+        ),
         ("workload (seed, events, chances)", json(&p.workload), json(&f.workload)),
-        ("parameters (rate, concurrency, retries, poison...)", json(&p.parameters), json(&f.parameters)),
         ("delivery plan", p.plan_digest.clone(), f.plan_digest.clone()),
         ("--start-at", format!("{:?}", p.start_at), format!("{:?}", f.start_at)),
     ];
@@ -241,9 +235,16 @@ fn add_up(shards: &[(PathBuf, Partial)]) -> Result<SendReport, MergeError> {
 }
 
 /// Every shard's attempt lines into `tap`, in the order they were answered, each shard's
-/// connections renumbered after the previous shards' so that every connection has one number.
-fn write_attempts(shards: &[(PathBuf, Partial)], tap: &history::Tap) -> Result<(), MergeError> {
-    let mut attempts = Vec::new();
+/// connections renumbered after the previous shards' so that every connection has one number;
+/// each event's answers (attempts, 2xx, 4xx, last status) into `sent`, from the lines, for the
+/// judge. `index` names an event's workload index from its id.
+fn write_attempts(
+    shards: &[(PathBuf, Partial)],
+    tap: &history::Tap,
+    sent: &mut SendReport,
+    index: &dyn Fn(&str) -> Option<usize>,
+) -> Result<(), MergeError> {
+    let mut attempts: Vec<AttemptLine> = Vec::new();
     let mut offset = 0;
     for (dir, _) in shards {
         let mut most = 0;
@@ -261,6 +262,9 @@ fn write_attempts(shards: &[(PathBuf, Partial)], tap: &history::Tap) -> Result<(
     }
     attempts.sort_by(|a, b| a.answered_ms.total_cmp(&b.answered_ms));
     for a in attempts {
+        if let Some(i) = index(&a.event) {
+            load::mark_answer(sent, i, a.status);
+        }
         tap.send(Line::Attempt(a));
     }
     Ok(())
@@ -273,33 +277,39 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
     let shards = wait_for_shards(&config.dirs, config.wait).await?;
     let first = &shards[0].1;
     let mut workload = Workload::generate(&first.workload)?;
-    workload.poison(first.parameters.poison);
+    if let Target::Bench { parameters, .. } = &first.target {
+        workload.poison(parameters.poison);
+    }
     if plan_digest(&workload) != first.plan_digest {
         return Err(MergeError::Plan);
     }
-    let sent = add_up(&shards)?;
+    let mut sent = add_up(&shards)?;
+    load::size_answers(&mut sent, workload.events.len());
     let compress = sent.counters.deliveries > history::COMPRESS_PAST_ATTEMPTS;
     let history = History::create(&config.out, compress).map_err(MergeError::WriteHistory)?;
     let started = std::time::Instant::now();
-    let mut report = Report::new(config.run_id.clone(), first.parameters.clone());
     let merged = Merged {
         count: first.shard.count,
         start_at: first.start_at.clone(),
         shards: shards.iter().map(|(_, p)| p.summary()).collect(),
     };
-    match &first.target {
-        Target::Bench { backend, design, database } => {
+    let mut report = match &first.target {
+        Target::Bench { backend, design, database, parameters } => {
             let url = database_url(config.database_url.as_ref(), database, "--database-url")?;
             let tap = history.tap(format!("{backend}/{design}"));
-            write_attempts(&shards, &tap)?;
+            let n = workload.events.len();
+            write_attempts(&shards, &tap, &mut sent, &|id| workload_index("", id, n))?;
+            let mut report = Report::bench(config.run_id.clone(), (**parameters).clone());
             let cell = (*backend, *design);
-            merge_bench(&mut report, cell, &url, workload, sent, (tap, config.quiet_timeout)).await?;
+            merge_bench(&mut report, cell, &url, workload, sent, (tap, config)).await?;
+            report
         }
-        Target::Audit(audit) => {
-            let url = database_url(config.observe_db.as_ref(), &audit.run.observe_db, "--observe-db")?;
-            let tap = history.tap(format!("audit/{}", crate::audit::Check::ParallelLoad.as_str()));
-            write_attempts(&shards, &tap)?;
-            let run = audit.run.clone();
+        Target::Audit(shard) => {
+            let url = database_url(config.observe_db.as_ref(), &shard.run.observe_db, "--observe-db")?;
+            let tap = history.tap(format!("audit/{}", Check::ParallelLoad.as_str()));
+            let (n, prefix) = (workload.events.len(), shard.run.id_prefix.as_str());
+            write_attempts(&shards, &tap, &mut sent, &|id| workload_index(prefix, id, n))?;
+            let run = shard.run.clone();
             let audits = shards
                 .into_iter()
                 .filter_map(|(_, p)| match p.target {
@@ -308,17 +318,19 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
                 })
                 .collect();
             let settle = (config.quiet, config.settle_max);
-            let section = crate::audit::judge_shards(&run, audits, &url, workload, sent, tap, settle).await?;
-            report.audit = Some(section);
+            let section = audit::judge_shards(&run, audits, &url, workload, sent, tap, settle).await?;
+            Report::audit(config.run_id.clone(), section)
         }
-    }
+    };
     let (path, lines) = history.finish().map_err(MergeError::WriteHistory)?;
-    if let Some(row) = report.rows.first_mut() {
-        row.wall_s += started.elapsed().as_secs_f64();
+    report.header.shards = Some(merged);
+    report.header.history = Some(HistoryFile::written(&path, lines));
+    if let Some(bench) = report.bench_body_mut() {
+        if let Some(row) = bench.rows.first_mut() {
+            row.wall_s += started.elapsed().as_secs_f64();
+        }
+        bench.witnesses = crate::explain::report_witnesses(&config.out, config.witnesses)?;
     }
-    report.shards = Some(merged);
-    report.history = Some(HistoryFile::written(&path, lines));
-    report.witnesses = crate::explain::report_witnesses(&config.out, config.witnesses)?;
     Ok(report)
 }
 
@@ -332,31 +344,34 @@ fn database_url(given: Option<&String>, recorded: &str, flag: &'static str) -> R
     }
 }
 
-/// A bench's shards judged into `report`: the receivers settled, the checker run once, every
-/// event's fate and the plan changes into the history after the attempts, and the report's row.
+/// A bench's shards judged into `report`: the receivers settled, the judge run once, the
+/// verdict into the history after the attempts, and the report's row.
 async fn merge_bench(
     report: &mut Report,
     cell: (Backend, Design),
     url: &str,
     workload: Workload,
     sent: SendReport,
-    (tap, quiet_timeout): (history::Tap, Duration),
+    (tap, config): (history::Tap, &MergeConfig),
 ) -> Result<(), MergeError> {
     let (backend, design) = cell;
     let tables = Tables::connect(url).await?;
-    observer::settle(&tables, design, quiet_timeout).await.map_err(MergeError::NotQuiet)?;
-    let verdict = checker::check(&tables, &workload).await?;
-    write_events(&tap, &workload, &verdict);
-    write_changes(&tap, &tables).await?;
+    let observers = Observers::new(vec![Box::new(tables.clone())]);
+    observers.drained(config.quiet_timeout).await.map_err(MergeError::NotQuiet)?;
+    let judged = judge_cell(&workload, &sent, &observers, design, config.witnesses).await?;
+    judged.write(&tap, &workload);
     let model_rows = model::handler_table(&workload);
     let model = model::handler_for_design(design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
     let wall_s = sent.elapsed.as_secs_f64();
     let version = tables.version().await.ok();
     tables.close().await;
     match backend {
-        Backend::Postgres => report.versions.postgres = version,
-        Backend::Sqlite => report.versions.sqlite = version,
+        Backend::Postgres => report.header.versions.postgres = version,
+        Backend::Sqlite => report.header.versions.sqlite = version,
     }
-    report.rows.push(row((backend, design, model), sent, Default::default(), verdict, wall_s));
+    let row = bench_row((backend, design, model), sent, Default::default(), &judged, wall_s);
+    if let Some(bench) = report.bench_body_mut() {
+        bench.rows.push(row);
+    }
     Ok(())
 }

@@ -1,0 +1,279 @@
+//! The capacity check: the rate ramped in steps (`--ramp FROM..TO`, `--ramp-steps`, each
+//! `--step-duration` long), each step a plain load (no duplicates or faults, one attempt per
+//! delivery, cut at the provider's timeout as the provider would cut it, and never held back by the
+//! sender: as many in flight as the rate and the timeout call for, up to 2,048). Per step: p50, p99 and
+//! max from each delivery's planned time (coordinated omission corrected), the share slower than
+//! the timeout, and the share of errors. The capacity is the highest rate whose p99 stayed under
+//! the timeout with errors under 1 %; the ramp stops after the first step that does not hold. A
+//! ramp whose top held measured "at least" its top; a step shorter than the timeout cannot build
+//! the backlog a slow receiver would, and the evidence says so. It measures speed, not
+//! correctness: no anomaly is looked for.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use super::{AuditCheck, Delivery, Phase, Run};
+use crate::audit::AuditError;
+use crate::audit::config::{AuditConfig, CapacitySettings};
+use crate::observe::{Sees, Snapshot};
+use crate::report::{CapacityFigures, CapacityStep, Check, CheckFigures, CheckResult, Status};
+use crate::sender::{RetryPolicy, SenderConfig};
+use crate::wire::Provider;
+use crate::workload::{Workload, WorkloadConfig};
+
+/// Errors above this share fail a step.
+const MAX_ERRORS: f64 = 0.01;
+/// Connections a step may hold open at most (file descriptors are finite).
+const MAX_IN_FLIGHT: usize = 2048;
+
+/// The ramp, as asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ramp {
+    /// The first rate, events per second.
+    pub from: f64,
+    /// The last.
+    pub to: f64,
+    /// How many steps, both ends included.
+    pub steps: u32,
+    /// How long each step sends.
+    pub step_duration: Duration,
+}
+
+impl Ramp {
+    /// Each step's rate.
+    pub fn rates(&self) -> Vec<f64> {
+        if self.steps <= 1 {
+            return vec![self.from];
+        }
+        let gap = (self.to - self.from) / f64::from(self.steps - 1);
+        (0..self.steps).map(|i| self.from + gap * f64::from(i)).collect()
+    }
+}
+
+/// Parses `FROM..TO` (events per second).
+pub fn parse_ramp(s: &str) -> Result<(f64, f64), String> {
+    let (from, to) = s.split_once("..").ok_or_else(|| format!("`{s}` is not FROM..TO, such as 10..200"))?;
+    let rate = |t: &str| -> Result<f64, String> {
+        let r: f64 = t.trim().parse().map_err(|_| format!("`{t}` in `{s}` is not a number"))?;
+        if r.is_finite() && r > 0.0 { Ok(r) } else { Err(format!("`{t}` in `{s}` must be above 0")) }
+    };
+    let (from, to) = (rate(from)?, rate(to)?);
+    if to < from {
+        return Err(format!("`{s}` ramps down; give the lower rate first"));
+    }
+    Ok((from, to))
+}
+
+/// Builds the check from its flags.
+pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    let settings = *config.capacity.as_ref().ok_or("needs --ramp FROM..TO")?;
+    Ok(Box::new(Capacity { settings, provider: config.target.provider, timeout: config.load.timeout }))
+}
+
+#[derive(Clone, Copy)]
+struct Capacity {
+    settings: CapacitySettings,
+    provider: Option<Provider>,
+    timeout: Duration,
+}
+
+/// Requests in flight a step allows: as many as `rate` deliveries each lasting up to `timeout`
+/// make, so that, like a provider, the sender never holds a delivery back and every delivery's
+/// latency from its planned time is the receiver's alone.
+fn in_flight(rate: f64, timeout: Duration, at_least: usize) -> usize {
+    let needed = (rate * timeout.as_secs_f64()).ceil() as usize + at_least;
+    needed.min(MAX_IN_FLIGHT)
+}
+
+/// A step's workload: `events` credits and updates, without the article's faults.
+fn plain(workload: &WorkloadConfig, events: usize) -> WorkloadConfig {
+    WorkloadConfig {
+        events,
+        p_duplicate: 0.0,
+        p_ack_lost: 0.0,
+        p_concurrent: 0.0,
+        p_shuffle: 0.0,
+        ..workload.clone()
+    }
+}
+
+/// The ramp's steps, as sent.
+struct Ramped {
+    steps: Vec<CapacityStep>,
+    check: Capacity,
+}
+
+/// The verdict on the steps: PASS when the capacity reaches `min_capacity`.
+fn judge_steps(steps: Vec<CapacityStep>, c: &Capacity) -> CheckResult {
+    let (ramp, timeout) = (c.settings.ramp, c.timeout);
+    let min = c.settings.min_capacity.unwrap_or(ramp.from);
+    let capacity = steps.iter().filter(|s| s.held).map(|s| s.rate_per_s).reduce(f64::max);
+    let at_least = capacity.is_some_and(|r| (r - ramp.to).abs() < 1e-9);
+    let short = ramp.step_duration < timeout;
+    let held_to = c.provider.map_or_else(
+        || format!("--timeout {}", humantime::format_duration(timeout)),
+        |p| format!("{}'s {} timeout", p.as_str(), humantime::format_duration(timeout)),
+    );
+    let last = steps.last().map_or(String::new(), |s| {
+        format!(
+            "; last step {:.1}/s: p99 {:.1} ms, {:.1} % over the timeout, {:.1} % errors",
+            s.rate_per_s,
+            s.p99_ms,
+            s.over_timeout * 100.0,
+            s.errors * 100.0
+        )
+    });
+    let caveats = [
+        at_least.then(|| format!("the ramp's top held: the capacity is at least that; ramp past {:.1}/s to find it", ramp.to)),
+        short.then(|| {
+            format!(
+                "each step lasted {}, shorter than the {} timeout: no backlog as long as the timeout could build within a step, so a slow receiver's capacity is overstated; give --step-duration of at least the timeout",
+                humantime::format_duration(ramp.step_duration),
+                humantime::format_duration(timeout)
+            )
+        }),
+    ];
+    let caveats: String = caveats.into_iter().flatten().map(|c| format!("; {c}")).collect();
+    let words =
+        |c: f64| if at_least { format!("at least {c:.1} events/s") } else { format!("{c:.1} events/s") };
+    let (status, evidence) = match capacity {
+        Some(c) if c >= min => {
+            (Status::Pass, format!("capacity {} with p99 under {held_to}{last}{caveats}", words(c)))
+        }
+        Some(c) => (
+            Status::Fail,
+            format!(
+                "capacity {}, below the {min:.1} asked (--min-capacity), held to {held_to}{last}{caveats}",
+                words(c)
+            ),
+        ),
+        None => {
+            (Status::Fail, format!("no step held p99 under {held_to} with errors under 1 %{last}{caveats}"))
+        }
+    };
+    let figures = CapacityFigures {
+        provider: c.provider,
+        timeout_ms: timeout.as_secs_f64() * 1e3,
+        steps,
+        capacity_per_s: capacity,
+        at_least,
+        steps_shorter_than_timeout: short,
+    };
+    CheckResult {
+        check: Check::Capacity,
+        status,
+        evidence,
+        anomalies: Vec::new(),
+        witnesses: Vec::new(),
+        figures: Some(CheckFigures::Capacity(figures)),
+    }
+}
+
+impl Delivery for Ramped {
+    fn judge(&self, _seen: &Snapshot) -> CheckResult {
+        judge_steps(self.steps.clone(), &self.check)
+    }
+}
+
+impl AuditCheck for Capacity {
+    fn check(&self) -> Check {
+        Check::Capacity
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::Disturb
+    }
+
+    fn cannot_run(&self, _sees: Sees) -> Option<String> {
+        None
+    }
+
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
+        Box::pin(async move {
+            let (ctx, config, ramp, timeout) = (run.ctx, run.config, self.settings.ramp, self.timeout);
+            let mut steps = Vec::new();
+            for (i, rate) in ramp.rates().into_iter().enumerate() {
+                (run.step)(&format!(
+                    "capacity: {rate:.1} events/s for {}",
+                    humantime::format_duration(ramp.step_duration)
+                ));
+                let events = (rate * ramp.step_duration.as_secs_f64()).ceil().max(1.0) as usize;
+                let workload = Workload::generate(&plain(&config.load.workload, events))?;
+                let wire = Arc::new(ctx.load_wire(&format!("cap{i}_"), workload.config.accounts));
+                let sender = SenderConfig {
+                    rate: Some(rate),
+                    concurrency: in_flight(rate, timeout, config.load.concurrency),
+                    timeout,
+                    retry: RetryPolicy { max_attempts: 1, ..config.load.retry },
+                    record: false,
+                    history: None,
+                    ..config.load_sender(Check::Capacity)
+                };
+                let load = ctx.send_load(&config.target.url, workload, wire, sender).await?;
+                let (c, l) = (&load.sent.counters, &load.sent.latency_intended);
+                let n = c.deliveries.max(1) as f64;
+                let ms = |us: u64| us as f64 / 1e3;
+                let errors = (c.status_5xx + c.connect_errors) as f64 / n;
+                let p99_ms = ms(l.p99);
+                let held = p99_ms < timeout.as_secs_f64() * 1e3 && errors < MAX_ERRORS;
+                steps.push(CapacityStep {
+                    rate_per_s: rate,
+                    deliveries: c.deliveries,
+                    p50_ms: ms(l.p50),
+                    p99_ms,
+                    max_ms: ms(l.max),
+                    over_timeout: c.timeouts as f64 / n,
+                    errors,
+                    held,
+                });
+                if !held {
+                    break;
+                }
+            }
+            let check = *self;
+            Ok(Box::new(Ramped { steps, check }) as Box<dyn Delivery>)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rate: f64, held: bool) -> CapacityStep {
+        CapacityStep { rate_per_s: rate, held, ..CapacityStep::default() }
+    }
+
+    fn capacity(to: f64, step_s: u64, timeout_s: u64) -> Capacity {
+        let ramp = Ramp { from: 10.0, to, steps: 2, step_duration: Duration::from_secs(step_s) };
+        Capacity {
+            settings: CapacitySettings { ramp, min_capacity: None },
+            provider: None,
+            timeout: Duration::from_secs(timeout_s),
+        }
+    }
+
+    #[test]
+    fn a_capacity_at_the_ramps_top_is_at_least_the_top() {
+        let r = judge_steps(vec![step(10.0, true), step(200.0, true)], &capacity(200.0, 30, 10));
+        assert!(r.evidence.starts_with("capacity at least 200.0 events/s"), "{}", r.evidence);
+        let r = judge_steps(vec![step(10.0, true), step(200.0, false)], &capacity(200.0, 30, 10));
+        assert!(r.evidence.starts_with("capacity 10.0 events/s"), "{}", r.evidence);
+    }
+
+    #[test]
+    fn a_step_shorter_than_the_timeout_says_the_backlog_could_not_build() {
+        let r = judge_steps(vec![step(10.0, true)], &capacity(200.0, 3, 30));
+        assert!(r.evidence.contains("shorter than the 30s timeout"), "{}", r.evidence);
+        let r = judge_steps(vec![step(10.0, true)], &capacity(200.0, 30, 30));
+        assert!(!r.evidence.contains("shorter than"), "{}", r.evidence);
+    }
+
+    #[test]
+    fn no_step_held_fails() {
+        assert_eq!(judge_steps(vec![step(10.0, false)], &capacity(20.0, 30, 1)).status, Status::Fail);
+        assert_eq!(judge_steps(Vec::new(), &capacity(20.0, 30, 1)).status, Status::Fail, "nothing ramped");
+    }
+}

@@ -1,0 +1,224 @@
+//! Check 7, hostile input: requests that must be refused (a tampered body, a wrong secret, no
+//! signature headers, timestamps an hour old and ahead, malformed JSON, an oversized body), the
+//! cases that broke hookbench's own receivers (one signed delivery to other paths, one id with
+//! another body, credits whose sum overflows 64 bits), and a body stalled after 10 bytes. What
+//! must be refused is what the provider's own library refuses (`Verification`): Stripe's accepts
+//! a timestamp an hour ahead, so a receiver may too. PASS: every refusal a 4xx (the oversized body
+//! may instead be cut off) and never applied; the rest applied at most once and never
+//! acknowledged-and-lost; the stalled body answered or closed within `--stall-wait`.
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+
+use super::{AuditCheck, Delivery, Phase, Run, needs_applies};
+use crate::audit::AuditError;
+use crate::audit::config::AuditConfig;
+use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
+use crate::judge::{Class, Expect, Needs};
+use crate::observe::Sees;
+use crate::report::Check;
+use crate::wire::{Fields, Scheme};
+
+/// Builds the check with `--oversized-bytes` and `--stall-wait`.
+pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    let p = &config.probes;
+    Ok(Box::new(HostileInput { oversized_bytes: p.oversized_bytes, stall_wait: p.stall_wait }))
+}
+
+struct HostileInput {
+    oversized_bytes: usize,
+    stall_wait: std::time::Duration,
+}
+
+/// What a delivery with a timestamp `offset_s` from now is expected to meet under `scheme`'s
+/// provider's library: refused when the library refuses it, else at most once.
+fn timestamp_expect(scheme: Scheme, offset_s: i64) -> Expect {
+    match scheme.verification() {
+        Some(v) if !v.accepts_offset(offset_s) => Expect::Refused,
+        _ => Expect::AtMostOnce,
+    }
+}
+
+/// Other paths on the same receiver: the last segment changed, and one added.
+fn other_paths(path: &str) -> Vec<String> {
+    let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+    let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
+    vec![format!("{parent}/hookbench-other"), format!("{path}-replayed")]
+}
+
+fn oversized_body(id: &str, bytes: usize) -> Bytes {
+    let mut body = format!("{{\"id\":\"{id}\",\"padding\":\"").into_bytes();
+    body.resize(bytes.saturating_sub(2).max(body.len()), b'x');
+    body.extend_from_slice(b"\"}");
+    Bytes::from(body)
+}
+
+/// The check's next credit: ids `hos_0001` on, each to an account of its own.
+struct Next(usize);
+
+impl Next {
+    fn credit(&mut self, ctx: &Ctx) -> Fields {
+        self.0 += 1;
+        ctx.credit("hos", self.0, ctx.account(), 100)
+    }
+}
+
+impl HostileInput {
+    /// The requests a scheme that signs must refuse: tampered, wrong secret, unsigned, and the
+    /// timestamps its library refuses.
+    async fn refusals(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) {
+        let scheme = ctx.wire.signer.scheme();
+        let f = next.credit(ctx);
+        let (_, headers) = ctx.wire.attempt(&f, now_s());
+        let mut tampered = f.clone();
+        tampered.amount += 1_000_000;
+        let mut sent = Delivered::new(f, Expect::Refused);
+        sent.push(ctx.probe.post(None, &headers, ctx.wire.body(&tampered), "tampered body").await);
+        p.events.push(sent);
+
+        let mut sent = Delivered::new(next.credit(ctx), Expect::Refused);
+        let stranger = ctx.wire.signed_by(ctx.wire.signer.stranger());
+        sent.push(ctx.deliver_over(&stranger, &sent.fields, "wrong secret").await);
+        p.events.push(sent);
+
+        let mut sent = Delivered::new(next.credit(ctx), Expect::Refused);
+        let body = ctx.wire.body(&sent.fields);
+        let json = [("content-type", "application/json".to_string())];
+        sent.push(ctx.probe.post(None, &json, body, "no signature headers").await);
+        p.events.push(sent);
+
+        if scheme.has_timestamp() {
+            for (offset, what) in [(-3600, "an hour old"), (3600, "an hour ahead")] {
+                let expect = timestamp_expect(scheme, offset);
+                let f = next.credit(ctx);
+                let (body, headers) = ctx.wire.attempt(&f, now_s() + offset);
+                let mut sent = Delivered::new(f, expect);
+                let note = match expect {
+                    Expect::Refused => format!("timestamp {what}"),
+                    _ => format!("timestamp {what} (the provider's library accepts it)"),
+                };
+                sent.push(ctx.probe.post(None, &headers, body, &note).await);
+                p.events.push(sent);
+            }
+        }
+    }
+
+    /// The cases that broke hookbench's own receivers.
+    async fn replays(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) {
+        let f = next.credit(ctx);
+        let (body, headers) = ctx.wire.attempt(&f, now_s());
+        let mut sent = Delivered::new(f, Expect::AtMostOnce);
+        sent.push(ctx.probe.post(None, &headers, body.clone(), "to the URL").await);
+        for other in other_paths(ctx.probe.path()) {
+            let note = format!("the same signed delivery to {other}");
+            sent.push(ctx.probe.post(Some(&other), &headers, body.clone(), &note).await);
+        }
+        p.events.push(sent);
+
+        let f = next.credit(ctx);
+        let mut sent = Delivered::new(f.clone(), Expect::AtMostOnce);
+        sent.push(ctx.deliver(&f, "first body").await);
+        let mut rebodied = f;
+        rebodied.amount = 999;
+        sent.push(ctx.deliver(&rebodied, "the same id with another body").await);
+        p.events.push(sent);
+
+        let account = ctx.account();
+        for i in 0..2 {
+            let mut f = next.credit(ctx);
+            (f.account, f.amount) = (account, 1 << 62);
+            let mut sent = Delivered::new(f, Expect::AtMostOnce);
+            let note = format!("credit {} of 2 of 2^62 to one account (their sum overflows 64 bits)", i + 1);
+            sent.push(ctx.deliver(&sent.fields, &note).await);
+            p.events.push(sent);
+        }
+    }
+}
+
+impl AuditCheck for HostileInput {
+    fn check(&self) -> Check {
+        Check::HostileInput
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::Probe
+    }
+
+    fn cannot_run(&self, sees: Sees) -> Option<String> {
+        needs_applies(sees)
+    }
+
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
+        Box::pin(async move {
+            let ctx = run.ctx;
+            let fail =
+                [Class::Duplicate, Class::Lost, Class::RefusedApplied, Class::NotRefused, Class::HeldOpen];
+            let mut p = Probes::new(self.check(), &fail, &[Needs::Applies]);
+            let mut next = Next(0);
+            let scheme = ctx.wire.signer.scheme();
+            let mut skipped = Vec::new();
+            if scheme.signs() {
+                self.refusals(ctx, &mut next, &mut p).await;
+                if !scheme.has_timestamp() {
+                    skipped.push("stale and future timestamps (the scheme signs none)");
+                }
+            } else {
+                skipped.push("tampered, wrong-secret, unsigned and stale requests (--signing none)");
+            }
+            let f = next.credit(ctx);
+            let malformed = Bytes::from(format!("{{\"id\": \"{}\", \"amount\": ", f.id));
+            let headers = ctx.wire.headers(&f, &malformed, now_s());
+            let mut sent = Delivered::new(f, Expect::Refused);
+            sent.push(ctx.probe.post(None, &headers, malformed, "malformed JSON, signed").await);
+            p.events.push(sent);
+
+            let f = next.credit(ctx);
+            let oversized = oversized_body(&f.id, self.oversized_bytes);
+            let headers = ctx.wire.headers(&f, &oversized, now_s());
+            let mut sent = Delivered::new(f, Expect::NotAcked);
+            let note = format!("{} byte body, signed", self.oversized_bytes);
+            sent.push(ctx.probe.post(None, &headers, oversized, &note).await);
+            p.events.push(sent);
+
+            self.replays(ctx, &mut next, &mut p).await;
+
+            let f = next.credit(ctx);
+            let (body, headers) = ctx.wire.attempt(&f, now_s());
+            let stalled = &body[..body.len().min(10)];
+            let (took, log) = ctx.probe.stall(&headers, 1_000_000, stalled, self.stall_wait).await;
+            let mut sent = Delivered::new(f, Expect::NotAcked);
+            match took {
+                Some(_) => sent.unanswered(log),
+                None => sent.held_open(log),
+            }
+            p.events.push(sent);
+            let stall = took.map_or_else(
+                || format!("stalled body still held after {:?}", self.stall_wait),
+                |t| format!("stalled body closed after {:.1} s", t.as_secs_f64()),
+            );
+            p.note =
+                if skipped.is_empty() { stall } else { format!("{stall}; not sent: {}", skipped.join("; ")) };
+            Ok(Box::new(p) as Box<dyn Delivery>)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An hour ahead is refused where the provider's library refuses it (Standard Webhooks) and
+    /// may be accepted where it accepts it (Stripe); an hour old is refused by both.
+    #[test]
+    fn what_must_be_refused_is_what_the_providers_library_refuses() {
+        assert_eq!(timestamp_expect(Scheme::StandardWebhooks, 3600), Expect::Refused);
+        assert_eq!(timestamp_expect(Scheme::Stripe, 3600), Expect::AtMostOnce);
+        assert_eq!(timestamp_expect(Scheme::StandardWebhooks, -3600), Expect::Refused);
+        assert_eq!(timestamp_expect(Scheme::Stripe, -3600), Expect::Refused);
+    }
+
+    #[test]
+    fn other_paths_change_the_last_segment_and_add_one() {
+        assert_eq!(other_paths("/webhooks/acme"), ["/webhooks/hookbench-other", "/webhooks/acme-replayed"]);
+    }
+}

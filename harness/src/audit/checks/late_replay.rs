@@ -1,0 +1,110 @@
+//! Check 5, the late replay: after every other check, up to 10 events the earlier checks saw
+//! acknowledged and applied exactly once (spread over the checks) are re-sent with fresh
+//! signatures; `--retention-cmd` runs first (the receiver's purge job) and `--replay-after` waits.
+//! PASS: none applied again (each still applied once: not a duplicate).
+
+use std::collections::BTreeMap;
+
+use futures_util::future::BoxFuture;
+
+use super::{AuditCheck, Delivery, Judged, Phase, Run, needs_applies};
+use crate::audit::AuditError;
+use crate::audit::config::AuditConfig;
+use crate::audit::control;
+use crate::audit::ctx::{Delivered, Probes};
+use crate::judge::{Class, Expect, Needs};
+use crate::observe::{Sees, Snapshot};
+use crate::report::{Check, CheckResult};
+use crate::wire::Fields;
+
+/// Events re-sent at most.
+const SAMPLE: usize = 10;
+
+/// Builds the check with `--replay-after` and `--retention-cmd`.
+pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    Ok(Box::new(LateReplay { config }))
+}
+
+struct LateReplay<'a> {
+    config: &'a AuditConfig,
+}
+
+/// The replay sample: events acknowledged and applied exactly once, up to `n`, taken from each
+/// earlier check in turn.
+fn sample(earlier: &[Judged], n: usize) -> Vec<Fields> {
+    let by_check: BTreeMap<Check, Vec<Fields>> = earlier
+        .iter()
+        .map(|j| (j.check, j.sent.replayable(&j.seen)))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    let mut sample = Vec::new();
+    for round in 0.. {
+        if sample.len() >= n || by_check.values().all(|v| v.len() <= round) {
+            break;
+        }
+        sample.extend(by_check.values().filter_map(|v| v.get(round).cloned()).take(n - sample.len()));
+    }
+    sample
+}
+
+/// The replays, or why there were none.
+struct Replayed {
+    probes: Probes,
+}
+
+impl Delivery for Replayed {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
+        if self.probes.events.is_empty() {
+            return CheckResult::skipped(
+                Check::LateReplay,
+                "no event was acknowledged and applied once to replay",
+            );
+        }
+        self.probes.judge(seen)
+    }
+}
+
+impl AuditCheck for LateReplay<'_> {
+    fn check(&self) -> Check {
+        Check::LateReplay
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::After
+    }
+
+    fn cannot_run(&self, sees: Sees) -> Option<String> {
+        needs_applies(sees)
+    }
+
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
+        Box::pin(async move {
+            let p = &self.config.probes;
+            let replay = sample(run.earlier, SAMPLE);
+            if let Some(cmd) = &p.retention_cmd {
+                (run.step)("running --retention-cmd");
+                control::run_to_end("--retention-cmd", cmd).await?;
+            }
+            if !p.replay_after.is_zero() {
+                (run.step)(&format!(
+                    "waiting {} before the late replay",
+                    humantime::format_duration(p.replay_after)
+                ));
+                tokio::time::sleep(p.replay_after).await;
+            }
+            (run.step)("late-replay");
+            let mut probes = Probes::new(Check::LateReplay, &[Class::Duplicate], &[Needs::Applies]);
+            for f in replay {
+                let mut sent = Delivered::new(f, Expect::Once);
+                sent.push(run.ctx.deliver(&sent.fields, "late replay").await);
+                probes.events.push(sent);
+            }
+            probes.note = format!(
+                "re-sent after {}{}; each had been applied once",
+                humantime::format_duration(p.replay_after),
+                if p.retention_cmd.is_some() { " and --retention-cmd" } else { "" }
+            );
+            Ok(Box::new(Replayed { probes }) as Box<dyn Delivery>)
+        })
+    }
+}

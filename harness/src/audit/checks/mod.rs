@@ -1,0 +1,142 @@
+//! The checklist: one module per check, each owning its settings (a check whose flags were not
+//! given cannot be built), its deliveries and its judgement, all registered in [`REGISTRY`] in
+//! the checklist's order. `audit::run` runs them by [`Phase`]: the probes and the parallel load
+//! judged together once the observers settle, then each check that disturbs the receiver on its
+//! own, then the late replay, which re-sends what the earlier checks saw applied.
+
+mod capacity;
+mod concurrent_copies;
+mod crash;
+mod hostile_input;
+mod late_replay;
+mod lost_ack;
+mod out_of_order;
+mod parallel_load;
+mod poison;
+mod retry_storm;
+mod secret_rotation;
+mod sequential_duplicate;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
+pub use capacity::{Ramp, parse_ramp};
+
+use super::AuditError;
+use super::config::AuditConfig;
+use super::ctx::{Ctx, Probes};
+use crate::judge::Class;
+use crate::observe::{Sees, Snapshot};
+use crate::report::{Check, CheckResult};
+use crate::wire::Fields;
+
+/// When a check runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Single deliveries, judged with the load once the observers settle.
+    Probe,
+    /// The parallel load.
+    Load,
+    /// It disturbs the receiver (kills it, poisons it, loads it to its limit): run and judged on
+    /// its own, after the others.
+    Disturb,
+    /// After every other check, from what they saw (the late replay).
+    After,
+}
+
+/// One check of the checklist, built from its settings.
+pub trait AuditCheck: Send + Sync {
+    /// Which check.
+    fn check(&self) -> Check;
+    /// When it runs.
+    fn phase(&self) -> Phase;
+    /// Why it cannot run with what the observers see, if it cannot.
+    fn cannot_run(&self, sees: Sees) -> Option<String>;
+    /// Sends its deliveries; they are judged once the observers have settled.
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>>;
+}
+
+/// What a check sent, waiting for the observers.
+pub trait Delivery: Send + Sync {
+    /// The check's verdict, given what the observers saw once settled.
+    fn judge(&self, seen: &Snapshot) -> CheckResult;
+
+    /// Events it saw acknowledged and applied exactly once (in `seen`), which the late replay
+    /// may send again.
+    fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
+        let _ = seen;
+        Vec::new()
+    }
+}
+
+impl Delivery for Probes {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
+        Probes::judge(self, seen)
+    }
+
+    fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
+        Probes::replayable(self, seen)
+    }
+}
+
+/// A check that was judged, with what the observers saw when it was.
+pub struct Judged {
+    /// Which check.
+    pub check: Check,
+    /// What it sent.
+    pub sent: Box<dyn Delivery>,
+    /// What the observers saw.
+    pub seen: Snapshot,
+}
+
+/// What a check's sending has at hand.
+pub struct Run<'a> {
+    /// The audit's settings.
+    pub config: &'a AuditConfig,
+    /// The receiver and the wire.
+    pub ctx: &'a Arc<Ctx>,
+    /// Reports a step on stderr (`--no-progress` silences it).
+    pub step: &'a (dyn Fn(&str) + Sync),
+    /// The checks judged so far.
+    pub earlier: &'a [Judged],
+}
+
+/// Builds a check from the audit's settings, or says which flags it needs.
+pub type Build = for<'a> fn(&'a AuditConfig) -> Result<Box<dyn AuditCheck + 'a>, String>;
+
+/// Every check, in the checklist's order ([`Check::ALL`]'s).
+pub const REGISTRY: [(Check, Build); 12] = [
+    (Check::SequentialDuplicate, sequential_duplicate::build),
+    (Check::ConcurrentCopies, concurrent_copies::build),
+    (Check::LostAck, lost_ack::build),
+    (Check::OutOfOrder, out_of_order::build),
+    (Check::LateReplay, late_replay::build),
+    (Check::SecretRotation, secret_rotation::build),
+    (Check::HostileInput, hostile_input::build),
+    (Check::ParallelLoad, parallel_load::build),
+    (Check::Crash, crash::build),
+    (Check::Poison, poison::build),
+    (Check::Capacity, capacity::build),
+    (Check::RetryStorm, retry_storm::build),
+];
+
+/// What a check that expects each event applied exactly once fails on.
+pub const EXACTLY_ONCE: &[Class] =
+    &[Class::Duplicate, Class::Lost, Class::NeverApplied, Class::RefusedApplied];
+
+/// Why a check that counts applies cannot run without an observer of them.
+pub fn needs_applies(sees: Sees) -> Option<String> {
+    (!sees.applies).then(|| "needs an observer of applies (--applied-query or --sink)".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_holds_every_check_once_in_the_checklists_order() {
+        let registered: Vec<Check> = REGISTRY.iter().map(|(c, _)| *c).collect();
+        assert_eq!(registered, Check::ALL);
+    }
+}

@@ -1,0 +1,61 @@
+//! Check 8, the parallel load: the article's seeded workload (`--events` over `--accounts`, its
+//! duplicates, concurrent copies and lost acks) at `--rate`, `--concurrency` in flight, retried
+//! with backoff. PASS: every credit applied exactly once (none twice, none acknowledged and lost,
+//! none never applied), nothing refused and applied, and with `--state-query` no account below
+//! the latest version it acknowledged (`load::parallel_rules`, which a merged sharded audit is
+//! held to too).
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
+use super::{AuditCheck, Delivery, Phase, Run, needs_applies};
+use crate::audit::AuditError;
+use crate::audit::config::AuditConfig;
+use crate::load::{Load, judge_load, parallel_rules};
+use crate::observe::{Sees, Snapshot};
+use crate::report::{Check, CheckFigures, CheckResult};
+use crate::workload::Workload;
+
+/// Builds the check (its settings are the loads').
+pub fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    Ok(Box::new(ParallelLoad))
+}
+
+struct ParallelLoad;
+
+/// The load, sent.
+pub struct Loaded(pub Load);
+
+impl Delivery for Loaded {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
+        let (mut result, figures, _) = judge_load(&self.0, seen, Check::ParallelLoad, &parallel_rules(), &[]);
+        result.figures = Some(CheckFigures::Load(Box::new(figures)));
+        result
+    }
+}
+
+impl AuditCheck for ParallelLoad {
+    fn check(&self) -> Check {
+        Check::ParallelLoad
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::Load
+    }
+
+    fn cannot_run(&self, sees: Sees) -> Option<String> {
+        needs_applies(sees)
+    }
+
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
+        Box::pin(async move {
+            let config = run.config;
+            let workload = Workload::generate(&config.load.workload)?;
+            let sender = config.load_sender(Check::ParallelLoad);
+            let wire = Arc::clone(&run.ctx.wire);
+            let load = run.ctx.send_load(&config.target.url, workload, wire, sender).await?;
+            Ok(Box::new(Loaded(load)) as Box<dyn Delivery>)
+        })
+    }
+}

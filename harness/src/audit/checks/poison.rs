@@ -1,0 +1,152 @@
+//! The poison check (the checklist's item 8): the seeded load sent twice, once clean and once with
+//! poison events mixed in at `--poison` (a credit to `--poison-account`, or the body of
+//! `--poison-template`), each in ids and accounts of its own, and both judged. PASS: the clean run
+//! applied exactly once; in the poisoned run no poison event applied, every other event applied
+//! exactly once, their p99 within `--poison-p99-factor` of the clean run's; with
+//! `--dead-letter-query`, every poison event in the receiver's dead-letter store.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use crate::audit::AuditError;
+use crate::audit::config::{AuditConfig, PoisonSettings};
+use crate::judge::{Class, ClassSet, Needs, Rules};
+use crate::load::{Load, WITNESSES, judge_load};
+use crate::observe::{Sees, Snapshot};
+use crate::report::{Check, CheckFigures, CheckResult, PoisonFigures, Status};
+use crate::stats::Latency;
+use crate::wire::Poison;
+use crate::workload::Workload;
+
+/// The baseline p99 the factor applies to is at least this: a few milliseconds either way are
+/// noise, not a poison event's harm.
+const P99_FLOOR: Duration = Duration::from_millis(20);
+
+/// Builds the check from its flags.
+pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    let settings = config.poison.as_ref().ok_or("needs --poison-account or --poison-template")?;
+    Ok(Box::new(PoisonCheck { settings }))
+}
+
+struct PoisonCheck<'a> {
+    settings: &'a PoisonSettings,
+}
+
+/// The clean load and the poisoned one.
+struct Poisoned {
+    clean: Load,
+    poisoned: Load,
+    what: String,
+    factor: f64,
+}
+
+/// p99 of the attempts of the load's events that are not poison, from send to answer.
+fn p99_of_the_rest(load: &Load) -> f64 {
+    let latency = Latency::default();
+    for r in load.sent.attempts.iter().filter(|r| !load.workload.is_poisoned(r.event)) {
+        latency.record(Duration::from_secs_f64(((r.done_ms - r.sent_ms) / 1e3).max(0.0)));
+    }
+    latency.percentiles().p99 as f64 / 1e3
+}
+
+fn rules(extra: &[Class]) -> Rules {
+    let fail: ClassSet = EXACTLY_ONCE.iter().chain(extra).copied().collect();
+    Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: WITNESSES }
+}
+
+impl Delivery for Poisoned {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
+        let (clean, clean_figures, _) = judge_load(&self.clean, seen, Check::Poison, &rules(&[]), &[]);
+        let (poisoned, figures, verdict) =
+            judge_load(&self.poisoned, seen, Check::Poison, &rules(&[Class::NotDeadLettered]), &[]);
+        let (w, wire) = (&self.poisoned.workload, &self.poisoned.wire);
+        let poison_ids: Vec<String> =
+            (0..w.events.len()).filter(|&i| w.is_poisoned(i)).map(|i| wire.fields(w, i).id).collect();
+        let dead_lettered = seen
+            .dead_letters
+            .as_ref()
+            .map(|d| poison_ids.iter().filter(|id| d.contains(id.as_str())).count() as u64);
+        let (poison_events, applied) = (verdict.tally.poison, verdict.tally.poison_applied);
+        let baseline = p99_of_the_rest(&self.clean);
+        let with_poison = p99_of_the_rest(&self.poisoned);
+        let allowed = self.factor * baseline.max(P99_FLOOR.as_secs_f64() * 1e3);
+        let slow = with_poison > allowed;
+        let none_drawn = poison_events == 0;
+        let failed = clean.status != Status::Pass || poisoned.status != Status::Pass || slow || none_drawn;
+        let dead = dead_lettered.map_or(String::new(), |d| format!(", {d} of them dead-lettered"));
+        let evidence = format!(
+            "clean run: {}; poisoned run ({poison_events} poison events, {}, {applied} applied{dead}): {}; the other events' p99 {with_poison:.1} ms against {baseline:.1} ms without poison (at most {allowed:.1} ms){}",
+            clean.evidence,
+            self.what,
+            poisoned.evidence,
+            if none_drawn { "; no event drew poison: raise --poison" } else { "" },
+        );
+        let mut anomalies = clean.anomalies.clone();
+        anomalies.extend(poisoned.anomalies.iter().copied().filter(|c| !clean.anomalies.contains(c)));
+        let witnesses = clean.witnesses.into_iter().chain(poisoned.witnesses).take(WITNESSES).collect();
+        let figures = PoisonFigures {
+            poison: self.what.clone(),
+            poison_events,
+            poison_applied: applied,
+            dead_lettered,
+            baseline_p99_ms: baseline,
+            poisoned_p99_ms: with_poison,
+            p99_factor: self.factor,
+            load: figures,
+            clean: clean_figures,
+        };
+        CheckResult {
+            check: Check::Poison,
+            status: if failed { Status::Fail } else { Status::Pass },
+            evidence,
+            anomalies,
+            witnesses,
+            figures: Some(CheckFigures::Poison(Box::new(figures))),
+        }
+    }
+}
+
+impl AuditCheck for PoisonCheck<'_> {
+    fn check(&self) -> Check {
+        Check::Poison
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::Disturb
+    }
+
+    fn cannot_run(&self, sees: Sees) -> Option<String> {
+        needs_applies(sees)
+    }
+
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
+        Box::pin(async move {
+            let (ctx, config) = (run.ctx, run.config);
+            let url = &config.target.url;
+            let sender = config.load_sender(Check::Poison);
+            let clean_sender = crate::sender::SenderConfig {
+                history: config.history.as_ref().map(|t| t.with_cell("audit/poison/clean".to_string())),
+                ..sender.clone()
+            };
+            let clean = Workload::generate(&config.load.workload)?;
+            let clean_wire = Arc::new(ctx.load_wire("pclean_", clean.config.accounts));
+            let clean = ctx.send_load(url, clean, clean_wire, clean_sender).await?;
+
+            let mut poisoned = Workload::generate(&config.load.workload)?;
+            poisoned.poison(self.settings.chance);
+            let mut wire = ctx.load_wire("poison_", poisoned.config.accounts);
+            wire.poison = self.settings.poison.clone();
+            let poisoned = ctx.send_load(url, poisoned, Arc::new(wire), sender).await?;
+            let what = match &self.settings.poison {
+                Poison::Account(a) => format!("credits to account {a}"),
+                Poison::Template(p) => format!("bodies of {}", p.name()),
+                Poison::NegativeAmount => "credits of a negative amount".to_string(),
+            };
+            let factor = self.settings.p99_factor;
+            Ok(Box::new(Poisoned { clean, poisoned, what, factor }) as Box<dyn Delivery>)
+        })
+    }
+}

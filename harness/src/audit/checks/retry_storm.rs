@@ -1,0 +1,238 @@
+//! The retry-storm check: the receiver killed (`--kill-cmd`), a batch of `--storm-events` credits
+//! sent into the outage, each retried on the provider's documented schedule with its clock
+//! divided by `--time-scale`, and the receiver started again (`--start-cmd`) once `--outage` has
+//! passed in the provider's time. The deliveries that failed through the outage come back
+//! together. PASS: every event applied exactly once (the judge's), and the answers to the retries
+//! that arrived after the receiver answered its health URL again under the provider's timeout at
+//! p99. The figures after the recovery are of those retries alone, and when none arrived after it
+//! (every retry fell due during the outage) the evidence says so instead of reporting zeros.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use crate::audit::AuditError;
+use crate::audit::config::{AuditConfig, StormSettings};
+use crate::audit::ctx::{Ctx, Delivered, Probes};
+use crate::judge::{Class, Expect, Needs};
+use crate::observe::{Sees, Snapshot};
+use crate::report::{Check, CheckFigures, CheckResult, Status, StormFigures};
+use crate::stats::Latency;
+use crate::wire::Provider;
+
+/// Builds the check from its flags, for a provider that retries.
+pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    let settings =
+        config.storm.as_ref().ok_or("needs --outage (with --kill-cmd, --start-cmd and --health-url)")?;
+    let provider = config.target.provider.unwrap_or(Provider::StandardWebhooks);
+    if provider.retry_delays().is_empty() {
+        return Err(format!("{} does not retry failed deliveries on its own", provider.as_str()));
+    }
+    Ok(Box::new(RetryStorm { settings, provider, timeout: config.load.timeout }))
+}
+
+struct RetryStorm<'a> {
+    settings: &'a StormSettings,
+    provider: Provider,
+    timeout: Duration,
+}
+
+/// The storm's deliveries and the recovery.
+struct Stormed {
+    probes: Probes,
+    /// When the kill command ran, milliseconds from the audit's start.
+    killed_ms: f64,
+    /// When the receiver answered its health URL again.
+    healthy_ms: f64,
+    /// Each attempt's send time and how long its answer took, milliseconds.
+    timings: Vec<(f64, f64)>,
+    provider: Provider,
+    outage: Duration,
+    time_scale: f64,
+    timeout: Duration,
+}
+
+/// Sends one event on the schedule until it is acknowledged or refused, or the schedule ends.
+async fn deliver_on_schedule(
+    ctx: Arc<Ctx>,
+    mut sent: Delivered,
+    start: Instant,
+    waits: Arc<Vec<Duration>>,
+) -> (Delivered, Vec<(f64, f64)>) {
+    let mut at = start;
+    let mut timings = Vec::new();
+    for (n, wait) in std::iter::once(Duration::ZERO).chain(waits.iter().copied()).enumerate() {
+        at += wait;
+        tokio::time::sleep_until(at).await;
+        let note = if n == 0 { "first delivery".to_string() } else { format!("scheduled retry {n}") };
+        let answer = ctx.deliver(&sent.fields, &note).await;
+        let done = answer.acked() || answer.refused();
+        timings.push((answer.log.at_ms, answer.took_ms));
+        sent.push(answer);
+        if done {
+            break;
+        }
+    }
+    (sent, timings)
+}
+
+/// Adds one to the tenth of a second `ms` milliseconds falls in.
+fn count_in_bin(bins: &mut Vec<u64>, ms: f64) {
+    let bin = (ms.max(0.0) / 100.0) as usize;
+    if bins.len() <= bin {
+        bins.resize(bin + 1, 0);
+    }
+    bins[bin] += 1;
+}
+
+/// The most of `times` (milliseconds) within any one second: a window opening at each time.
+fn busiest_second(times: &mut [f64]) -> u64 {
+    times.sort_by(f64::total_cmp);
+    let mut end = 0;
+    let mut most = 0;
+    for (start, &t) in times.iter().enumerate() {
+        while end < times.len() && times[end] < t + 1000.0 {
+            end += 1;
+        }
+        most = most.max(end - start);
+    }
+    most as u64
+}
+
+impl Stormed {
+    /// The arrivals and the answers after the recovery: per tenth of a second from the kill, and
+    /// of the attempts sent once the receiver was healthy again, how many, the busiest second and
+    /// the p99 (none of either when none came after it).
+    fn timing(&self) -> (Vec<u64>, u64, Option<u64>, Option<f64>) {
+        let mut bins = Vec::new();
+        let mut after = Vec::new();
+        let latency = Latency::default();
+        for &(at, took) in &self.timings {
+            count_in_bin(&mut bins, at - self.killed_ms);
+            if at >= self.healthy_ms {
+                after.push(at);
+                latency.record(Duration::from_secs_f64(took.max(0.0) / 1e3));
+            }
+        }
+        let n = after.len() as u64;
+        let peak = (n > 0).then(|| busiest_second(&mut after));
+        let p99 = (n > 0).then(|| latency.percentiles().p99 as f64 / 1e3);
+        (bins, n, peak, p99)
+    }
+}
+
+impl Delivery for Stormed {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
+        let (mut result, verdict) = self.probes.judged(seen);
+        let (bins, after, peak, p99) = self.timing();
+        let timeout_ms = self.timeout.as_secs_f64() * 1e3;
+        let slow = p99.is_some_and(|p| p >= timeout_ms);
+        let recovered_ms = self.healthy_ms - self.killed_ms;
+        let after_words = match (peak, p99) {
+            (Some(peak), Some(p99)) => format!(
+                "{after} retries after the recovery at {recovered_ms:.0} ms: at most {peak} within one second, p99 {p99:.1} ms (timeout {timeout_ms:.0} ms)"
+            ),
+            _ => format!(
+                "no retry arrived after the recovery at {recovered_ms:.0} ms (every one fell due during the outage): lengthen --outage or lower --time-scale to see the spike"
+            ),
+        };
+        let unacknowledged = self.probes.events.iter().filter(|e| !e.answers.acked).count() as u64;
+        result.evidence = format!(
+            "{} events through a {} outage ({} schedule, time x{}): {}; {} attempts, {unacknowledged} never acknowledged; {after_words}",
+            self.probes.events.len(),
+            humantime::format_duration(self.outage),
+            self.provider.as_str(),
+            self.time_scale,
+            result.evidence,
+            self.timings.len(),
+        );
+        if slow && result.status == Status::Pass {
+            result.status = Status::Fail;
+        }
+        let figures = StormFigures {
+            provider: Some(self.provider),
+            events: self.probes.events.len() as u64,
+            outage_s: self.outage.as_secs_f64(),
+            time_scale: self.time_scale,
+            attempts: self.timings.len() as u64,
+            arrivals_per_100ms: bins,
+            after_recovery: after,
+            peak_per_s: peak,
+            recovered_ms,
+            p99_after_ms: p99,
+            dup_events: verdict.tally.count(Class::Duplicate),
+            lost: verdict.tally.count(Class::Lost),
+            unacknowledged,
+        };
+        result.figures = Some(CheckFigures::Storm(figures));
+        result
+    }
+}
+
+impl AuditCheck for RetryStorm<'_> {
+    fn check(&self) -> Check {
+        Check::RetryStorm
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::Disturb
+    }
+
+    fn cannot_run(&self, sees: Sees) -> Option<String> {
+        needs_applies(sees)
+    }
+
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
+        Box::pin(async move {
+            let (ctx, s) = (run.ctx, self.settings);
+            let scale = |d: Duration| d.div_f64(s.time_scale);
+            let waits: Arc<Vec<Duration>> =
+                Arc::new(self.provider.retry_delays().into_iter().map(scale).collect());
+            let client = reqwest::Client::new();
+            s.control.ensure_healthy(&client).await?;
+            let killed_ms = ctx.probe.now_ms();
+            s.control.kill().await?;
+            let start = Instant::now();
+            let mut tasks = JoinSet::new();
+            for n in 0..s.events {
+                let sent =
+                    Delivered::new(ctx.credit("storm", n, ctx.account(), 100 + n as i64), Expect::Once);
+                tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone()));
+            }
+            tokio::time::sleep_until(start + scale(s.outage)).await;
+            s.control.start(&client).await?;
+            let healthy_ms = ctx.probe.now_ms();
+            let (mut events, timings): (Vec<Delivered>, Vec<Vec<(f64, f64)>>) =
+                tasks.join_all().await.into_iter().unzip();
+            events.sort_by(|a, b| a.fields.id.cmp(&b.fields.id));
+            let mut probes = Probes::new(Check::RetryStorm, EXACTLY_ONCE, &[Needs::Applies]);
+            probes.events = events;
+            Ok(Box::new(Stormed {
+                probes,
+                killed_ms,
+                healthy_ms,
+                timings: timings.into_iter().flatten().collect(),
+                provider: self.provider,
+                outage: s.outage,
+                time_scale: s.time_scale,
+                timeout: self.timeout,
+            }) as Box<dyn Delivery>)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_busiest_second_is_a_sliding_window() {
+        let mut times = vec![0.0, 500.0, 999.0, 1000.0, 1400.0, 1500.0, 1600.0, 3000.0];
+        assert_eq!(busiest_second(&mut times), 5, "500 to 1500 holds five");
+        assert_eq!(busiest_second(&mut []), 0);
+    }
+}

@@ -1,0 +1,241 @@
+//! What the checks share: the receiver ([`Ctx`]: the probe, the wire, fresh ids and accounts),
+//! one event a probing check delivered ([`Delivered`]) and a probing check's deliveries waiting
+//! for the observers ([`Probes`]), judged by the one judge.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use super::probe::{Answer, Probe};
+use crate::judge::{Answers, Class, Expect, History, Ids, Kind, Needs, Rules, Sent, Subject, Verdict, judge};
+use crate::load::{Load, checked};
+use crate::observe::Snapshot;
+use crate::report::{AttemptLog, Check, CheckResult};
+use crate::sender::{self, Progress, SendError, SenderConfig};
+use crate::wire::{Fields, IdSpace, Wire};
+use crate::workload::Workload;
+
+/// The receiver, the wire, and fresh ids and accounts.
+pub struct Ctx {
+    /// The receiver.
+    pub probe: Probe,
+    /// Bodies and signatures.
+    pub wire: Arc<Wire>,
+    /// The next account no check has used (beyond the load's).
+    pub next_account: AtomicI64,
+}
+
+/// The current time, Unix seconds (each attempt is signed afresh).
+pub fn now_s() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+impl Ctx {
+    /// An account no other check uses.
+    pub fn account(&self) -> i64 {
+        self.next_account.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The run's wire for a load of its own: ids under `tag`, and `accounts` accounts no other
+    /// check uses.
+    pub fn load_wire(&self, tag: &str, accounts: u32) -> Wire {
+        let account_base = self.next_account.fetch_add(i64::from(accounts), Ordering::Relaxed);
+        let prefix = format!("{}{tag}", self.wire.ids.prefix);
+        Wire { ids: IdSpace { prefix, account_base }, ..(*self.wire).clone() }
+    }
+
+    /// Credit `n` of a check's `tag`, of `amount` to `account`.
+    pub fn credit(&self, tag: &str, n: usize, account: i64, amount: i64) -> Fields {
+        let id = format!("{}{tag}_{n:04}", self.wire.ids.prefix);
+        Fields {
+            id,
+            kind: crate::wire::Kind::Credit,
+            account,
+            amount,
+            plan: String::new(),
+            version: 0,
+            created: now_s(),
+            poisoned: false,
+        }
+    }
+
+    /// Update `n` of a check's `tag`: `account`'s plan at `version`.
+    pub fn update(&self, tag: &str, n: usize, account: i64, version: i64) -> Fields {
+        let id = format!("{}{tag}_{n:04}", self.wire.ids.prefix);
+        Fields {
+            id,
+            kind: crate::wire::Kind::Update,
+            account,
+            amount: 0,
+            plan: format!("plan_v{version}"),
+            version,
+            created: now_s() + version,
+            poisoned: false,
+        }
+    }
+
+    /// One signed attempt of `f` on a fresh connection.
+    pub async fn deliver(&self, f: &Fields, note: &str) -> Answer {
+        self.deliver_over(&self.wire, f, note).await
+    }
+
+    /// One attempt of `f` with `wire`'s body and signature, on a fresh connection.
+    pub async fn deliver_over(&self, wire: &Wire, f: &Fields, note: &str) -> Answer {
+        let (body, headers) = wire.attempt(f, now_s());
+        self.probe.post(None, &headers, body, note).await
+    }
+
+    /// Sends `workload` to the receiver over `wire` as `config` says: a load, as the judge reads
+    /// it, its clock starting at the audit's clock now.
+    pub async fn send_load(
+        &self,
+        url: &str,
+        workload: Workload,
+        wire: Arc<Wire>,
+        config: SenderConfig,
+    ) -> Result<Load, SendError> {
+        let offset_ms = self.probe.now_ms();
+        let workload = Arc::new(workload);
+        let history = config.history.clone();
+        let progress = Arc::new(Progress::default());
+        let sent =
+            sender::run(workload.clone(), vec![url.to_string()], wire.clone(), config, progress).await?;
+        Ok(Load { workload, wire, sent, offset_ms, history })
+    }
+
+    /// Attempts until a 2xx or a 4xx, at most `tries` times.
+    pub async fn until_answered(&self, sent: &mut Delivered, tries: usize, note: &str) {
+        for _ in 0..tries {
+            let answer = self.deliver(&sent.fields, note).await;
+            let done = answer.acked() || answer.refused();
+            sent.push(answer);
+            if done {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// One event a probing check sent: what it expects, every attempt, how each was answered.
+#[derive(Debug, Clone)]
+pub struct Delivered {
+    /// Its fields (for a late replay).
+    pub fields: Fields,
+    /// What the check expects.
+    pub expect: Expect,
+    /// Every attempt, in order, as witnesses show them.
+    pub attempts: Vec<AttemptLog>,
+    /// How they were answered, as the judge reads it.
+    pub answers: Answers,
+}
+
+impl Delivered {
+    /// `fields`, expected as `expect`, not sent yet.
+    pub fn new(fields: Fields, expect: Expect) -> Self {
+        Self { fields, expect, attempts: Vec::new(), answers: Answers::default() }
+    }
+
+    /// One more attempt, answered (or not) as `answer` says.
+    pub fn push(&mut self, answer: Answer) {
+        let (acked, refused) = (answer.acked(), answer.refused());
+        self.unanswered(answer.log);
+        let a = &mut self.answers;
+        a.last_status = answer.status;
+        a.acked |= acked;
+        a.refused |= refused;
+    }
+
+    /// One more attempt without a status (dropped before its answer, closed, held open).
+    pub fn unanswered(&mut self, log: AttemptLog) {
+        self.attempts.push(log);
+        self.answers.attempts += 1;
+        self.answers.last_status = None;
+    }
+
+    /// One more attempt the receiver held open past the bound (a stalled body).
+    pub fn held_open(&mut self, log: AttemptLog) {
+        self.unanswered(log);
+        self.answers.held_open = true;
+    }
+
+    fn sent(&self) -> Sent {
+        let kind = match self.fields.kind {
+            crate::wire::Kind::Credit => Kind::Credit { amount: self.fields.amount },
+            crate::wire::Kind::Update => Kind::Update { version: self.fields.version },
+        };
+        Sent { kind, account: self.fields.account, expect: self.expect, answers: self.answers }
+    }
+}
+
+/// A probing check's deliveries, waiting for the observers.
+#[derive(Debug, Clone)]
+pub struct Probes {
+    /// Which check.
+    pub check: Check,
+    /// Its events.
+    pub events: Vec<Delivered>,
+    /// What it is held to.
+    pub rules: Rules,
+    /// A line of evidence beyond the judge's (what was not sent, a stall's time).
+    pub note: String,
+}
+
+impl Probes {
+    /// `check`'s deliveries, held to failing on `fail`, with `require` observed.
+    pub fn new(check: Check, fail: &[Class], require: &[Needs]) -> Self {
+        let rules = Rules {
+            fail: fail.iter().copied().collect(),
+            warn: crate::judge::ClassSet::EMPTY,
+            require: require.to_vec(),
+            witnesses: crate::load::WITNESSES,
+        };
+        Self { check, events: Vec::new(), rules, note: String::new() }
+    }
+
+    /// What the judge reads of them.
+    pub fn history(&self) -> History {
+        let ids = self.events.iter().map(|e| e.fields.id.clone()).collect();
+        History::new(self.events.iter().map(Delivered::sent).collect(), Ids::Listed(ids))
+    }
+
+    /// The attempts of a witness's subject: the event's, or every update's of the account.
+    fn attempts(&self, s: Subject) -> Vec<AttemptLog> {
+        match s {
+            Subject::Event(i) => self.events.get(i).map(|e| e.attempts.clone()).unwrap_or_default(),
+            Subject::Account(a) => {
+                let mut logs: Vec<AttemptLog> = self
+                    .events
+                    .iter()
+                    .filter(|e| e.fields.account == a)
+                    .flat_map(|e| e.attempts.iter().cloned())
+                    .collect();
+                logs.sort_by(|x, y| x.at_ms.total_cmp(&y.at_ms));
+                logs
+            }
+            Subject::Run => Vec::new(),
+        }
+    }
+
+    /// The verdict, given the settled observation.
+    pub fn judge(&self, seen: &Snapshot) -> CheckResult {
+        self.judged(seen).0
+    }
+
+    /// The verdict as a check's result, and the judge's verdict it comes from.
+    pub fn judged(&self, seen: &Snapshot) -> (CheckResult, Verdict) {
+        let history = self.history();
+        let verdict = judge(&history, &seen.evidence(&history), &self.rules);
+        (checked(self.check, &verdict, &history, &|s| self.attempts(s), &self.note), verdict)
+    }
+
+    /// Its events acknowledged and applied exactly once (`seen` saw them once), which a late
+    /// replay may send again.
+    pub fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
+        self.events
+            .iter()
+            .filter(|e| e.answers.acked && e.expect == Expect::Once && seen.applied(&e.fields.id) == (1, 1))
+            .map(|e| e.fields.clone())
+            .collect()
+    }
+}

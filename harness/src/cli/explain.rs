@@ -1,0 +1,40 @@
+//! `hookbench explain`: a run's recorded verdict, event by event or class by class.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Arguments of `hookbench explain`.
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["event", "anomaly"])))]
+pub struct ExplainArgs {
+    /// The run's directory (where report.json and history.jsonl are).
+    pub run_dir: PathBuf,
+    /// The event to explain (`evt_000132`), in every cell unless --cell says which.
+    pub event: Option<String>,
+    /// List the witnesses of an anomaly class the judge recorded instead: duplicate, lost,
+    /// never-applied, stale-account, stale-write, refused-and-applied, not-refused,
+    /// not-dead-lettered, held-open, id-conflict, half-written.
+    #[arg(long, value_enum)]
+    pub anomaly: Option<crate::judge::Class>,
+    /// Only this cell (`postgres/atomic`).
+    #[arg(long)]
+    pub cell: Option<String>,
+    /// Witnesses per cell.
+    #[arg(long, default_value_t = 5)]
+    pub witnesses: usize,
+}
+
+/// `hookbench explain`.
+pub(super) fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let question = match (&args.event, args.anomaly) {
+        (_, Some(class)) => crate::explain::Question::Anomaly(class, args.witnesses),
+        (Some(id), None) => crate::explain::Question::Event(id.clone()),
+        (None, None) => return Err(super::usage("give an EVENT_ID or --anomaly")),
+    };
+    let text =
+        crate::explain::explain(&args.run_dir, &question, args.cell.as_deref()).map_err(super::usage)?;
+    write!(out, "{text}")?;
+    Ok(())
+}

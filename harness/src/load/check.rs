@@ -1,0 +1,176 @@
+//! A load as an audit check judges it (the parallel load, the crash and poison loads, a merged
+//! sharded audit), and any verdict as a report's check result: the outcome, the evidence line,
+//! the failing classes and the first witnesses with their attempts.
+
+use std::sync::Arc;
+
+use super::{answers, history, write_verdict};
+use crate::history::Tap;
+use crate::judge::{History, Outcome, Rules, Subject, Verdict, judge};
+use crate::observe::Snapshot;
+use crate::report::{AttemptLog, Check, CheckResult, LoadFigures, Status, Witness};
+use crate::sender::{AttemptRecord, SendReport};
+use crate::wire::Wire;
+use crate::workload::Workload;
+
+/// Witnesses a check names at most.
+pub const WITNESSES: usize = 5;
+
+/// A load that was sent.
+#[derive(Debug, Clone)]
+pub struct Load {
+    /// Its events and plan.
+    pub workload: Arc<Workload>,
+    /// Its bodies, signatures and id space.
+    pub wire: Arc<Wire>,
+    /// What the sender saw.
+    pub sent: SendReport,
+    /// Milliseconds from the audit's start to the sender's start.
+    pub offset_ms: f64,
+    /// Where its attempts went, and where its verdict goes.
+    pub history: Option<Tap>,
+}
+
+impl Load {
+    /// What the judge reads of it: each event at the account the wire sent it to.
+    pub fn history(&self) -> History {
+        let (w, wire) = (&self.workload, &self.wire);
+        history(w, &wire.ids.prefix, |i| wire.fields(w, i).account, |i| answers(&self.sent, i))
+    }
+
+    /// The sender's attempts of one event, as witness lines (times from the audit's start), with
+    /// each pair of `marks` (a kill and the receiver healthy again) whose first fell between the
+    /// event's first send and its last outcome.
+    pub fn attempts_of(&self, event: usize, marks: &[[AttemptLog; 2]]) -> Vec<AttemptLog> {
+        let records: Vec<&AttemptRecord> = self.sent.attempts.iter().filter(|r| r.event == event).collect();
+        let mut logs: Vec<AttemptLog> = records
+            .iter()
+            .map(|r| AttemptLog {
+                at_ms: self.offset_ms + r.sent_ms,
+                outcome: r.outcome.clone(),
+                connection: format!("connection {}", r.connection),
+                note: format!("attempt {}, outcome after {:.1} ms", r.attempt, r.done_ms - r.sent_ms),
+            })
+            .collect();
+        let first = records.iter().map(|r| r.sent_ms).fold(f64::INFINITY, f64::min) + self.offset_ms;
+        let last = records.iter().map(|r| r.done_ms).fold(f64::NEG_INFINITY, f64::max) + self.offset_ms;
+        let within = |m: &&[AttemptLog; 2]| m[0].at_ms >= first - 1.0 && m[0].at_ms <= last;
+        logs.extend(marks.iter().filter(within).flat_map(|m| m.iter().cloned()));
+        logs.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        logs
+    }
+
+    /// The attempts of every update to `account`.
+    fn attempts_of_account(&self, history: &History, account: i64) -> Vec<AttemptLog> {
+        let mut logs: Vec<AttemptLog> = (0..history.len())
+            .filter(|&i| history.events()[i].account == account)
+            .flat_map(|i| self.attempts_of(i, &[]))
+            .collect();
+        logs.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        logs
+    }
+}
+
+/// What a parallel load (unsharded or merged from shards) is held to: every credit exactly
+/// once, nothing refused and applied, and no stale account where states are observed.
+pub fn parallel_rules() -> Rules {
+    use crate::judge::{Class, ClassSet, Needs};
+    let fail: ClassSet =
+        [Class::Duplicate, Class::Lost, Class::NeverApplied, Class::RefusedApplied, Class::StaleAccount]
+            .into_iter()
+            .collect();
+    Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: WITNESSES }
+}
+
+/// `check`'s verdict on `load` under `rules` from what the observers saw (`marks` go into the
+/// witnesses' timelines), with the load's figures; the verdict into the load's history.
+pub fn judge_load(
+    load: &Load,
+    seen: &Snapshot,
+    check: Check,
+    rules: &Rules,
+    marks: &[[AttemptLog; 2]],
+) -> (CheckResult, LoadFigures, Verdict) {
+    let history = load.history();
+    let evidence = seen.evidence(&history);
+    let verdict = judge(&history, &evidence, rules);
+    if let Some(tap) = &load.history {
+        write_verdict(tap, &load.workload, &history, &evidence, &verdict);
+    }
+    let attempts = |s: Subject| match s {
+        Subject::Event(i) => load.attempts_of(i, marks),
+        Subject::Account(a) => load.attempts_of_account(&history, a),
+        Subject::Run => Vec::new(),
+    };
+    let note = format!(
+        "p50 {:.1} ms, p99 {:.1} ms (intended)",
+        load.sent.latency_intended.p50 as f64 / 1e3,
+        load.sent.latency_intended.p99 as f64 / 1e3
+    );
+    let result = checked(check, &verdict, &history, &attempts, &note);
+    (result, load_figures(load, &verdict), verdict)
+}
+
+/// The load's figures, from what the sender counted and what the judge found.
+fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
+    use crate::judge::{Class, Needs};
+    let (c, t) = (&load.sent.counters, &v.tally);
+    let states = t.observed.contains(&Needs::States);
+    LoadFigures {
+        events: t.events,
+        deliveries: c.deliveries,
+        status_2xx: c.status_2xx,
+        status_4xx: c.status_4xx,
+        status_5xx: c.status_5xx,
+        timeouts: c.timeouts,
+        dup_events: t.count(Class::Duplicate),
+        extra_applies: t.extra_applies,
+        lost: t.count(Class::Lost),
+        never_applied: t.count(Class::NeverApplied),
+        stale_accounts: states.then(|| t.count(Class::StaleAccount)),
+        accounts_observed: t.accounts_observed,
+        refused_applied: t.count(Class::RefusedApplied),
+        acked: t.acked,
+        applied: t.applied,
+        gave_up: c.gave_up,
+        latency_us: load.sent.latency_intended,
+        throughput_per_s: c.deliveries as f64 / load.sent.elapsed.as_secs_f64().max(1e-9),
+    }
+}
+
+/// `check`'s result from `verdict`: PASS only on a pass; FAIL with the failing classes and the
+/// first witnesses (each with the attempts `attempts` names for its subject); SKIPPED, saying
+/// why, when nothing was sent or the evidence it needs was not observed. `note` follows the
+/// evidence line.
+pub fn checked(
+    check: Check,
+    verdict: &Verdict,
+    history: &History,
+    attempts: &dyn Fn(Subject) -> Vec<AttemptLog>,
+    note: &str,
+) -> CheckResult {
+    let summary = verdict.summary();
+    let evidence = if note.is_empty() { summary } else { format!("{summary}; {note}") };
+    let status = match &verdict.outcome {
+        Outcome::Pass => Status::Pass,
+        Outcome::Fail => Status::Fail,
+        Outcome::Unjudged(_) | Outcome::NothingSent => Status::Skipped,
+    };
+    let witnesses = verdict
+        .witnesses
+        .iter()
+        .filter(|f| status == Status::Fail && verdict.failing().contains(&f.class))
+        .take(WITNESSES)
+        .map(|f| Witness {
+            id: match f.subject {
+                Subject::Event(i) => history.id(i),
+                Subject::Account(a) => format!("account {a}"),
+                Subject::Run => "the run".to_string(),
+            },
+            problem: format!("{}: {}", f.class.name(), f.problem),
+            attempts: attempts(f.subject),
+            observed: f.observed.clone(),
+        })
+        .collect();
+    CheckResult { check, status, evidence, anomalies: verdict.failing(), witnesses, figures: None }
+}

@@ -1,0 +1,69 @@
+//! A sharded audit's shards judged as one parallel load: the observers asked once every shard is
+//! done, through the receiver's database, and the load held to the rules an unsharded parallel
+//! load is (`load::parallel_rules`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::history::Tap;
+use crate::load::partial::{AuditRun, AuditShard};
+use crate::load::{Load, judge_load, parallel_rules};
+use crate::observe::{ObserveError, Observers, Queries, SqlObserver};
+use crate::report::{AuditSection, Check, CheckFigures};
+use crate::sender::SendReport;
+use crate::wire::{IdSpace, Payload, Poison, Scheme, Signer, Wire};
+use crate::workload::Workload;
+
+/// The whole load of audit `run` judged from its shards: `sent` (the shards' counters and
+/// histograms added up, and each event's answers read from their histories) with their attempts
+/// (moved, not copied) for the witnesses, the observers asked once they have settled (`settle`:
+/// how long they must be quiet, and the longest wait) through the receiver's database at `url`,
+/// the verdict into `tap`.
+pub async fn judge_shards(
+    run: &AuditRun,
+    shards: Vec<AuditShard>,
+    url: &str,
+    workload: Workload,
+    mut sent: SendReport,
+    tap: Tap,
+    settle: (Duration, Duration),
+) -> Result<AuditSection, ObserveError> {
+    for s in shards {
+        sent.attempts.extend(s.attempts);
+    }
+    sent.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+    let queries = Queries {
+        applied: run.applied_query.clone(),
+        state: run.state_query.clone(),
+        dead_letters: run.dead_letter_query.clone(),
+    };
+    let observers = Observers::new(vec![Box::new(SqlObserver::connect(url, queries).await?)]);
+    let seen = observers.settled(settle.0, settle.1).await?;
+    let ids = IdSpace { prefix: run.id_prefix.clone(), account_base: run.account_base };
+    // The merge sends nothing: its wire only names the events and their accounts as the shards
+    // did (ids and accounts come from the id space alone), so it signs with no scheme.
+    let wire = Wire {
+        signer: Signer::from_key(Scheme::None, Vec::new()),
+        payload: Payload::Hookbench,
+        ids,
+        poison: Poison::default(),
+    };
+    let wall_s = sent.elapsed.as_secs_f64();
+    let load =
+        Load { workload: Arc::new(workload), wire: Arc::new(wire), sent, offset_ms: 0.0, history: Some(tap) };
+    let (mut result, figures, _) = judge_load(&load, &seen, Check::ParallelLoad, &parallel_rules(), &[]);
+    result.figures = Some(CheckFigures::Load(Box::new(figures)));
+    Ok(AuditSection {
+        url: run.url.clone(),
+        signing: run.signing.clone(),
+        provider: run.provider,
+        payload: run.payload.clone(),
+        observers: observers.names(),
+        id_prefix: run.id_prefix.clone(),
+        account_base: run.account_base,
+        parameters: run.parameters.clone(),
+        checks: vec![result],
+        wall_s,
+        stopped: None,
+    })
+}

@@ -1,0 +1,223 @@
+//! Evidence from the world: what a receiver applied, read from where it leaves it, never asked of
+//! the receiver. One [`Observer`] trait, three kinds: [`Tables`] reads hookbench's own schema (a
+//! bench's receivers), [`SqlObserver`] runs the user's read-only queries against their database,
+//! and [`Sink`] stands in for the downstream service a receiver's side effect calls. Each reports
+//! what it sees into a [`Record`]: a [`Snapshot`] (raw, by id, for settling and for judging
+//! several checks) or a [`Gather`] (straight into a history's [`Evidence`], for a bench cell of any
+//! size). None of this shares code with the receivers it observes.
+
+mod record;
+mod sink;
+mod sql;
+mod tables;
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use crate::judge::{Change, Ledger};
+pub use record::{Gather, Snapshot};
+pub use sink::Sink;
+pub use sql::{Queries, SqlObserver};
+pub use tables::{APPLICATION_NAME, INBOX_MAX_ATTEMPTS, Tables};
+
+/// An observer that could not answer: the run cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum ObserveError {
+    /// The database URL names no database an observer reads.
+    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db): {0}")]
+    Url(String),
+    /// The database could not be opened.
+    #[error("{flag} {url}: {reason}")]
+    Connect {
+        /// The flag that gave the URL (`--observe-db`, `--database-url`).
+        flag: &'static str,
+        /// The URL, password hidden.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A query failed.
+    #[error("{flag} failed: {reason}")]
+    Query {
+        /// `--applied-query`, `--state-query`, `--dead-letter-query`, or hookbench's own tables.
+        flag: &'static str,
+        /// The database's message.
+        reason: String,
+    },
+    /// A query has, or returned, the wrong shape.
+    #[error("{flag} returned {found}; it must return {wanted}")]
+    Shape {
+        /// The query's flag.
+        flag: &'static str,
+        /// What came back.
+        found: String,
+        /// What is expected.
+        wanted: &'static str,
+    },
+    /// The sink could not listen.
+    #[error("--sink {addr}: {reason}")]
+    Sink {
+        /// The address.
+        addr: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What an observer can see.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sees {
+    /// How many times each event was applied.
+    pub applies: bool,
+    /// Each account's final version.
+    pub states: bool,
+    /// The dead-letter store.
+    pub dead_letters: bool,
+    /// The database's change log.
+    pub changes: bool,
+    /// The balances and the ledger.
+    pub ledger: bool,
+    /// Bodies refused because their id was stored with another.
+    pub id_conflicts: bool,
+}
+
+impl Sees {
+    /// What either sees.
+    #[must_use]
+    pub fn or(self, o: Sees) -> Sees {
+        Sees {
+            applies: self.applies || o.applies,
+            states: self.states || o.states,
+            dead_letters: self.dead_letters || o.dead_letters,
+            changes: self.changes || o.changes,
+            ledger: self.ledger || o.ledger,
+            id_conflicts: self.id_conflicts || o.id_conflicts,
+        }
+    }
+}
+
+/// Where an observer puts what it sees.
+pub trait Record: Send {
+    /// `observer` sees `sees`: each kind of evidence it sees is observed from now on, even if it
+    /// then reports nothing of that kind (an empty state query is zero accounts, not none).
+    fn sees(&mut self, observer: &str, sees: Sees);
+    /// `observer` saw `id` applied `times` times.
+    fn applied(&mut self, observer: &str, id: &str, times: u64);
+    /// `account` ends on `version`.
+    fn state(&mut self, account: i64, version: i64);
+    /// `id` is a dead letter.
+    fn dead_letter(&mut self, id: &str);
+    /// The change log recorded `change` (in its order).
+    fn change(&mut self, change: Change);
+    /// The balances and the ledger.
+    fn ledger(&mut self, ledger: Ledger);
+    /// `n` bodies were refused because their id was stored with another.
+    fn id_conflicts(&mut self, n: u64);
+}
+
+/// Evidence from the world, read with connections (or a listener) of the observer's own.
+pub trait Observer: Send + Sync {
+    /// Its name in reports and evidence lines (`tables`, `sql`, `sink`).
+    fn name(&self) -> &'static str;
+
+    /// What it can see.
+    fn sees(&self) -> Sees;
+
+    /// Reads everything it sees into `into`.
+    fn look<'a>(&'a self, into: &'a mut dyn Record) -> BoxFuture<'a, Result<(), ObserveError>>;
+
+    /// Deliveries the receiver stored and has not yet applied or given up on (an inbox's pending
+    /// rows), when it can tell.
+    fn pending(&self) -> BoxFuture<'_, Result<Option<u64>, ObserveError>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// Every observer of one run.
+#[derive(Default)]
+pub struct Observers {
+    list: Vec<Box<dyn Observer>>,
+}
+
+impl Observers {
+    /// A run's observers.
+    pub fn new(list: Vec<Box<dyn Observer>>) -> Self {
+        Self { list }
+    }
+
+    /// What they see together.
+    pub fn sees(&self) -> Sees {
+        self.list.iter().fold(Sees::default(), |s, o| s.or(o.sees()))
+    }
+
+    /// Their names and what each sees, for reports.
+    pub fn names(&self) -> Vec<String> {
+        self.list
+            .iter()
+            .map(|o| {
+                let s = o.sees();
+                let kinds: Vec<&str> = [
+                    (s.applies, "applies"),
+                    (s.states, "states"),
+                    (s.dead_letters, "dead letters"),
+                    (s.changes, "change log"),
+                ]
+                .into_iter()
+                .filter_map(|(on, k)| on.then_some(k))
+                .collect();
+                format!("{} ({})", o.name(), kinds.join(", "))
+            })
+            .collect()
+    }
+
+    /// Asks every observer, into `into`.
+    pub async fn look(&self, into: &mut dyn Record) -> Result<(), ObserveError> {
+        for o in &self.list {
+            into.sees(o.name(), o.sees());
+            o.look(into).await?;
+        }
+        Ok(())
+    }
+
+    /// What they all see now.
+    pub async fn snapshot(&self) -> Result<Snapshot, ObserveError> {
+        let mut s = Snapshot::default();
+        self.look(&mut s).await?;
+        Ok(s)
+    }
+
+    /// Looks until two looks `quiet` apart agree (a receiver that applies later, from a queue, has
+    /// finished), or `max` has passed.
+    pub async fn settled(&self, quiet: Duration, max: Duration) -> Result<Snapshot, ObserveError> {
+        let deadline = tokio::time::Instant::now() + max;
+        let mut last = self.snapshot().await?;
+        loop {
+            tokio::time::sleep(quiet).await;
+            let now = self.snapshot().await?;
+            if now == last || tokio::time::Instant::now() >= deadline {
+                return Ok(now);
+            }
+            last = now;
+        }
+    }
+
+    /// Waits until no observer reports deliveries pending (an inbox drained), polling every
+    /// 20 ms. `Err` carries what was still pending after `timeout`.
+    pub async fn drained(&self, timeout: Duration) -> Result<(), u64> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let mut pending = 0u64;
+            for o in &self.list {
+                pending = pending.saturating_add(o.pending().await.unwrap_or(Some(u64::MAX)).unwrap_or(0));
+            }
+            if pending == 0 {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(pending);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}

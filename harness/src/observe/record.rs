@@ -1,0 +1,225 @@
+//! The two places observers report into: a [`Snapshot`] keeps what they saw by id (small checks,
+//! settling by comparing two looks, several checks judged from one look), a [`Gather`] maps it
+//! straight into one history's [`Evidence`] (a bench cell of any size, no string per event).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::{Record, Sees};
+use crate::judge::{Applies, Change, Evidence, History, Ledger};
+
+/// What the observers saw at one moment, by id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Per observer that counts applies, the count per event id.
+    pub applied: Vec<(String, HashMap<String, u64>)>,
+    /// Each account's final version (`None`: not observed).
+    pub states: Option<BTreeMap<i64, i64>>,
+    /// The dead letters' ids (`None`: not observed).
+    pub dead_letters: Option<BTreeSet<String>>,
+    /// The change log (`None`: not observed).
+    pub changes: Option<Vec<Change>>,
+    /// The balances and the ledger (`None`: not observed).
+    pub ledger: Option<Ledger>,
+    /// Bodies refused for their id (`None`: not observed).
+    pub id_conflicts: Option<u64>,
+}
+
+impl Snapshot {
+    fn counts(&mut self, observer: &str) -> &mut HashMap<String, u64> {
+        let i = match self.applied.iter().position(|(name, _)| name == observer) {
+            Some(i) => i,
+            None => {
+                self.applied.push((observer.to_string(), HashMap::new()));
+                self.applied.len() - 1
+            }
+        };
+        &mut self.applied[i].1
+    }
+
+    /// The fewest and the most times any observer saw `id` applied (0 and 0 with none).
+    pub fn applied(&self, id: &str) -> (u64, u64) {
+        let counts = self.applied.iter().map(|(_, m)| m.get(id).copied().unwrap_or(0));
+        (counts.clone().min().unwrap_or(0), counts.max().unwrap_or(0))
+    }
+
+    /// What was seen of `history`'s events, as the judge reads it.
+    pub fn evidence(&self, history: &History) -> Evidence {
+        let applies = self
+            .applied
+            .iter()
+            .map(|(observer, counts)| {
+                let mut a = Applies::new(observer, history.len());
+                for (id, &n) in counts {
+                    a.add(history.index(id), n);
+                }
+                a
+            })
+            .collect();
+        Evidence {
+            applies,
+            states: self.states.clone(),
+            dead_letters: self
+                .dead_letters
+                .as_ref()
+                .map(|d| d.iter().filter_map(|id| history.index(id)).collect()),
+            changes: self.changes.clone(),
+            id_conflicts: self.id_conflicts,
+            ledger: self.ledger,
+        }
+    }
+}
+
+impl Record for Snapshot {
+    fn sees(&mut self, observer: &str, sees: Sees) {
+        if sees.applies {
+            self.counts(observer);
+        }
+        if sees.states {
+            self.states.get_or_insert_default();
+        }
+        if sees.dead_letters {
+            self.dead_letters.get_or_insert_default();
+        }
+        if sees.changes {
+            self.changes.get_or_insert_default();
+        }
+    }
+
+    fn applied(&mut self, observer: &str, id: &str, times: u64) {
+        *self.counts(observer).entry(id.to_string()).or_insert(0) += times;
+    }
+
+    fn state(&mut self, account: i64, version: i64) {
+        self.states.get_or_insert_default().insert(account, version);
+    }
+
+    fn dead_letter(&mut self, id: &str) {
+        self.dead_letters.get_or_insert_default().insert(id.to_string());
+    }
+
+    fn change(&mut self, change: Change) {
+        self.changes.get_or_insert_default().push(change);
+    }
+
+    fn ledger(&mut self, ledger: Ledger) {
+        self.ledger = Some(ledger);
+    }
+
+    fn id_conflicts(&mut self, n: u64) {
+        *self.id_conflicts.get_or_insert(0) += n;
+    }
+}
+
+/// The observers' reports mapped straight into one history's evidence.
+pub struct Gather<'a> {
+    history: &'a History,
+    /// What was gathered.
+    pub evidence: Evidence,
+}
+
+impl<'a> Gather<'a> {
+    /// Gathers evidence of `history`'s events.
+    pub fn new(history: &'a History) -> Self {
+        Self { history, evidence: Evidence::default() }
+    }
+
+    fn applies(&mut self, observer: &str) -> &mut Applies {
+        let e = &mut self.evidence;
+        let i = match e.applies.iter().position(|a| a.observer == observer) {
+            Some(i) => i,
+            None => {
+                e.applies.push(Applies::new(observer, self.history.len()));
+                e.applies.len() - 1
+            }
+        };
+        &mut e.applies[i]
+    }
+}
+
+impl Record for Gather<'_> {
+    fn sees(&mut self, observer: &str, sees: Sees) {
+        if sees.applies {
+            self.applies(observer);
+        }
+        let e = &mut self.evidence;
+        if sees.states {
+            e.states.get_or_insert_default();
+        }
+        if sees.dead_letters {
+            e.dead_letters.get_or_insert_default();
+        }
+        if sees.changes {
+            e.changes.get_or_insert_default();
+        }
+    }
+
+    fn applied(&mut self, observer: &str, id: &str, times: u64) {
+        let index = self.history.index(id);
+        self.applies(observer).add(index, times);
+    }
+
+    fn state(&mut self, account: i64, version: i64) {
+        self.evidence.states.get_or_insert_default().insert(account, version);
+    }
+
+    fn dead_letter(&mut self, id: &str) {
+        if let Some(i) = self.history.index(id) {
+            self.evidence.dead_letters.get_or_insert_default().insert(i);
+        }
+    }
+
+    fn change(&mut self, change: Change) {
+        self.evidence.changes.get_or_insert_default().push(change);
+    }
+
+    fn ledger(&mut self, ledger: Ledger) {
+        self.evidence.ledger = Some(ledger);
+    }
+
+    fn id_conflicts(&mut self, n: u64) {
+        *self.evidence.id_conflicts.get_or_insert(0) += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::{Answers, Expect, Ids, Kind, Sent};
+
+    fn history(ids: &[&str]) -> History {
+        let sent = Sent {
+            kind: Kind::Credit { amount: 1 },
+            account: 0,
+            expect: Expect::Once,
+            answers: Answers::default(),
+        };
+        History::new(vec![sent; ids.len()], Ids::Listed(ids.iter().map(|s| s.to_string()).collect()))
+    }
+
+    #[test]
+    fn an_observer_that_sees_something_and_reports_nothing_observed_nothing_there() {
+        let sees = Sees { applies: true, states: true, ..Sees::default() };
+        let mut s = Snapshot::default();
+        s.sees("sql", sees);
+        let e = s.evidence(&history(&["a"]));
+        assert_eq!(e.applies.len(), 1, "applies observed, none there");
+        assert_eq!(e.states, Some(BTreeMap::new()), "zero accounts, not unobserved");
+        assert_eq!(e.dead_letters, None, "not observed at all");
+    }
+
+    #[test]
+    fn a_snapshot_and_a_gather_give_the_same_evidence() {
+        let h = history(&["a", "b", "c"]);
+        let (mut s, mut g) = (Snapshot::default(), Gather::new(&h));
+        for r in [&mut s as &mut dyn Record, &mut g] {
+            r.sees("sql", Sees { applies: true, dead_letters: true, ..Sees::default() });
+            r.applied("sql", "b", 2);
+            r.applied("sql", "zzz", 1);
+            r.dead_letter("c");
+            r.state(4, 2);
+        }
+        assert_eq!(s.evidence(&h), g.evidence);
+        assert_eq!(g.evidence.applies[0].counts, [0, 2, 0]);
+        assert_eq!(g.evidence.applies[0].unknown, 1);
+    }
+}

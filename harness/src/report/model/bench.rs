@@ -1,0 +1,240 @@
+//! A bench's part of a report: its parameters, the databases' versions, and one row per backend
+//! × design cell, with the judge's figures and verdict.
+
+use receivers::design::Design;
+use receivers::store::Backend;
+use serde::{Deserialize, Serialize};
+
+use crate::chaos::{Chaos, ChaosCounts};
+use crate::judge::{Class, Figures};
+use crate::model::HandlerResult;
+use crate::sender::RetryPolicy;
+use crate::stats::{LatencyBuckets, Percentiles, Spectrum};
+
+/// The run's parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Parameters {
+    /// Seed of every draw.
+    pub seed: u32,
+    /// Logical events.
+    pub events: usize,
+    /// Worker processes per cell.
+    pub workers: usize,
+    /// Requests in flight at most.
+    pub concurrency: usize,
+    /// Events per second (`null`: as fast as the concurrency allows).
+    pub rate: Option<f64>,
+    /// Simulated work per delivery.
+    pub work_delay: String,
+    /// Per-attempt timeout.
+    pub timeout: String,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// Postgres isolation.
+    pub isolation: String,
+    /// Inbox claim loops per worker.
+    pub inbox_workers: usize,
+    /// Fault chances.
+    pub p_duplicate: f64,
+    /// Chance a 2xx is lost.
+    pub p_ack_lost: f64,
+    /// Chance of a concurrent pair.
+    pub p_concurrent: f64,
+    /// Chance of a shuffle.
+    pub p_shuffle: f64,
+    /// Chaos during each cell (`--chaos`).
+    #[serde(default)]
+    pub chaos: Vec<Chaos>,
+    /// Chance a credit event is poison (`--poison`).
+    #[serde(default)]
+    pub poison: f64,
+}
+
+/// Versions of what ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Versions {
+    /// hookbench's version.
+    pub hookbench: String,
+    /// The Postgres server's version, when Postgres ran.
+    pub postgres: Option<String>,
+    /// SQLite's version, when SQLite ran.
+    pub sqlite: Option<String>,
+    /// Where Postgres came from.
+    pub postgres_origin: Option<String>,
+}
+
+/// Latency percentiles in microseconds (docs/design.md's `latency_us`).
+pub type LatencyUs = Percentiles;
+
+/// Where a cell's wall time went, seconds, phase by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Phases {
+    /// A fresh database, migrated, and the observer's connection.
+    pub provision_s: f64,
+    /// The worker processes started and answering their health checks.
+    pub fleet_start_s: f64,
+    /// The sender's deliveries (and chaos).
+    pub deliver_s: f64,
+    /// Waiting for the receivers to finish what they stored (the inbox drained).
+    pub settle_s: f64,
+    /// The workers stopped.
+    pub fleet_stop_s: f64,
+    /// The checker reading the database.
+    pub check_s: f64,
+    /// The events' and plan changes' lines into the history, the database discarded.
+    pub history_and_cleanup_s: f64,
+}
+
+/// A cell's two percentile spectra.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LatencySpectrum {
+    /// From each attempt's planned send (coordinated omission corrected).
+    pub planned: Spectrum,
+    /// From each attempt's actual send.
+    pub actual: Spectrum,
+}
+
+/// The model's figures for the handler a design runs.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ModelFigures {
+    /// The article's handler the design is compared with.
+    pub handler: String,
+    /// Deliveries in the model.
+    pub deliveries: u64,
+    /// 5xx in the model.
+    pub status_5xx: u64,
+    /// The correctness figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+impl From<&HandlerResult> for ModelFigures {
+    fn from(h: &HandlerResult) -> Self {
+        Self {
+            handler: h.label.to_string(),
+            deliveries: h.deliveries,
+            status_5xx: h.errors,
+            figures: h.figures,
+        }
+    }
+}
+
+/// One backend × design cell that ran.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Row {
+    /// postgres or sqlite.
+    pub backend: Backend,
+    /// The design.
+    pub design: Design,
+    /// Attempts sent.
+    pub deliveries: u64,
+    /// Attempts answered 2xx.
+    pub status_2xx: u64,
+    /// Attempts answered 4xx.
+    pub status_4xx: u64,
+    /// Attempts answered 5xx.
+    pub status_5xx: u64,
+    /// Attempts timed out or whose ack was lost.
+    pub timeouts: u64,
+    /// Attempts that were retries.
+    pub retries: u64,
+    /// The judge's figures: dup_events, extra_applies, lost, never_applied, stale_writes,
+    /// stale_accounts, ledger, expected.
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// The judge's verdict on the cell (`null` in reports written before hookbench kept it).
+    #[serde(default)]
+    pub verdict: Option<CellVerdict>,
+    /// Latency from each attempt's planned time to its response (coordinated omission corrected).
+    pub latency_us: LatencyUs,
+    /// Latency from each attempt's actual send to its response.
+    pub latency_actual_us: LatencyUs,
+    /// The planned-send latencies by bucket (what `--metrics` exports as a histogram).
+    #[serde(default)]
+    pub latency_buckets: LatencyBuckets,
+    /// The percentile spectrum of `latency_us` (from the planned send) and of
+    /// `latency_actual_us`, from the full histograms: what report.html's latency charts draw.
+    #[serde(default)]
+    pub latency_spectrum: LatencySpectrum,
+    /// Attempts per second over the delivery phase.
+    pub throughput_per_s: f64,
+    /// The cell's wall time: workers up, deliveries, quiet, workers down, checker.
+    pub wall_s: f64,
+    /// Attempts that found no receiver.
+    pub connect_errors: u64,
+    /// Deliveries given up after the attempt limit.
+    pub gave_up: u64,
+    /// Sum of ledger rows' amounts (equals `ledger` unless something was half written).
+    pub ledger_rows: i64,
+    /// Inbox dead letters.
+    pub dead_letters: u64,
+    /// Ledger rows whose event id is no event of the workload (another run's, in a shared
+    /// database).
+    #[serde(default)]
+    pub unknown_events: u64,
+    /// Bodies refused because their id was already stored with another body (read by the
+    /// checker from `id_conflicts`; 0 in a bench, whose events keep one body each).
+    #[serde(default)]
+    pub id_conflicts: u64,
+    /// What chaos did during the cell.
+    #[serde(default)]
+    pub chaos: ChaosCounts,
+    /// Poison events in the workload (not in `lost` or `expected`).
+    #[serde(default)]
+    pub poisoned: u64,
+    /// Poison events applied anyway (must be 0).
+    #[serde(default)]
+    pub poison_applied: u64,
+    /// Attempts of poison events.
+    #[serde(default)]
+    pub poison_attempts: u64,
+    /// Of those, answered with anything but a 2xx.
+    #[serde(default)]
+    pub poison_non_2xx: u64,
+    /// The model's figures for the same seed.
+    pub model: Option<ModelFigures>,
+    /// Where the cell's wall time went.
+    #[serde(default)]
+    pub phases: Phases,
+}
+
+/// The judge's verdict on one cell, as the verdict grid shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CellVerdict {
+    /// Every event applied exactly once, nothing half written, the ledger what was expected.
+    pub exactly_once: bool,
+    /// Every account on the latest version acknowledged for it.
+    pub latest_state: bool,
+    /// The anomaly classes found that fail a cell.
+    pub failing: Vec<Class>,
+    /// The verdict's evidence in one line.
+    pub summary: String,
+}
+
+/// A cell that did not run, or broke.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CellNote {
+    /// postgres or sqlite.
+    pub backend: Backend,
+    /// The design.
+    pub design: Design,
+    /// Why.
+    pub reason: String,
+}
+
+impl super::BenchBody {
+    /// The row of a cell, when it ran.
+    pub fn row(&self, backend: Backend, design: Design) -> Option<&Row> {
+        self.rows.iter().find(|r| r.backend == backend && r.design == design)
+    }
+
+    /// The designs that have a row, in docs/design.md's order.
+    pub fn designs(&self) -> Vec<Design> {
+        Design::ALL.into_iter().filter(|d| self.rows.iter().any(|r| r.design == *d)).collect()
+    }
+
+    /// The backends that have a row, Postgres first.
+    pub fn backends(&self) -> Vec<Backend> {
+        Backend::ALL.into_iter().filter(|b| self.rows.iter().any(|r| r.backend == *b)).collect()
+    }
+}

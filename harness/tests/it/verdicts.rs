@@ -1,0 +1,288 @@
+//! Audits whose verdict must not be vacuous, through the real command line: a receiver that
+//! answers 500 to everything, or 200 and applies nothing, fails (exit 1) with never-applied or
+//! lost witnesses; one that cannot be audited as told (a wrong secret, a redirect, nothing at the
+//! path, a body it refuses) stops at the preflight (exit 2) with one line naming the fix, and the
+//! report of what ran is still written; a merged sharded audit of a receiver that fails every
+//! delivery fails; and the poison check judges its clean run too.
+
+use std::path::Path;
+use std::process::Command;
+
+use clap::Parser;
+use hookbench::audit::{Check, Status};
+use hookbench::cli::{Cli, Exit, run};
+use hookbench::judge::Class;
+use hookbench::report::{CheckFigures, Report};
+use testkit::SECRET;
+
+use super::audit::load_figures;
+use super::stub::{Reply, Stub, free_addr};
+
+/// Runs `hookbench audit` with `args` into a temporary directory: its exit status, what it said
+/// on failing, and its report when one was written.
+fn audit(args: &[&str]) -> (u8, String, Option<Report>) {
+    let out = tempfile::tempdir().expect("tempdir");
+    let dir = out.path().join("audit");
+    let base = ["hookbench", "audit", "--no-progress", "--out", dir.to_str().expect("utf-8")];
+    let quick = ["--events", "200", "--rate", "400", "--quiet", "300ms", "--max-attempts", "3"];
+    let cli = Cli::try_parse_from(base.iter().chain(&quick).chain(args)).expect("arguments parse");
+    let mut printed = Vec::new();
+    let (code, said) = match run(cli, &mut printed) {
+        Ok(()) => (0, String::new()),
+        Err(e) => {
+            let exit = e.downcast_ref::<Exit>().unwrap_or_else(|| panic!("not an exit status: {e:#}"));
+            (exit.code(), exit.message.clone())
+        }
+    };
+    eprintln!("{}{said}", String::from_utf8_lossy(&printed));
+    (code, said, Report::read_json(&dir.join("report.json")).ok())
+}
+
+fn result(report: &Report, check: Check) -> &hookbench::report::CheckResult {
+    let a = report.audit_section().expect("an audit");
+    a.checks.iter().find(|c| c.check == check).unwrap_or_else(|| panic!("{check:?} in {:?}", a.checks))
+}
+
+#[test]
+fn a_receiver_that_answers_500_to_everything_fails_with_never_applied_witnesses() {
+    let stub = Stub::start(|_| Reply::Status(500));
+    let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
+    let (code, said, report) =
+        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "sequential-duplicate,parallel-load"]);
+    assert_eq!(code, 1, "{said}");
+    assert_eq!(said, "audit FAILED: sequential-duplicate, parallel-load");
+    let report = report.expect("a report");
+    let load = result(&report, Check::ParallelLoad);
+    assert_eq!(
+        (load.status, load.anomalies.as_slice()),
+        (Status::Fail, &[Class::NeverApplied][..]),
+        "{load:?}"
+    );
+    assert!(
+        load.evidence.contains("200 events") && load.evidence.contains("0 of 200 acknowledged, 0 applied"),
+        "{}",
+        load.evidence
+    );
+    let w = &load.witnesses[0];
+    assert!(
+        w.problem.starts_with("never-applied: never acknowledged (failed or given up: 3 attempts, last 500)"),
+        "{w:?}"
+    );
+    assert_eq!(w.attempts.len(), 3, "every attempt named: {w:?}");
+    let f = load_figures(&report).expect("the load's figures");
+    // Every credit never applied (the updates' accounts are not observed without a state query).
+    assert!(f.never_applied > 50 && (f.acked, f.applied, f.lost) == (0, 0, 0), "{f:?}");
+    assert_eq!(result(&report, Check::SequentialDuplicate).anomalies, [Class::NeverApplied]);
+}
+
+#[test]
+fn a_receiver_that_acknowledges_and_applies_nothing_fails_with_lost_witnesses() {
+    let stub = Stub::start(|_| Reply::Status(200));
+    let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
+    let (code, said, report) =
+        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "parallel-load"]);
+    assert_eq!((code, said.as_str()), (1, "audit FAILED: parallel-load"));
+    let load = result(report.as_ref().expect("a report"), Check::ParallelLoad);
+    assert_eq!(load.anomalies, [Class::Lost], "{load:?}");
+    assert!(load.evidence.contains("200 of 200 acknowledged, 0 applied"), "{}", load.evidence);
+    assert!(
+        load.witnesses[0].problem.starts_with("lost: acknowledged with a 2xx and never applied"),
+        "{:?}",
+        load.witnesses[0]
+    );
+}
+
+/// The Python example, holding `SECRET` alone.
+fn python_receiver(dir: &Path) -> (std::process::Child, String) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/receiver.py");
+    let mut child = Command::new("python3")
+        .arg(script)
+        .args(["--db", dir.join("app.db").to_str().expect("utf-8"), "--port", "0", "--secret", SECRET])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).expect("its first line");
+    let json: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+    (child, format!("http://{}/webhooks", json["listening"].as_str().expect("listening")))
+}
+
+#[test]
+fn a_wrong_secret_stops_the_audit_naming_the_secret_and_still_writes_its_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut child, url) = python_receiver(dir.path());
+    let observe = format!("sqlite://{}", dir.path().join("app.db").display());
+    let template = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/template.json");
+    let wrong = "whsec_bm90LXRoZS1yZWNlaXZlcnMtc2VjcmV0";
+    let (code, said, report) = audit(&[
+        &url,
+        "--secret",
+        wrong,
+        "--payload",
+        template,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        "SELECT event_id FROM payments",
+    ]);
+    let _ = child.kill();
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.contains("refuses a correctly signed delivery as it refuses an unsigned one (400"),
+        "{said}"
+    );
+    assert!(said.contains("check --secret") && said.contains("--signing standard-webhooks"), "{said}");
+    let report = report.expect("the report of an audit stopped after starting");
+    let a = report.audit_section().expect("an audit");
+    assert!(a.stopped.as_deref().is_some_and(|s| s.contains("--secret")), "{:?}", a.stopped);
+    assert!(a.checks.iter().all(|c| c.status == Status::Skipped), "nothing judged: {:?}", a.checks);
+}
+
+/// How a stub answers.
+type Decide = dyn Fn(&super::stub::Delivery) -> Reply + Send + Sync;
+
+#[test]
+fn a_receiver_that_cannot_be_audited_as_told_stops_at_the_preflight_with_the_fix() {
+    let cases: [(&str, Box<Decide>, &str); 3] = [
+        (
+            "a redirect",
+            Box::new(
+                |d| if d.path == "/webhooks" { Reply::Redirect("/webhooks/") } else { Reply::Status(200) },
+            ),
+            "add the trailing slash; audit /webhooks/",
+        ),
+        ("nothing at the path", Box::new(|_| Reply::Status(404)), "404 at /webhooks"),
+        (
+            "a body it refuses",
+            Box::new(|d| Reply::Status(if d.signed { 422 } else { 401 })),
+            "an unsigned delivery gets 401) and refused the body with 422: check --payload",
+        ),
+    ];
+    for (what, decide, fix) in cases {
+        let stub = Stub::start(decide);
+        let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
+        let (code, said, _) = audit(&[&url, "--secret", SECRET, "--sink", &sink]);
+        assert_eq!(code, 2, "{what}: {said}");
+        assert!(said.contains(fix), "{what}: {said}");
+    }
+    // The binary says it in one line.
+    let stub = Stub::start(|_| Reply::Status(404));
+    let out = tempfile::tempdir().expect("tempdir");
+    let ran = Command::new(env!("CARGO_BIN_EXE_hookbench"))
+        .args(["audit", &format!("http://{}/hooks", stub.addr), "--secret", SECRET, "--sink", &free_addr()])
+        .arg("--out")
+        .arg(out.path().join("a"))
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!((ran.status.code(), stderr.trim().lines().count()), (Some(2), 1), "{stderr}");
+    assert!(
+        stderr.starts_with("hookbench: error: the audit could not run: the receiver answered 404"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_merged_sharded_audit_of_a_receiver_that_fails_every_delivery_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("app.db");
+    let setup = Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import sqlite3; sqlite3.connect('{}').execute('CREATE TABLE applied (event_id TEXT)')",
+                db.display()
+            ),
+        ])
+        .status()
+        .expect("python3");
+    assert!(setup.success());
+    let stub = Stub::start(|_| Reply::Status(500));
+    let url = format!("http://{}/webhooks", stub.addr);
+    let observe = format!("sqlite://{}", db.display());
+    let start_at = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2)).to_string();
+    let shards = dir.path().join("shards");
+    let children: Vec<_> = (1..=2)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_hookbench"))
+                .args(["audit", url.as_str(), "--no-progress", "--secret", SECRET, "--events", "100"])
+                .args([
+                    "--max-attempts",
+                    "2",
+                    "--observe-db",
+                    &observe,
+                    "--applied-query",
+                    "SELECT event_id FROM applied",
+                ])
+                .args(["--shard", &format!("{i}/2"), "--start-at", &start_at])
+                .arg("--out")
+                .arg(shards.join(i.to_string()))
+                .output()
+                .expect("a shard runs")
+        })
+        .collect();
+    for c in &children {
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    }
+    let merged = dir.path().join("merged");
+    let args =
+        ["hookbench", "merge", shards.to_str().expect("utf-8"), "--out", merged.to_str().expect("utf-8")];
+    let cli = Cli::try_parse_from(args.iter().chain(&["--quiet", "300ms"])).expect("arguments parse");
+    let err = run(cli, &mut Vec::new()).expect_err("a failed merged audit");
+    let exit = err.downcast_ref::<Exit>().expect("an exit status");
+    assert_eq!((exit.code(), exit.message.as_str()), (1, "audit FAILED: parallel-load"));
+    let report = Report::read_json(&merged.join("report.json")).expect("report.json");
+    let load = result(&report, Check::ParallelLoad);
+    assert_eq!(load.anomalies, [Class::NeverApplied], "{load:?}");
+    assert!(load.evidence.contains("0 of 100 acknowledged, 0 applied"), "{}", load.evidence);
+    assert!(
+        !load.witnesses[0].attempts.is_empty(),
+        "the shards' attempts in the witness: {:?}",
+        load.witnesses[0]
+    );
+}
+
+#[test]
+fn the_poison_checks_clean_run_is_judged() {
+    let sink = free_addr();
+    let applier = sink.clone();
+    // Poison (account 7) refused; the poisoned run's events applied once each, however often
+    // delivered, and the clean run's applied twice on every delivery.
+    let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+    let stub = Stub::start(move |d| match d.account {
+        Some(7) => Reply::Status(422),
+        _ if d.id.contains("pclean_") => Reply::Apply { sink: applier.clone(), times: 2 },
+        _ if seen.lock().is_ok_and(|mut s| s.insert(d.id.clone())) => {
+            Reply::Apply { sink: applier.clone(), times: 1 }
+        }
+        _ => Reply::Status(200),
+    });
+    let url = format!("http://{}/webhooks", stub.addr);
+    let (code, said, report) = audit(&[
+        &url,
+        "--secret",
+        SECRET,
+        "--sink",
+        &sink,
+        "--checks",
+        "poison",
+        "--poison-account",
+        "7",
+        "--poison",
+        "0.1",
+        "--poison-p99-factor",
+        "50",
+    ]);
+    assert_eq!((code, said.as_str()), (1, "audit FAILED: poison"));
+    let report = report.expect("a report");
+    let poison = result(&report, Check::Poison);
+    assert_eq!(poison.anomalies, [Class::Duplicate], "{poison:?}");
+    assert!(
+        poison.witnesses.iter().all(|w| w.id.contains("pclean_")),
+        "the clean run's witnesses: {:?}",
+        poison.witnesses
+    );
+    let Some(CheckFigures::Poison(p)) = &poison.figures else { panic!("poison figures: {poison:?}") };
+    assert!(p.clean.dup_events > 0 && p.load.dup_events == 0 && p.poison_applied == 0, "{p:?}");
+}
