@@ -5,31 +5,38 @@
 //!
 //! # Layout
 //!
-//! In the order data flows through a bench:
+//! Layers, from the bottom. A module imports only from the layers below its own, never from one
+//! of its layer or above (`layout_tests` holds the code to this list, and every module to being
+//! named in it):
 //!
-//! - [`workload`]: the article's seeded events and delivery plan, bit for bit (its rng, events,
-//!   duplicates, lost acks, concurrent copies, shuffles).
-//! - [`model`]: the article's one-process simulation of the same workload, reproduced exactly.
-//! - `sender`: the plan sent as signed, parallel HTTP deliveries, open loop, retried with backoff.
-//! - the receivers on trial are the `receivers` crate; [`fleet`] starts them as worker processes
-//!   of `hookbench serve` (`serve`), kills and restarts them; `chaos` does so during a bench.
-//! - [`observer`]: what a receiver applied, read from where it keeps it, with connections of its
-//!   own; [`checker`]: the correctness figures from those answers and the workload alone.
-//! - `stats`: latency histograms and delivery counters; [`threshold`]: `--fail-on` expressions
-//!   and their outcomes against a report's rows.
-//! - [`report`]: report.json (with its schema), report.md, report.html, the terminal table, the
-//!   history index and `report compare`.
+//! 0. [`judge`], [`workload`], `stats`, `machine`, `reason`, `serve`, [`threshold`]: what needs
+//!    nothing else. The judge: from what was sent and answered and what was observed to a
+//!    verdict, every anomaly class defined once. The article's seeded events and delivery plan,
+//!    bit for bit, and a shard as a slice of it; latency histograms and delivery counters; the
+//!    machine and commit a run ran on; an error as a report keeps it; one receiver worker
+//!    (`hookbench serve`); `--fail-on` expressions and their outcomes.
+//! 1. [`model`], [`history`], [`wire`], [`observe`], [`fleet`]: the article's one-process
+//!    simulation; history.jsonl's lines; what one attempt carries (payloads, the providers'
+//!    signing schemes and verification rules as data); evidence from the world through one
+//!    observer trait (hookbench's tables, the user's SQL, a sink); worker processes started,
+//!    killed and restarted.
+//! 2. `sender`, `chaos`, [`explain`]: the plan as signed parallel HTTP deliveries; workers killed
+//!    and connections ended during a bench; an event's timeline and an anomaly's witnesses read
+//!    from the verdict a history records.
+//! 3. `experiments`, `progress`, `perf`: crash, jitter and retention for real; progress bars;
+//!    hookbench beside pgbench, wrk and oha.
+//! 4. [`report`]: a run's report as plain data (a header and a bench's or an audit's body) and
+//!    its renderers: report.json and its schema, report.md, report.html, the terminal tables,
+//!    `--metrics`, the index and `report compare`.
+//! 5. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
+//!    bench cell's row; an audit load's figures; a shard's partial result.
+//! 6. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
+//!    anyone's receiver, the matrix of backend x design cells, and shards merged into one run.
+//! 7. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
 //!
-//! [`audit`] sends the checklist to a receiver hookbench did not start, over the same [`wire`]
-//! (payloads and the providers' signing schemes), and judges it through observers of its own.
-//!
-//! [`shard`] splits one bench over processes or pods (`bench --shard I/N`, each writing a partial
-//! result) and merges them (`hookbench merge`): histograms added exactly, the checker run once.
-//!
-//! Around them: `bench` (the matrix of backend × design cells, each a `Cell` of named steps),
-//! `experiments` (crash, jitter, retention for real), `perf` (hookbench beside pgbench and wrk),
-//! `progress` (bars while a run runs), `reason` (an error as a report keeps it), `machine` (what a
-//! run ran on), and [`cli`], the command line; `main.rs` only calls [`cli::main`]. Databases come from the `provision` crate.
+//! The receivers on trial are the `receivers` crate: `judge`, `observe`, `wire` and `sender` never
+//! import it (a test holds them to that), and the harness keeps its own bodies and constants,
+//! held to the receivers' by tests. Databases come from the `provision` crate.
 
 pub mod audit;
 mod bench;
@@ -55,3 +62,6 @@ mod stats;
 pub mod threshold;
 pub mod wire;
 pub mod workload;
+
+#[cfg(test)]
+mod layout_tests;

@@ -2,8 +2,6 @@
 
 use std::io::Write;
 
-use anyhow::bail;
-
 use super::flags::PostgresArgs;
 use super::{runtime, worker_exe};
 use crate::experiments;
@@ -87,7 +85,7 @@ pub struct RetentionArgs {
 /// `hookbench jitter`.
 pub(super) fn run_jitter(args: &JitterArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if !(args.time_scale > 0.0 && args.recover_s > 0.0) {
-        bail!("--time-scale and --recover-s must be positive");
+        return Err(super::usage("--time-scale and --recover-s must be positive"));
     }
     let section =
         runtime()?.block_on(lab::run_jitter(args.seed, args.deliveries, args.recover_s, args.time_scale))?;
@@ -117,7 +115,7 @@ fn print_experiment<T: serde::Serialize>(
         eprintln!("hookbench: {e}");
     }
     if !errors.is_empty() {
-        bail!("{} part(s) of the experiment could not run", errors.len());
+        return Err(super::failed(format!("{} part(s) of the experiment could not run", errors.len())));
     }
     Ok(())
 }

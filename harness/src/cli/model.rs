@@ -2,8 +2,6 @@
 
 use std::io::Write;
 
-use anyhow::Context;
-
 use super::flags::WorkloadArgs;
 use crate::machine::Machine;
 use crate::model::ModelReport;
@@ -23,7 +21,7 @@ pub struct ModelArgs {
 /// `hookbench model`.
 pub(super) fn run(args: &ModelArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = args.workload.config();
-    let report = ModelReport::run(&config).context("invalid workload")?;
+    let report = ModelReport::run(&config).map_err(|e| super::usage(format!("invalid workload: {e}")))?;
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &report)?;
         writeln!(out)?;

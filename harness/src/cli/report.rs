@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use crate::report::{Report, compare, rebuild_index};
 use clap::Subcommand;
@@ -47,7 +47,7 @@ pub enum ReportCommand {
 /// A run's report, from its directory or its report.json.
 fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {
     let json = if path.is_dir() { path.join("report.json") } else { path.to_path_buf() };
-    Report::read_json(&json).with_context(|| format!("reading {}", json.display()))
+    Report::read_json(&json).map_err(|e| super::usage(format!("reading {}: {e}", json.display())))
 }
 
 /// `hookbench report ...`.
@@ -81,7 +81,12 @@ pub(super) fn run(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()>
                 for line in &c.regressions {
                     writeln!(out, "  {line}")?;
                 }
-                bail!("{} regression(s) from {} to {}", c.regressions.len(), a.display(), b.display());
+                return Err(super::failed(format!(
+                    "{} regression(s) from {} to {}",
+                    c.regressions.len(),
+                    a.display(),
+                    b.display()
+                )));
             }
         }
     }

@@ -2,7 +2,7 @@
 
 use std::io::{self, Read, Write};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use crate::wire::signing::Attempt;
 use crate::wire::{Scheme, Signer};
@@ -28,9 +28,10 @@ pub struct SignArgs {
 
 /// `hookbench sign`: the sender's own signer, as every delivery is signed.
 pub(super) fn run(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let signer = Signer::new(Scheme::StandardWebhooks, &args.secret).context("bad --secret")?;
+    let signer = Signer::new(Scheme::StandardWebhooks, &args.secret)
+        .map_err(|e| super::usage(format!("bad --secret: {e}")))?;
     if args.id.is_empty() || args.id.contains(['\r', '\n']) {
-        bail!("--id must be a non-empty single line");
+        return Err(super::usage("--id must be a non-empty single line"));
     }
     let mut body = Vec::new();
     match args.body.as_deref() {
@@ -39,7 +40,8 @@ pub(super) fn run(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             io::stdin().read_to_end(&mut body).context("reading the body from standard input")?
         }
         Some(p) => {
-            body = std::fs::read(p).with_context(|| format!("reading the body from {}", p.display()))?;
+            body = std::fs::read(p)
+                .map_err(|e| super::usage(format!("reading the body from {}: {e}", p.display())))?;
             body.len()
         }
     };

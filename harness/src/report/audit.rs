@@ -105,7 +105,7 @@ fn load_rows(l: &super::LoadFigures) -> Vec<(&'static str, String)> {
         ("never applied (not acknowledged)", l.never_applied.to_string()),
         ("stale accounts", stale),
         ("refused and applied", l.refused_applied.to_string()),
-        ("attempts given up on", l.gave_up.to_string()),
+        ("deliveries given up on (a duplicate delivery is one more)", l.gave_up.to_string()),
         (
             "p50 / p99 / max ms (intended)",
             format!(

@@ -70,17 +70,6 @@ impl Check {
         Self::RetryStorm,
     ];
 
-    /// Whether it sends single probing deliveries (judged together after the probes).
-    pub fn probes(self) -> bool {
-        !matches!(self, Self::LateReplay | Self::ParallelLoad) && !self.disturbs()
-    }
-
-    /// Whether it disturbs the receiver (kills it, poisons it, or loads it to its limit), each
-    /// run and judged on its own after the others.
-    pub fn disturbs(self) -> bool {
-        matches!(self, Self::Crash | Self::Poison | Self::Capacity | Self::RetryStorm)
-    }
-
     /// The name `--checks` takes and reports show.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -237,7 +226,9 @@ pub struct LoadFigures {
     pub acked: u64,
     /// Events seen applied.
     pub applied: u64,
-    /// Delivery attempts given up on after the retry budget (each an event never acknowledged).
+    /// Deliveries given up on after the retry budget: an event's first delivery and each later
+    /// duplicate or concurrent copy count apart, so this can exceed the events never
+    /// acknowledged (`never_applied` counts events).
     pub gave_up: u64,
     /// Latency from each attempt's planned time (coordinated omission corrected), microseconds.
     pub latency_us: crate::stats::Percentiles,
