@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::{AuditConfig, AuditError, id_space, probe};
+use std::sync::atomic::AtomicI64;
+
+use super::ctx::Ctx;
+use super::{AuditConfig, AuditError, id_space, preflight, probe};
 use crate::load::partial::{AuditRun, AuditShard, Partial, Target};
 use crate::report::Check;
 use crate::sender::{self, Progress, SenderConfig};
@@ -38,6 +41,12 @@ pub async fn run_shard(
     let wire =
         Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison: Default::default() });
     let workload = Arc::new(Workload::generate(&config.load.workload)?);
+    // The preflight as an unsharded audit's: every shard sends its one delivery (the same id, so
+    // the receiver sees one event), and a receiver that cannot be audited as told stops each.
+    let base = ids.account_base + i64::from(config.load.workload.accounts);
+    let ctx = Ctx { probe, wire: wire.clone(), next_account: AtomicI64::new(base) };
+    step("preflight");
+    preflight::preflight(&ctx, &t.url).await.map_err(AuditError::Preflight)?;
     step(&format!("parallel-load, shard {shard}"));
     let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::ParallelLoad) };
     let progress = Arc::new(Progress::default());

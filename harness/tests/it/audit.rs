@@ -23,9 +23,10 @@ pub(crate) const APPLIED: &str = "SELECT event_id, count(*) FROM credit_ledger G
 const STATE: &str = "SELECT id, plan_version FROM accounts";
 
 /// A receiver process, killed when dropped.
-struct Receiver {
+pub(crate) struct Receiver {
     child: Child,
-    addr: String,
+    /// Where it listens.
+    pub(crate) addr: String,
 }
 
 impl Drop for Receiver {
@@ -54,10 +55,22 @@ fn serve(design: Design, db: &Db) -> Receiver {
 }
 
 fn python_receiver(db: &Path, mode: &str, sink: Option<&str>) -> Receiver {
+    python_receiver_holding(db, mode, sink, &[SECRET, SECRET_2])
+}
+
+/// The Python example on `db` in `mode`, holding `secrets`, its side effect calling `sink`.
+pub(crate) fn python_receiver_holding(
+    db: &Path,
+    mode: &str,
+    sink: Option<&str>,
+    secrets: &[&str],
+) -> Receiver {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/receiver.py");
     let mut cmd = Command::new("python3");
     cmd.arg(script).args(["--db", db.to_str().expect("utf-8"), "--mode", mode, "--port", "0"]);
-    cmd.args(["--secret", SECRET, "--secret", SECRET_2]);
+    for s in secrets {
+        cmd.args(["--secret", s]);
+    }
     if let Some(url) = sink {
         cmd.args(["--sink", url]);
     }
@@ -94,17 +107,30 @@ fn history_holds_the_load(dir: &Path, r: &Report) {
     }
 }
 
+/// Runs `hookbench audit` with the tests' two secrets and a small, quick load, and `args`; its exit
+/// status and, when one was written, its report.
 pub(crate) fn audit(args: &[&str]) -> (u8, Option<Report>) {
+    let common =
+        ["--secret", SECRET, "--secret", SECRET_2, "--events", "200", "--rate", "400", "--quiet", "300ms"];
+    let (code, _, report) = run_audit(&[&common[..], args].concat());
+    (code, report)
+}
+
+/// Runs `hookbench audit` with `args` alone into a temporary directory: its exit status, what it
+/// said on failing, and, when one was written, its report (with report.md and report.html beside
+/// it, and a history that holds the load).
+pub(crate) fn run_audit(args: &[&str]) -> (u8, String, Option<Report>) {
     let out = tempfile::tempdir().expect("tempdir");
     let dir = out.path().join("audit");
     let base = ["hookbench", "audit", "--no-progress", "--out", dir.to_str().expect("utf-8")];
-    let common =
-        ["--secret", SECRET, "--secret", SECRET_2, "--events", "200", "--rate", "400", "--quiet", "300ms"];
-    let cli = Cli::try_parse_from(base.iter().chain(&common).chain(args)).expect("arguments parse");
+    let cli = Cli::try_parse_from(base.iter().chain(args)).expect("arguments parse");
     let mut printed = Vec::new();
-    let code = match run(cli, &mut printed) {
-        Ok(()) => 0,
-        Err(e) => e.downcast_ref::<Exit>().map_or_else(|| panic!("not an exit status: {e:#}"), |x| x.code()),
+    let (code, said) = match run(cli, &mut printed) {
+        Ok(()) => (0, String::new()),
+        Err(e) => {
+            let exit = e.downcast_ref::<Exit>().unwrap_or_else(|| panic!("not an exit status: {e:#}"));
+            (exit.code(), exit.message.clone())
+        }
     };
     let report = Report::read_json(&dir.join("report.json")).ok();
     if let Some(r) = &report {
@@ -114,8 +140,40 @@ pub(crate) fn audit(args: &[&str]) -> (u8, Option<Report>) {
         assert!(r.audit_section().is_some(), "an audit section");
         history_holds_the_load(&dir, r);
     }
-    eprintln!("{}", String::from_utf8_lossy(&printed));
-    (code, report)
+    eprintln!("{}{said}", String::from_utf8_lossy(&printed));
+    (code, said, report)
+}
+
+/// Two shard processes of an audit of `url` with `flags` (each with the tests' first secret), on
+/// one `--start-at`, into `shards/1` and `shards/2`; each must write its partial result.
+pub(crate) fn audit_shards(url: &str, flags: &[&str], shards: &Path) {
+    let start_at = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2)).to_string();
+    let children: Vec<_> = (1..=2)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_hookbench"))
+                .args(["audit", url, "--no-progress", "--secret", SECRET])
+                .args(flags)
+                .args(["--shard", &format!("{i}/2"), "--start-at", &start_at])
+                .arg("--out")
+                .arg(shards.join(i.to_string()))
+                .output()
+                .expect("a shard runs")
+        })
+        .collect();
+    for c in &children {
+        let said = format!("{}{}", String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&c.stderr));
+        assert!(c.status.success() && said.contains("partial result"), "{said}");
+    }
+}
+
+/// `hookbench merge` of the shards under `shards` into `merged`: how it ended, and what it printed.
+pub(crate) fn merge(shards: &Path, merged: &Path) -> (anyhow::Result<()>, String) {
+    let args =
+        ["hookbench", "merge", shards.to_str().expect("utf-8"), "--out", merged.to_str().expect("utf-8")];
+    let cli = Cli::try_parse_from(args.iter().chain(&["--quiet", "300ms"])).expect("arguments parse");
+    let mut printed = Vec::new();
+    let result = run(cli, &mut printed);
+    (result, String::from_utf8_lossy(&printed).into_owned())
 }
 
 /// Every check passed, but those that disturb the receiver, which need flags of their own and
@@ -411,32 +469,10 @@ fn a_sharded_audit_merged_judges_the_whole_load() {
     let report = report.expect("a report");
     let unsharded = load_figures(&report).expect("load figures").clone();
     assert_eq!(code, 0, "{unsharded:?}");
-    let start_at = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2)).to_string();
     let shards = dir.path().join("shards");
-    let children: Vec<_> = (1..=2)
-        .map(|i| {
-            Command::new(env!("CARGO_BIN_EXE_hookbench"))
-                .args(["audit", url.as_str(), "--no-progress", "--secret", SECRET, "--secret", SECRET_2])
-                .args(load)
-                .args(observer)
-                .args(["--shard", &format!("{i}/2"), "--start-at", &start_at])
-                .arg("--out")
-                .arg(shards.join(i.to_string()))
-                .output()
-                .expect("a shard runs")
-        })
-        .collect();
-    for c in &children {
-        let said = format!("{}{}", String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&c.stderr));
-        assert!(c.status.success() && said.contains("partial result"), "{said}");
-    }
+    audit_shards(&url, &[&["--secret", SECRET_2][..], &load[..], &observer[..]].concat(), &shards);
     let merged = dir.path().join("merged");
-    let args =
-        ["hookbench", "merge", shards.to_str().expect("utf-8"), "--out", merged.to_str().expect("utf-8")];
-    let cli = Cli::try_parse_from(args.iter().chain(&["--quiet", "300ms"])).expect("arguments parse");
-    let mut printed = Vec::new();
-    let result = run(cli, &mut printed);
-    let printed = String::from_utf8_lossy(&printed);
+    let (result, printed) = merge(&shards, &merged);
     assert!(result.is_ok(), "{result:?}\n{printed}");
     let report = Report::read_json(&merged.join("report.json")).expect("report.json");
     assert_eq!(verdicts(&report), vec![(Check::ParallelLoad, Status::Pass)], "{printed}");

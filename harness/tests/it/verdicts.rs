@@ -5,37 +5,21 @@
 //! report of what ran is still written; a merged sharded audit of a receiver that fails every
 //! delivery fails; and the poison check judges its clean run too.
 
-use std::path::Path;
 use std::process::Command;
 
-use clap::Parser;
 use hookbench::audit::{Check, Status};
-use hookbench::cli::{Cli, Exit, run};
+use hookbench::cli::Exit;
 use hookbench::judge::Class;
 use hookbench::report::{CheckFigures, Report};
 use testkit::SECRET;
 
-use super::audit::load_figures;
+use super::audit::{audit_shards, load_figures, merge, python_receiver_holding, run_audit};
 use super::stub::{Reply, Stub, free_addr};
 
-/// Runs `hookbench audit` with `args` into a temporary directory: its exit status, what it said
-/// on failing, and its report when one was written.
+/// An audit with a small, quick load (each event tried three times at most) and `args`.
 fn audit(args: &[&str]) -> (u8, String, Option<Report>) {
-    let out = tempfile::tempdir().expect("tempdir");
-    let dir = out.path().join("audit");
-    let base = ["hookbench", "audit", "--no-progress", "--out", dir.to_str().expect("utf-8")];
     let quick = ["--events", "200", "--rate", "400", "--quiet", "300ms", "--max-attempts", "3"];
-    let cli = Cli::try_parse_from(base.iter().chain(&quick).chain(args)).expect("arguments parse");
-    let mut printed = Vec::new();
-    let (code, said) = match run(cli, &mut printed) {
-        Ok(()) => (0, String::new()),
-        Err(e) => {
-            let exit = e.downcast_ref::<Exit>().unwrap_or_else(|| panic!("not an exit status: {e:#}"));
-            (exit.code(), exit.message.clone())
-        }
-    };
-    eprintln!("{}{said}", String::from_utf8_lossy(&printed));
-    (code, said, Report::read_json(&dir.join("report.json")).ok())
+    run_audit(&[&quick[..], args].concat())
 }
 
 fn result(report: &Report, check: Check) -> &hookbench::report::CheckResult {
@@ -92,28 +76,13 @@ fn a_receiver_that_acknowledges_and_applies_nothing_fails_with_lost_witnesses() 
     );
 }
 
-/// The Python example, holding `SECRET` alone.
-fn python_receiver(dir: &Path) -> (std::process::Child, String) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/receiver.py");
-    let mut child = Command::new("python3")
-        .arg(script)
-        .args(["--db", dir.join("app.db").to_str().expect("utf-8"), "--port", "0", "--secret", SECRET])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let mut line = String::new();
-    let stdout = child.stdout.take().expect("stdout");
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).expect("its first line");
-    let json: serde_json::Value = serde_json::from_str(&line).expect("JSON");
-    (child, format!("http://{}/webhooks", json["listening"].as_str().expect("listening")))
-}
-
 #[test]
 fn a_wrong_secret_stops_the_audit_naming_the_secret_and_still_writes_its_report() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut child, url) = python_receiver(dir.path());
+    let receiver = python_receiver_holding(&dir.path().join("app.db"), "safe", None, &[SECRET]);
+    let url = format!("http://{}/webhooks", receiver.addr);
     let observe = format!("sqlite://{}", dir.path().join("app.db").display());
-    let template = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/template.json");
+    let template = super::audit::TEMPLATE;
     let wrong = "whsec_bm90LXRoZS1yZWNlaXZlcnMtc2VjcmV0";
     let (code, said, report) = audit(&[
         &url,
@@ -126,7 +95,7 @@ fn a_wrong_secret_stops_the_audit_naming_the_secret_and_still_writes_its_report(
         "--applied-query",
         "SELECT event_id FROM payments",
     ]);
-    let _ = child.kill();
+    drop(receiver);
     assert_eq!(code, 2, "{said}");
     assert!(
         said.contains("refuses a correctly signed delivery as it refuses an unsigned one (400"),
@@ -201,37 +170,14 @@ fn a_merged_sharded_audit_of_a_receiver_that_fails_every_delivery_fails() {
     let stub = Stub::start(|_| Reply::Status(500));
     let url = format!("http://{}/webhooks", stub.addr);
     let observe = format!("sqlite://{}", db.display());
-    let start_at = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(2)).to_string();
     let shards = dir.path().join("shards");
-    let children: Vec<_> = (1..=2)
-        .map(|i| {
-            Command::new(env!("CARGO_BIN_EXE_hookbench"))
-                .args(["audit", url.as_str(), "--no-progress", "--secret", SECRET, "--events", "100"])
-                .args([
-                    "--max-attempts",
-                    "2",
-                    "--observe-db",
-                    &observe,
-                    "--applied-query",
-                    "SELECT event_id FROM applied",
-                ])
-                .args(["--shard", &format!("{i}/2"), "--start-at", &start_at])
-                .arg("--out")
-                .arg(shards.join(i.to_string()))
-                .output()
-                .expect("a shard runs")
-        })
-        .collect();
-    for c in &children {
-        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
-    }
+    let flags = ["--events", "100", "--max-attempts", "2", "--observe-db", &observe];
+    audit_shards(&url, &[&flags[..], &["--applied-query", "SELECT event_id FROM applied"]].concat(), &shards);
     let merged = dir.path().join("merged");
-    let args =
-        ["hookbench", "merge", shards.to_str().expect("utf-8"), "--out", merged.to_str().expect("utf-8")];
-    let cli = Cli::try_parse_from(args.iter().chain(&["--quiet", "300ms"])).expect("arguments parse");
-    let err = run(cli, &mut Vec::new()).expect_err("a failed merged audit");
+    let (merged_ok, printed) = merge(&shards, &merged);
+    let err = merged_ok.expect_err("a failed merged audit");
     let exit = err.downcast_ref::<Exit>().expect("an exit status");
-    assert_eq!((exit.code(), exit.message.as_str()), (1, "audit FAILED: parallel-load"));
+    assert_eq!((exit.code(), exit.message.as_str()), (1, "audit FAILED: parallel-load"), "{printed}");
     let report = Report::read_json(&merged.join("report.json")).expect("report.json");
     let load = result(&report, Check::ParallelLoad);
     assert_eq!(load.anomalies, [Class::NeverApplied], "{load:?}");
