@@ -1,11 +1,12 @@
-//! Before any check: one signed delivery of a fresh credit (and, for a scheme that signs, the
-//! same delivery unsigned) tells a receiver the audit cannot judge as told from one that fails.
-//! Each of these stops the audit as could-not-run (exit 2) with the fix: a redirect (give the URL
-//! it names: often the trailing slash), a 404 or 405 (the path), a signed delivery refused as the
-//! unsigned one is (`--secret`, `--signing`), a signed delivery refused for its body while the
-//! unsigned one is refused for its signature (`--payload`). A 2xx, a 5xx or no answer goes on: the
-//! checks judge the receiver. (A query of the wrong shape is refused before this, when the
-//! observer connects.)
+//! Before any check: one signed delivery of a fresh credit (and, when it is refused, the same body
+//! signed with a secret the receiver never had) tells a receiver the audit cannot judge as told
+//! from one that fails. Each of these stops the audit as could-not-run (exit 2) with the fix: a
+//! redirect (give the URL it names: often the trailing slash), a 404 or 405 (the path), a
+//! correctly signed delivery answered exactly as the wrongly signed one is (`--secret`,
+//! `--signing`), a correctly signed delivery refused otherwise (its body: `--payload`). A 2xx, a
+//! 5xx or no answer goes on: the checks judge the receiver. (A query of the wrong shape is refused
+//! before this, when the observer connects.) An unsigned delivery would not tell these apart: a
+//! receiver may answer a missing signature and a malformed body with the same 400.
 
 use super::ctx::Ctx;
 use crate::wire::Scheme;
@@ -26,10 +27,9 @@ pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
             ctx.probe.path()
         )),
         400 | 401 | 403 | 422 if scheme.signs() => {
-            let body = ctx.wire.body(&f);
-            let json = [("content-type", "application/json".to_string())];
-            let unsigned = ctx.probe.post(None, &json, body, "preflight, unsigned").await;
-            Err(refused(scheme, status, &signed.said, unsigned.status))
+            let stranger = ctx.wire.signed_by(ctx.wire.signer.stranger());
+            let wrong = ctx.deliver_over(&stranger, &f, "preflight, signed with a secret it never had").await;
+            Err(refused(scheme, (status, &signed.said), (wrong.status, &wrong.said)))
         }
         401 | 403 => Err(format!(
             "the receiver answered {status} to an unsigned delivery (--signing none): give --signing and --secret as its provider signs"
@@ -60,21 +60,24 @@ fn redirect(url: &str, path: &str, status: u16, location: Option<&str>) -> Fix {
     )
 }
 
-/// The fix for a signed delivery refused with `status`: the secret or scheme when an unsigned
-/// delivery is refused the same way, else the body.
-fn refused(scheme: Scheme, status: u16, said: &str, unsigned: Option<u16>) -> Fix {
-    match unsigned {
-        Some(u) if u == status => format!(
-            "the receiver refuses a correctly signed delivery as it refuses an unsigned one ({status}{}): check --secret (the receiver's signing secret, as the provider shows it) and --signing {}",
+/// The fix for a correctly signed delivery refused with `signed` (status, words): the secret or
+/// scheme when one signed with a secret the receiver never had is answered exactly so, else the
+/// body.
+fn refused(scheme: Scheme, signed: (u16, &str), wrong: (Option<u16>, &str)) -> Fix {
+    let (status, said) = signed;
+    if wrong.0 == Some(status) && wrong.1 == said {
+        return format!(
+            "the receiver answers a correctly signed delivery as it answers one signed with a secret it never had ({status}{}): check --secret (the receiver's signing secret, as the provider shows it) and --signing {}",
             quoted(said),
             scheme.as_str()
-        ),
-        _ => format!(
-            "the receiver accepted the signature (an unsigned delivery gets {}) and refused the body with {status}{}: check --payload (the body's shape; a template names the fields your handler reads)",
-            unsigned.map_or_else(|| "no answer".to_string(), |u| u.to_string()),
-            quoted(said)
-        ),
+        );
     }
+    format!(
+        "the receiver refused a correctly signed delivery with {status}{}, unlike one signed with a secret it never had ({}{}): the signature passed and the body was refused; check --payload (the body's shape; a template names the fields your handler reads)",
+        quoted(said),
+        wrong.0.map_or_else(|| "no answer".to_string(), |u| u.to_string()),
+        quoted(wrong.1)
+    )
 }
 
 #[cfg(test)]
@@ -92,10 +95,16 @@ mod tests {
     }
 
     #[test]
-    fn a_refusal_like_the_unsigned_ones_names_the_secret_and_one_unlike_them_the_payload() {
-        let fix = refused(Scheme::Stripe, 400, "No signatures found", Some(400));
+    fn a_refusal_like_a_wrong_secrets_names_the_secret_and_any_other_the_payload() {
+        let fix = refused(Scheme::Stripe, (400, "No signatures found"), (Some(400), "No signatures found"));
         assert!(fix.contains("--secret") && fix.contains("--signing stripe"), "{fix}");
-        let fix = refused(Scheme::StandardWebhooks, 422, "missing field customer", Some(401));
+        let fix =
+            refused(Scheme::StandardWebhooks, (422, "missing field customer"), (Some(401), "bad signature"));
         assert!(fix.contains("--payload") && fix.contains("missing field customer"), "{fix}");
+        // The same status, other words: the example receiver's 400 for a malformed body and for a
+        // signature that matches no secret.
+        let fix =
+            refused(Scheme::StandardWebhooks, (400, "malformed event"), (Some(400), "no matching signature"));
+        assert!(fix.contains("--payload"), "{fix}");
     }
 }

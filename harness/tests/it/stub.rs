@@ -15,8 +15,8 @@ pub struct Delivery {
     pub path: String,
     /// Its `webhook-id`.
     pub id: String,
-    /// Whether it carried a `webhook-signature`.
-    pub signed: bool,
+    /// Whether it carried a `webhook-signature` the tests' first secret made.
+    pub correctly_signed: bool,
     /// The body's `account`, when it has one.
     pub account: Option<i64>,
 }
@@ -51,7 +51,7 @@ async fn handle(decide: Decide, uri: Uri, headers: HeaderMap, body: Bytes) -> Re
     let delivery = Delivery {
         path: uri.path().to_string(),
         id: header("webhook-id").unwrap_or_default(),
-        signed: header("webhook-signature").is_some(),
+        correctly_signed: correctly_signed(&headers, &body),
         account: serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v["account"].as_i64()),
     };
     match decide(&delivery) {
@@ -70,6 +70,20 @@ async fn handle(decide: Decide, uri: Uri, headers: HeaderMap, body: Bytes) -> Re
             StatusCode::OK.into_response()
         }
     }
+}
+
+/// Whether `headers` carry a Standard Webhooks signature of `body` by `testkit::SECRET`, as the
+/// receivers' own verifier checks it.
+fn correctly_signed(headers: &HeaderMap, body: &[u8]) -> bool {
+    let secret: receivers::signature::Secret = testkit::SECRET.parse().expect("the tests' secret");
+    let get = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    let signed = receivers::signature::SignedHeaders {
+        id: get("webhook-id"),
+        timestamp: get("webhook-timestamp"),
+        signatures: get("webhook-signature").into_iter().collect(),
+    };
+    let now = jiff::Timestamp::now().as_second();
+    receivers::signature::Verifier::new(vec![secret]).verify(&signed, body, now).is_ok()
 }
 
 impl Stub {

@@ -98,7 +98,9 @@ fn a_wrong_secret_stops_the_audit_naming_the_secret_and_still_writes_its_report(
     drop(receiver);
     assert_eq!(code, 2, "{said}");
     assert!(
-        said.contains("refuses a correctly signed delivery as it refuses an unsigned one (400"),
+        said.contains(
+            "answers a correctly signed delivery as it answers one signed with a secret it never had (400"
+        ),
         "{said}"
     );
     assert!(said.contains("check --secret") && said.contains("--signing standard-webhooks"), "{said}");
@@ -106,6 +108,34 @@ fn a_wrong_secret_stops_the_audit_naming_the_secret_and_still_writes_its_report(
     let a = report.audit_section().expect("an audit");
     assert!(a.stopped.as_deref().is_some_and(|s| s.contains("--secret")), "{:?}", a.stopped);
     assert!(a.checks.iter().all(|c| c.status == Status::Skipped), "nothing judged: {:?}", a.checks);
+}
+
+#[test]
+fn bodies_the_example_cannot_parse_stop_the_audit_naming_the_payload() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let receiver = python_receiver_holding(&dir.path().join("app.db"), "safe", None, &[SECRET]);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let observe = format!("sqlite://{}", dir.path().join("app.db").display());
+    // It answers 400 both to a body it cannot parse and to a signature that matches no secret:
+    // their words tell them apart.
+    let applied = "SELECT event_id FROM payments";
+    let (code, said, _) = audit(&[
+        &url,
+        "--secret",
+        SECRET,
+        "--payload",
+        "stripe",
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        applied,
+    ]);
+    drop(receiver);
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.contains("with 400 (\"{\"result\": \"malformed event\"}\")") && said.contains("check --payload"),
+        "{said}"
+    );
 }
 
 /// How a stub answers.
@@ -124,8 +154,9 @@ fn a_receiver_that_cannot_be_audited_as_told_stops_at_the_preflight_with_the_fix
         ("nothing at the path", Box::new(|_| Reply::Status(404)), "404 at /webhooks"),
         (
             "a body it refuses",
-            Box::new(|d| Reply::Status(if d.signed { 422 } else { 401 })),
-            "an unsigned delivery gets 401) and refused the body with 422: check --payload",
+            // Refuses what the tests' secret signed for its body, anything else for its signature.
+            Box::new(|d| Reply::Status(if d.correctly_signed { 422 } else { 401 })),
+            "refused a correctly signed delivery with 422, unlike one signed with a secret it never had (401): the signature passed and the body was refused; check --payload",
         ),
     ];
     for (what, decide, fix) in cases {
