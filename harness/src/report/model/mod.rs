@@ -159,10 +159,18 @@ impl Report {
         serde_json::to_value(schemars::schema_for!(Report)).unwrap_or_default()
     }
 
-    /// Reads a `report.json`.
+    /// Reads a `report.json`. One written before reports named their kind is read as what it
+    /// was: an audit's when it has an `audit` section, else a bench's.
     pub fn read_json(path: &Path) -> std::io::Result<Self> {
         let bytes = std::fs::read(path)?;
-        serde_json::from_slice(&bytes).map_err(std::io::Error::other)
+        let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(std::io::Error::other)?;
+        if let Some(map) = value.as_object_mut()
+            && !map.contains_key("kind")
+        {
+            let kind = if map.contains_key("audit") { "audit" } else { "bench" };
+            map.insert("kind".to_string(), kind.into());
+        }
+        serde_json::from_value(value).map_err(std::io::Error::other)
     }
 
     /// Writes `report.json` into `dir`.
@@ -222,5 +230,28 @@ impl HistoryFile {
             lines,
             bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report.json written before reports named their kind still reads, as what it was.
+    #[test]
+    fn a_report_without_its_kind_reads_as_what_it_was() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut bench = serde_json::to_value(Report::bench("old".into(), serde_json::from_value(serde_json::json!({
+            "seed": 1, "events": 10, "workers": 1, "concurrency": 2, "rate": null, "work_delay": "0s",
+            "timeout": "10s", "retry": {"base": "10ms", "cap": "1s", "max_attempts": 10},
+            "isolation": "read-committed", "inbox_workers": 2, "p_duplicate": 0.0, "p_ack_lost": 0.0,
+            "p_concurrent": 0.0, "p_shuffle": 0.0
+        })).expect("parameters")))
+        .expect("JSON");
+        bench.as_object_mut().expect("an object").remove("kind");
+        let path = dir.path().join("report.json");
+        std::fs::write(&path, bench.to_string()).expect("write");
+        let read = Report::read_json(&path).expect("reads");
+        assert!(read.bench_body().is_some());
     }
 }
