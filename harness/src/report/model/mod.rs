@@ -241,12 +241,16 @@ mod tests {
     #[test]
     fn a_report_without_its_kind_reads_as_what_it_was() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut bench = serde_json::to_value(Report::bench("old".into(), serde_json::from_value(serde_json::json!({
-            "seed": 1, "events": 10, "workers": 1, "concurrency": 2, "rate": null, "work_delay": "0s",
-            "timeout": "10s", "retry": {"base": "10ms", "cap": "1s", "max_attempts": 10},
-            "isolation": "read-committed", "inbox_workers": 2, "p_duplicate": 0.0, "p_ack_lost": 0.0,
-            "p_concurrent": 0.0, "p_shuffle": 0.0
-        })).expect("parameters")))
+        let mut bench = serde_json::to_value(Report::bench(
+            "old".into(),
+            serde_json::from_value(serde_json::json!({
+                "seed": 1, "events": 10, "workers": 1, "concurrency": 2, "rate": null, "work_delay": "0s",
+                "timeout": "10s", "retry": {"base": "10ms", "cap": "1s", "max_attempts": 10},
+                "isolation": "read-committed", "inbox_workers": 2, "p_duplicate": 0.0, "p_ack_lost": 0.0,
+                "p_concurrent": 0.0, "p_shuffle": 0.0
+            }))
+            .expect("parameters"),
+        ))
         .expect("JSON");
         bench.as_object_mut().expect("an object").remove("kind");
         let path = dir.path().join("report.json");
