@@ -265,6 +265,20 @@ impl AuditConfig {
         }
     }
 
+    /// Whether the observers see each account's version (`--state-query`), so that plan updates
+    /// can be judged.
+    pub fn sees_states(&self) -> bool {
+        self.watch.queries.state.is_some()
+    }
+
+    /// The workload the judged loads send (parallel load, crash, poison): the one asked for, but
+    /// credits only when no observer sees accounts' versions, since an update nothing can see
+    /// applied could never be judged.
+    pub fn load_workload(&self) -> WorkloadConfig {
+        let w = self.load.workload.clone();
+        if self.sees_states() { w } else { WorkloadConfig { p_credit: 1.0, ..w } }
+    }
+
     /// Whether `check` was asked for (all are, when none was named).
     pub fn selected(&self, check: Check) -> bool {
         self.checks.is_empty() || self.checks.contains(&check)
@@ -272,11 +286,12 @@ impl AuditConfig {
 
     /// The loads' parameters, as a report keeps them.
     pub fn parameters(&self) -> AuditParameters {
-        let (l, w) = (&self.load, &self.load.workload);
+        let (l, w) = (&self.load, &self.load_workload());
         AuditParameters {
             seed: w.seed,
             events: w.events,
             accounts: w.accounts,
+            p_credit: w.p_credit,
             rate: l.rate,
             concurrency: l.concurrency,
             timeout: humantime::format_duration(l.timeout).to_string(),

@@ -40,7 +40,7 @@ pub async fn run_shard(
     let signer = Signer::new(t.signing, &t.secrets)?;
     let wire =
         Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison: Default::default() });
-    let workload = Arc::new(Workload::generate(&config.load.workload)?);
+    let workload = Arc::new(Workload::generate(&config.load_workload())?);
     // The preflight as an unsharded audit's: every shard sends its one delivery (the same id, so
     // the receiver sees one event), and a receiver that cannot be audited as told stops each.
     let base = ids.account_base + i64::from(config.load.workload.accounts);

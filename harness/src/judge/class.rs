@@ -37,6 +37,21 @@ pub enum Needs {
     Ledger,
 }
 
+impl Needs {
+    /// Its name in evidence lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Answers => "answers",
+            Self::Applies => "applies",
+            Self::States => "states",
+            Self::DeadLetters => "dead letters",
+            Self::Changes => "the change log",
+            Self::IdConflicts => "id conflicts",
+            Self::Ledger => "the ledger",
+        }
+    }
+}
+
 /// One event as the detectors see it: what was sent and answered, and what was observed of it.
 #[derive(Debug, Clone, Copy)]
 pub struct EventView<'a> {

@@ -167,14 +167,28 @@ fn an_empty_state_observation_is_zero_accounts_observed() {
     let v = verdict("u7v1:a u8v1:a", "applied; state");
     assert_eq!(v.failing(), [Class::StaleAccount]);
     assert!(v.summary().contains("2 stale-account (0 of 2 accounts observed)"), "{}", v.summary());
+    // An update whose account's state is not observed cannot pass: nothing shows it applied.
     let unobserved = verdict("c:a u7v1:a", "applied 0=1");
     assert!(unobserved.summary().contains("stale-account not observed"), "{}", unobserved.summary());
-    assert_eq!(unobserved.outcome, Outcome::Pass, "states are not required here");
+    assert!(
+        unobserved.summary().contains("1 events expected applied not observed"),
+        "{}",
+        unobserved.summary()
+    );
+    assert_eq!(unobserved.outcome, Outcome::Unjudged(vec![Needs::States]));
 }
 
 #[test]
 fn required_evidence_not_observed_is_not_a_pass() {
     assert_eq!(verdict("c:a", "").outcome, Outcome::Unjudged(vec![Needs::Applies]));
+    // Evidence of every event expected once, whatever the rules require.
+    let only_states = Rules::strict().requiring(&[]);
+    assert_eq!(verdict_under("c:a", "state", &only_states).outcome, Outcome::Unjudged(vec![Needs::Applies]));
+    assert!(
+        verdict("c:a", "").summary().ends_with("not judged: applies not observed"),
+        "{}",
+        verdict("c:a", "").summary()
+    );
     let rules = Rules::strict().requiring(&[Needs::States]);
     assert_eq!(verdict_under("u7v1:a", "", &rules).outcome, Outcome::Unjudged(vec![Needs::States]));
     assert_eq!(verdict_under("u7v1:a", "state 7=1", &rules).outcome, Outcome::Pass);

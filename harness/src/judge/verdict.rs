@@ -56,7 +56,8 @@ pub enum Outcome {
     Pass,
     /// An anomaly of a failing class was found.
     Fail,
-    /// Nothing failed, but the evidence the rules require was not observed: not a pass.
+    /// Nothing failed, but evidence the rules require, or the evidence of an event expected
+    /// applied, was not observed: not a pass.
     Unjudged(Vec<Needs>),
     /// Nothing was sent: nothing can pass.
     NothingSent,
@@ -128,6 +129,9 @@ pub struct Tally {
     pub expected_ledger: i64,
     /// The balances and the ledger, when observed.
     pub ledger: Option<Ledger>,
+    /// Events expected applied once whose evidence was not observed (a credit without an observer
+    /// of applies, an update without states): no verdict can pass over them.
+    pub unobserved: u64,
     /// Poison events sent.
     pub poison: u64,
     /// Of those, applied.
@@ -183,6 +187,8 @@ struct Judging<'a> {
     accounts: Vec<AccountVerdict>,
     run: ClassSet,
     witnesses: BTreeMap<Class, Vec<Finding>>,
+    /// The evidence missing for events expected once.
+    missing: BTreeSet<Needs>,
 }
 
 impl<'a> Judging<'a> {
@@ -214,6 +220,7 @@ impl<'a> Judging<'a> {
             accounts: Vec::new(),
             run: ClassSet::EMPTY,
             witnesses: BTreeMap::new(),
+            missing: BTreeSet::new(),
         }
     }
 
@@ -247,6 +254,10 @@ impl<'a> Judging<'a> {
         t.acked += u64::from(sent.answers.acked);
         t.applied += u64::from(view.applied.is_some_and(|(fewest, _)| fewest > 0));
         let (most, credit) = (view.applied.map_or(0, |(_, m)| m), matches!(sent.kind, Kind::Credit { .. }));
+        if sent.expect == Expect::Once && view.applied.is_none() {
+            t.unobserved += 1;
+            self.missing.insert(if credit { Needs::Applies } else { Needs::States });
+        }
         match (sent.expect, sent.kind) {
             (Expect::Once, Kind::Credit { amount }) => {
                 t.expected += 1;
@@ -350,8 +361,10 @@ impl<'a> Judging<'a> {
 
     fn finish(self) -> Verdict {
         let failed = self.tally.found.keys().any(|&c| self.rules.fail.contains(c));
-        let missing: Vec<Needs> =
+        let mut missing: BTreeSet<Needs> =
             self.rules.require.iter().copied().filter(|n| !self.tally.observed.contains(n)).collect();
+        missing.extend(self.missing.iter().copied());
+        let missing: Vec<Needs> = missing.into_iter().collect();
         let outcome = if self.history.is_empty() {
             Outcome::NothingSent
         } else if failed {
@@ -407,7 +420,8 @@ impl Verdict {
         let t = &self.tally;
         let observed = match class {
             Class::StaleAccount => t.observed.contains(&Needs::States),
-            Class::NeverApplied if t.expected == 0 => true,
+            // Judged for every event expected once whose evidence was observed.
+            Class::NeverApplied => t.unobserved < t.expected || t.expected == 0,
             c => t.observed.contains(&c.needs()),
         };
         if !observed {
@@ -415,6 +429,9 @@ impl Verdict {
         }
         let n = t.count(class);
         match class {
+            Class::NeverApplied if t.unobserved > 0 => {
+                format!("{n} {} ({} events expected applied not observed)", class.name(), t.unobserved)
+            }
             Class::StaleAccount => {
                 let of = t.accounts_observed.unwrap_or(0);
                 format!("{n} {} ({of} of {} accounts observed)", class.name(), t.accounts)
@@ -445,7 +462,7 @@ impl Verdict {
             classes.join(", ")
         );
         if let Outcome::Unjudged(missing) = &self.outcome {
-            let names: Vec<String> = missing.iter().map(|n| format!("{n:?}").to_lowercase()).collect();
+            let names: Vec<&str> = missing.iter().map(|n| n.name()).collect();
             line.push_str(&format!("; not judged: {} not observed", names.join(", ")));
         }
         line

@@ -1,6 +1,9 @@
 //! [`Sink`]: a stand-in for the downstream service a receiver's side effect calls (the payments
 //! API, the email sender). Every request it gets is one side effect, keyed by its
-//! `Idempotency-Key` header or a field of its JSON body; it sees effects outside any database.
+//! `Idempotency-Key` header or a field of its JSON body; it sees effects outside any database. It
+//! counts every call, as a downstream whose effect repeats with each call would (an email, an SMS):
+//! a receiver that calls twice under one `Idempotency-Key` is judged to apply twice, which a
+//! downstream that dedupes on that key (Stripe's API) would absorb.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

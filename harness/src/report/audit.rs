@@ -195,7 +195,7 @@ fn capacity_markdown(md: &mut String, c: &super::CapacityFigures) {
         );
         let _ = writeln!(
             md,
-            "| rate (/s) | deliveries | p50 ms | p99 ms | max ms | over the timeout | 5xx or no answer | held |\n|---:|---:|---:|---:|---:|---:|---:|---|"
+            "| rate (/s) | deliveries | p50 ms | p99 ms | max ms | over the timeout | not 2xx or no answer | held |\n|---:|---:|---:|---:|---:|---:|---:|---|"
         );
         for s in &c.steps {
             let _ = writeln!(

@@ -1,13 +1,13 @@
 //! The capacity check: the rate ramped in steps (`--ramp FROM..TO`, `--ramp-steps`, each
 //! `--step-duration` long), each step a plain load (no duplicates or faults, one attempt per
-//! delivery, cut at the provider's timeout as the provider would cut it, and never held back by the
-//! sender: as many in flight as the rate and the timeout call for, up to 2,048). Per step: p50, p99 and
-//! max from each delivery's planned time (coordinated omission corrected), the share slower than
-//! the timeout, and the share of errors. The capacity is the highest rate whose p99 stayed under
-//! the timeout with errors under 1 %; the ramp stops after the first step that does not hold. A
-//! ramp whose top held measured "at least" its top; a step shorter than the timeout cannot build
-//! the backlog a slow receiver would, and the evidence says so. It measures speed, not
-//! correctness: no anomaly is looked for.
+//! delivery, cut at the provider's timeout as the provider would cut it, and never held back by
+//! the sender: as many in flight as the rate and the timeout call for, up to 2,048). Per step:
+//! p50, p99 and max from each delivery's planned time (coordinated omission corrected), the share
+//! slower than the timeout, and the share of errors (any answer but a 2xx, or none). The capacity
+//! is the highest rate whose p99 stayed under the timeout with errors under 1 %; the ramp stops
+//! after the first step that does not hold. A ramp whose top held measured "at least" its top; a
+//! step shorter than the timeout cannot build the backlog a slow receiver would, and the evidence
+//! says so. It measures speed, not correctness: no anomaly is looked for.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -215,7 +215,9 @@ impl AuditCheck for Capacity {
                 let (c, l) = (&load.sent.counters, &load.sent.latency_intended);
                 let n = c.deliveries.max(1) as f64;
                 let ms = |us: u64| us as f64 / 1e3;
-                let errors = (c.status_5xx + c.connect_errors) as f64 / n;
+                // Any answer but a 2xx is a delivery the provider retries: a 429 or 503 shed is not
+                // capacity.
+                let errors = (c.status_4xx + c.status_5xx + c.connect_errors) as f64 / n;
                 let p99_ms = ms(l.p99);
                 let held = p99_ms < timeout.as_secs_f64() * 1e3 && errors < MAX_ERRORS;
                 steps.push(CapacityStep {

@@ -1,8 +1,10 @@
 //! The crash check (the checklist's item 4): the seeded load sent while the receiver is killed
 //! `--kills` times at seeded moments (`--kill-cmd`) and started again (`--start-cmd`, until
 //! `--health-url` answers), the sender retrying whatever was not acknowledged, at least 30
-//! attempts per event. PASS: every event applied exactly once by the end; a design that commits
-//! its key before its side effect acknowledges the retry of an event it never applied (lost).
+//! attempts per event. PASS: every event applied exactly once by the end, and with `--state-query`
+//! no account below the latest version it acknowledged; a design that commits its key before its
+//! side effect acknowledges the retry of an event it never applied (lost, or a stale account for an
+//! update).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +16,7 @@ use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, CrashSettings};
 use crate::audit::control::Restart;
-use crate::judge::{ClassSet, Needs, Rules};
+use crate::judge::{Class, ClassSet, Needs, Rules};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{AttemptLog, Check, CheckFigures, CheckResult, CrashFigures, RestartFigure};
@@ -69,7 +71,7 @@ impl Delivery for Crashed {
                 [kill, healthy]
             })
             .collect();
-        let fail: ClassSet = EXACTLY_ONCE.iter().copied().collect();
+        let fail: ClassSet = EXACTLY_ONCE.iter().copied().chain([Class::StaleAccount]).collect();
         let rules =
             Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: WITNESSES };
         let (mut result, load, _) = judge_load(&self.load, seen, Check::Crash, &rules, &marks);
@@ -104,7 +106,7 @@ impl AuditCheck for Crash<'_> {
             let (ctx, config, control) = (run.ctx, run.config, &self.settings.control);
             let client = reqwest::Client::new();
             control.ensure_healthy(&client).await?;
-            let workload = Workload::generate(&config.load.workload)?;
+            let workload = Workload::generate(&config.load_workload())?;
             let wire = Arc::new(ctx.load_wire("crash_", workload.config.accounts));
             let first = workload.groups.first().map_or(0.0, |g| g.at);
             let last = workload.groups.last().map_or(0.0, |g| g.at);

@@ -24,12 +24,15 @@ pub fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> 
 
 struct ParallelLoad;
 
-/// The load, sent.
-pub struct Loaded(pub Load);
+/// The load, sent, and whether it was credits only (nothing sees plan updates applied).
+struct Loaded(Load, bool);
 
 impl Delivery for Loaded {
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         let (mut result, figures, _) = judge_load(&self.0, seen, Check::ParallelLoad, &parallel_rules(), &[]);
+        if self.1 {
+            result.evidence.push_str("; credits only: no --state-query to see plan updates applied");
+        }
         result.figures = Some(CheckFigures::Load(Box::new(figures)));
         result
     }
@@ -51,11 +54,11 @@ impl AuditCheck for ParallelLoad {
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let config = run.config;
-            let workload = Workload::generate(&config.load.workload)?;
+            let workload = Workload::generate(&config.load_workload())?;
             let sender = config.load_sender(Check::ParallelLoad);
             let wire = Arc::clone(&run.ctx.wire);
             let load = run.ctx.send_load(&config.target.url, workload, wire, sender).await?;
-            Ok(Box::new(Loaded(load)) as Box<dyn Delivery>)
+            Ok(Box::new(Loaded(load, !config.sees_states())) as Box<dyn Delivery>)
         })
     }
 }

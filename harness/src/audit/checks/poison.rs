@@ -53,7 +53,7 @@ fn p99_of_the_rest(load: &Load) -> f64 {
 }
 
 fn rules(extra: &[Class]) -> Rules {
-    let fail: ClassSet = EXACTLY_ONCE.iter().chain(extra).copied().collect();
+    let fail: ClassSet = EXACTLY_ONCE.iter().chain(extra).copied().chain([Class::StaleAccount]).collect();
     Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: WITNESSES }
 }
 
@@ -131,11 +131,11 @@ impl AuditCheck for PoisonCheck<'_> {
                 history: config.history.as_ref().map(|t| t.with_cell("audit/poison/clean".to_string())),
                 ..sender.clone()
             };
-            let clean = Workload::generate(&config.load.workload)?;
+            let clean = Workload::generate(&config.load_workload())?;
             let clean_wire = Arc::new(ctx.load_wire("pclean_", clean.config.accounts));
             let clean = ctx.send_load(url, clean, clean_wire, clean_sender).await?;
 
-            let mut poisoned = Workload::generate(&config.load.workload)?;
+            let mut poisoned = Workload::generate(&config.load_workload())?;
             poisoned.poison(self.settings.chance);
             let mut wire = ctx.load_wire("poison_", poisoned.config.accounts);
             wire.poison = self.settings.poison.clone();

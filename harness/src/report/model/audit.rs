@@ -294,7 +294,7 @@ pub struct CapacityStep {
     /// Share of deliveries slower than the timeout: each a retry, and a duplicate risk, with the
     /// provider.
     pub over_timeout: f64,
-    /// Share answered 5xx (or not answered at all).
+    /// Share answered with anything but a 2xx (a 429 shed included), or not answered at all.
     pub errors: f64,
     /// Whether p99 stayed under the timeout and errors under 1 %.
     pub held: bool,
@@ -362,6 +362,8 @@ pub struct AuditParameters {
     pub events: usize,
     /// Accounts they are spread over.
     pub accounts: u32,
+    /// Chance an event is a credit (1 when no `--state-query` can see plan updates applied).
+    pub p_credit: f64,
     /// Events per second.
     pub rate: f64,
     /// Requests in flight at most.
