@@ -1,9 +1,9 @@
 //! `hookbench audit`: its flags, turned into an [`AuditConfig`]; the audit; the verdict table, the
-//! reports (written whenever the audit stopped after starting) and the exit status: 0 passed, 1 a
-//! check failed (`hookbench: audit FAILED: check, ...`), 2 the audit could not run (a bad flag,
-//! an unreachable receiver, a query that fails, a receiver the preflight says cannot be audited as
-//! told: one line that says what to fix), 3 every check passed and a `--fail-on` threshold was
-//! breached.
+//! reports (written whenever the audit stopped after starting) and the exit status: 1 a check
+//! failed (`hookbench: audit FAILED: check, ...`, even when the audit then stopped), 2 the audit
+//! could not run (a bad flag, an unreachable receiver, a query that fails, a receiver the
+//! preflight says cannot be audited as told: one line that says what to fix; or a check named in
+//! `--checks` skipped), 3 every check passed and a `--fail-on` threshold was breached, 0 else.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ use crate::audit::{
 };
 use crate::history::History;
 use crate::observe::Queries;
-use crate::report::{AUDIT_FIGURES, HistoryFile, Report, audit_scopes, render_metrics};
+use crate::report::{AUDIT_FIGURES, HistoryFile, Report, Status, audit_scopes, render_metrics};
 use crate::sender::RetryPolicy;
 use crate::wire::{Payload, Poison, payload::Template};
 use crate::workload::{ARTICLE_SEED, Shard, WorkloadConfig};
@@ -56,7 +56,8 @@ pub struct AuditArgs {
     /// Idempotency-Key header.
     #[arg(long, default_value = "event_id")]
     pub sink_key: String,
-    /// The checks to run, comma-separated (default: all that the observers allow).
+    /// The checks to run, comma-separated (default: all that the observers allow). A check named
+    /// here that cannot run (its flags or observers missing) makes the audit exit 2.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub checks: Vec<crate::report::Check>,
     /// Events per probing check (sequential duplicate, concurrent copies, lost ack; accounts for
@@ -376,20 +377,37 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     write!(out, "{}", report.table())?;
     write!(out, "{}", crate::threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
+    audit_exit(&report, &args.checks, stopped.map(anyhow::Error::from))
+}
+
+/// The exit an audit's report asks for: 1 naming the failed checks (a stop after a check failed
+/// is still a failure: the FAIL stands); else 2 when the audit stopped, or when a check `named`
+/// in `--checks` was skipped (a user who asked for it must not read 0 as its PASS); else 3 on a
+/// breached threshold; else 0.
+pub(super) fn audit_exit(
+    report: &Report,
+    named: &[crate::report::Check],
+    stopped: Option<anyhow::Error>,
+) -> anyhow::Result<()> {
+    let Some(a) = report.audit_section() else {
+        return breached(report).map_or(Ok(()), |exit| Err(exit.into()));
+    };
+    if a.failed() {
+        let failed_checks: Vec<&str> = a.failed_checks().iter().map(|c| c.as_str()).collect();
+        let then = stopped.map_or_else(String::new, |e| format!(" (then stopped: {e:#})"));
+        return Err(failed(format!("audit FAILED: {}{then}", failed_checks.join(", "))));
+    }
     if let Some(error) = stopped {
         return Err(could_not_run(error));
     }
-    audit_exit(&report)
-}
-
-/// The exit an audit's report asks for: 1 naming the failed checks, else 3 on a breached
-/// threshold, else 0.
-pub(super) fn audit_exit(report: &Report) -> anyhow::Result<()> {
-    match report.audit_section() {
-        Some(a) if a.failed() => {
-            let failed_checks: Vec<&str> = a.failed_checks().iter().map(|c| c.as_str()).collect();
-            Err(failed(format!("audit FAILED: {}", failed_checks.join(", "))))
-        }
-        _ => breached(report).map_or(Ok(()), |exit| Err(exit.into())),
+    let skipped: Vec<String> = a
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Skipped && named.contains(&c.check))
+        .map(|c| format!("{} ({})", c.check.as_str(), c.evidence))
+        .collect();
+    if !skipped.is_empty() {
+        return Err(could_not_run(format!("--checks named checks it could not run: {}", skipped.join("; "))));
     }
+    breached(report).map_or(Ok(()), |exit| Err(exit.into()))
 }

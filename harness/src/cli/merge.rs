@@ -97,7 +97,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         return Err(usage(format!("the merged audit judged nothing: {}", why.join("; "))));
     }
     match report.body {
-        crate::report::RunBody::Audit { .. } => super::audit::audit_exit(&report),
+        crate::report::RunBody::Audit { .. } => super::audit::audit_exit(&report, &[], None),
         crate::report::RunBody::Bench(_) => breached(&report).map_or(Ok(()), |exit| Err(exit.into())),
     }
 }

@@ -3,7 +3,8 @@
 //! lost witnesses; one that cannot be audited as told (a wrong secret, a redirect, nothing at the
 //! path, a body it refuses) stops at the preflight (exit 2) with one line naming the fix, and the
 //! report of what ran is still written; a merged sharded audit of a receiver that fails every
-//! delivery fails; and the poison check judges its clean run too.
+//! delivery fails; the poison check judges its clean run too; a check named in `--checks` and
+//! skipped exits 2, not 0; and a FAIL before the audit stopped still exits 1.
 
 use std::process::Command;
 
@@ -262,4 +263,64 @@ fn the_poison_checks_clean_run_is_judged() {
     );
     let Some(CheckFigures::Poison(p)) = &poison.figures else { panic!("poison figures: {poison:?}") };
     assert!(p.clean.dup_events > 0 && p.load.dup_events == 0 && p.poison_applied == 0, "{p:?}");
+}
+
+/// A stub that applies each event once through `sink`, however often it is delivered.
+fn applies_once(sink: String) -> Stub {
+    let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+    Stub::start(move |d| {
+        if seen.lock().is_ok_and(|mut s| s.insert(d.id.clone())) {
+            Reply::Apply { sink: sink.clone(), times: 1 }
+        } else {
+            Reply::Status(200)
+        }
+    })
+}
+
+#[test]
+fn a_check_named_in_checks_and_skipped_is_not_a_pass() {
+    let sink = free_addr();
+    let stub = applies_once(sink.clone());
+    let url = format!("http://{}/webhooks", stub.addr);
+    let (code, said, _) =
+        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "sequential-duplicate"]);
+    assert_eq!((code, said.as_str()), (0, ""), "the check that ran passes alone");
+    // The crash check needs --kill-cmd: asked for by name and skipped, the audit could not run.
+    let (code, said, report) =
+        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "sequential-duplicate,crash"]);
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.starts_with("the audit could not run: --checks named checks it could not run: crash ("),
+        "{said}"
+    );
+    let report = report.expect("a report");
+    assert_eq!(result(&report, Check::SequentialDuplicate).status, Status::Pass);
+    assert_eq!(result(&report, Check::Crash).status, Status::Skipped);
+}
+
+#[test]
+fn a_failure_before_the_audit_stopped_exits_as_a_failure() {
+    let stub = Stub::start(|_| Reply::Status(500));
+    let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
+    let health = format!("http://{}/health", stub.addr);
+    let (code, said, report) = audit(&[
+        &url,
+        "--secret",
+        SECRET,
+        "--sink",
+        &sink,
+        "--checks",
+        "sequential-duplicate,crash",
+        "--kill-cmd",
+        "false",
+        "--start-cmd",
+        "true",
+        "--health-url",
+        &health,
+    ]);
+    assert_eq!(code, 1, "the FAIL stands: {said}");
+    assert!(said.starts_with("audit FAILED: sequential-duplicate (then stopped: "), "{said}");
+    let report = report.expect("a report");
+    assert_eq!(result(&report, Check::SequentialDuplicate).status, Status::Fail);
+    assert!(report.audit_section().and_then(|a| a.stopped.as_deref()).is_some(), "stopped recorded");
 }
