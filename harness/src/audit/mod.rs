@@ -24,7 +24,7 @@ use std::sync::atomic::AtomicI64;
 
 use tokio::time::Instant;
 
-pub use checks::{Ramp, parse_ramp};
+pub use checks::{Ramp, default_oversized_bytes, parse_ramp};
 pub use config::{
     AuditConfig, CapacitySettings, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings, StormSettings,
     Target, Watch,
@@ -225,7 +225,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         let mut waiting: Vec<(Check, Box<dyn Delivery>)> = Vec::new();
         for c in checks.iter().filter(|c| phases.contains(&c.phase())) {
             step(c.check().as_str());
-            let run = Run { config, ctx: &ctx, step, earlier: &judged };
+            let run = Run { config, ctx: &ctx, step, observers: &observers, earlier: &judged };
             let sent = c.send(&run).await.map_err(|e| found.stop(e))?;
             waiting.push((c.check(), sent));
             if !together {

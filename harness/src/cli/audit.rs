@@ -161,9 +161,10 @@ pub struct AuditArgs {
     /// How long a stalled body may be held open before it counts against the receiver.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub stall_wait: Duration,
-    /// Size of the oversized body the hostile-input check sends.
-    #[arg(long, default_value_t = 8 << 20)]
-    pub oversized_bytes: usize,
+    /// Size of the oversized body the hostile-input check sends [default: 8 MiB, or 1 MiB more than
+    /// the provider's own cap where it documents one: 26 MiB for GitHub's 25 MB].
+    #[arg(long)]
+    pub oversized_bytes: Option<usize>,
     /// How long the observers must see no change before the audit judges.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub quiet: Duration,
@@ -239,7 +240,9 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 events: a.probe_events,
                 copies: a.copies,
                 stall_wait: a.stall_wait,
-                oversized_bytes: a.oversized_bytes,
+                oversized_bytes: a
+                    .oversized_bytes
+                    .unwrap_or_else(|| audit::default_oversized_bytes(provider)),
                 replay_after: a.replay_after,
                 retention_cmd: a.retention_cmd.clone(),
             },

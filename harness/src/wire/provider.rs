@@ -186,6 +186,16 @@ impl Provider {
         }
     }
 
+    /// The largest payload the provider delivers, when it documents one: a receiver sized to it
+    /// may acknowledge any body up to it. GitHub: "Payloads are capped at 25 MB"
+    /// (https://docs.github.com/en/webhooks/webhook-events-and-payloads).
+    pub fn max_payload_bytes(self) -> Option<usize> {
+        match self {
+            Self::Github => Some(25 << 20),
+            Self::Stripe | Self::Shopify | Self::StandardWebhooks => None,
+        }
+    }
+
     /// Where the figures come from.
     pub fn source(self) -> &'static str {
         match self {

@@ -420,6 +420,24 @@ fn a_purge_before_the_late_replay_lets_an_event_apply_again() {
 }
 
 #[test]
+fn a_purge_of_the_evidence_itself_is_not_judged_as_a_replay_applied_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A purge that removes the rows the applied query counts as well as the keys: a replay applied
+    // again would then look applied once.
+    let purge = format!(
+        "python3 -c \"import sqlite3; c = sqlite3.connect('{}'); c.execute('DELETE FROM handled_events'); c.execute('DELETE FROM payments'); c.commit()\"",
+        dir.path().join("app.db").display()
+    );
+    let checks = ["--checks", "sequential-duplicate,late-replay", "--retention-cmd", &purge];
+    let (code, report) = python_sql_audit(dir.path(), "safe", "SELECT event_id FROM payments", &checks);
+    assert_eq!(code, 2, "late-replay named and not run: {:?}", verdicts(&report));
+    let a = report.audit_section().expect("audit");
+    let replay = a.checks.iter().find(|c| c.check == Check::LateReplay).expect("late replay");
+    assert_eq!(replay.status, Status::Skipped, "{replay:?}");
+    assert!(replay.evidence.contains("evidence changed before the replay"), "{}", replay.evidence);
+}
+
+#[test]
 fn an_audit_that_passes_but_breaches_a_threshold_exits_3() {
     let dir = tempfile::tempdir().expect("tempdir");
     let metrics = dir.path().join("audit.prom");

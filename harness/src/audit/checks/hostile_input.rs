@@ -17,7 +17,15 @@ use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::{Class, Expect, Needs};
 use crate::observe::Sees;
 use crate::report::Check;
-use crate::wire::{Fields, Scheme};
+use crate::wire::{Fields, Provider, Scheme};
+
+/// The oversized body's size without `--oversized-bytes`: 8 MiB, or 1 MiB past the provider's own
+/// cap where it documents one, so that a receiver sized to what its provider sends must still
+/// refuse it.
+pub fn default_oversized_bytes(provider: Option<Provider>) -> usize {
+    let floor = 8 << 20;
+    provider.and_then(Provider::max_payload_bytes).map_or(floor, |cap| (cap + (1 << 20)).max(floor))
+}
 
 /// Builds the check with `--oversized-bytes` and `--stall-wait`.
 pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
@@ -215,6 +223,13 @@ mod tests {
         assert_eq!(timestamp_expect(Scheme::Stripe, 3600), Expect::AtMostOnce);
         assert_eq!(timestamp_expect(Scheme::StandardWebhooks, -3600), Expect::Refused);
         assert_eq!(timestamp_expect(Scheme::Stripe, -3600), Expect::Refused);
+    }
+
+    #[test]
+    fn the_oversized_body_is_past_the_providers_cap() {
+        assert_eq!(default_oversized_bytes(None), 8 << 20);
+        assert_eq!(default_oversized_bytes(Some(Provider::Stripe)), 8 << 20);
+        assert_eq!(default_oversized_bytes(Some(Provider::Github)), 26 << 20);
     }
 
     #[test]

@@ -50,17 +50,16 @@ fn sample(earlier: &[Judged], n: usize) -> Vec<Fields> {
 /// The replays, or why there were none.
 struct Replayed {
     probes: Probes,
+    /// Why nothing was replayed, when nothing was.
+    none: Option<String>,
 }
 
 impl Delivery for Replayed {
     fn judge(&self, seen: &Snapshot) -> CheckResult {
-        if self.probes.events.is_empty() {
-            return CheckResult::skipped(
-                Check::LateReplay,
-                "no event was acknowledged and applied once to replay",
-            );
+        match &self.none {
+            Some(why) => CheckResult::skipped(Check::LateReplay, why.clone()),
+            None => self.probes.judge(seen),
         }
-        self.probes.judge(seen)
     }
 }
 
@@ -92,19 +91,42 @@ impl AuditCheck for LateReplay<'_> {
                 ));
                 tokio::time::sleep(p.replay_after).await;
             }
+            // The baseline is what the observers see now, after the purge: an event whose evidence
+            // went (a purge of the rows the applied query counts) would look applied once again
+            // after a replay that applied it again, so only events still seen applied once are
+            // replayed and judged.
+            let before = run.observers.snapshot().await?;
+            let (kept, changed): (Vec<Fields>, Vec<Fields>) =
+                replay.into_iter().partition(|f| before.applied(&f.id) == (1, 1));
             (run.step)("late-replay");
             let mut probes = Probes::new(Check::LateReplay, &[Class::Duplicate], &[Needs::Applies]);
-            for f in replay {
+            for f in kept {
                 let mut sent = Delivered::new(f, Expect::Once);
                 sent.push(run.ctx.deliver(&sent.fields, "late replay").await);
                 probes.events.push(sent);
             }
+            let gone = if changed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} sampled events no longer seen applied once before the replay (their evidence purged?) not replayed",
+                    changed.len()
+                )
+            };
             probes.note = format!(
-                "re-sent after {}{}; each had been applied once",
+                "re-sent after {}{}; each seen applied once just before{gone}",
                 humantime::format_duration(p.replay_after),
                 if p.retention_cmd.is_some() { " and --retention-cmd" } else { "" }
             );
-            Ok(Box::new(Replayed { probes }) as Box<dyn Delivery>)
+            let none = match (probes.events.is_empty(), changed.is_empty()) {
+                (false, _) => None,
+                (true, true) => Some("no event was acknowledged and applied once to replay".to_string()),
+                (true, false) => Some(format!(
+                    "every sampled event's evidence changed before the replay ({} no longer seen applied once: purged by --retention-cmd?), so a re-apply could not be told",
+                    changed.len()
+                )),
+            };
+            Ok(Box::new(Replayed { probes, none }) as Box<dyn Delivery>)
         })
     }
 }

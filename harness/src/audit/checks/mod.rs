@@ -22,6 +22,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 
 pub use capacity::{Ramp, parse_ramp};
+pub use hostile_input::default_oversized_bytes;
 
 use super::AuditError;
 use super::config::AuditConfig;
@@ -98,6 +99,8 @@ pub struct Run<'a> {
     pub ctx: &'a Arc<Ctx>,
     /// Reports a step on stderr (`--no-progress` silences it).
     pub step: &'a (dyn Fn(&str) + Sync),
+    /// The observers, for a check that must look before it sends (the late replay).
+    pub observers: &'a crate::observe::Observers,
     /// The checks judged so far.
     pub earlier: &'a [Judged],
 }
