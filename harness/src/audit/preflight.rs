@@ -1,9 +1,11 @@
 //! Before any check: one signed delivery of a fresh credit (and, when it is refused, the same body
 //! signed with a secret the receiver never had) tells a receiver the audit cannot judge as told
 //! from one that fails. Each of these stops the audit as could-not-run (exit 2) with the fix: a
-//! redirect (give the URL it names: often the trailing slash), a 404 or 405 (the path), a
-//! correctly signed delivery answered exactly as the wrongly signed one is (`--secret`,
-//! `--signing`), a correctly signed delivery refused otherwise (its body: `--payload`). A 2xx, a
+//! redirect (give the URL it names: often the trailing slash), a 404 or 405 answered as at a path
+//! that cannot exist (the path; answered otherwise, the event itself is refused: its accounts), a
+//! correctly signed delivery answered as the wrongly signed one is, twice (`--secret`,
+//! `--signing`; words that vary between the two are not compared), a correctly signed delivery
+//! refused otherwise (its body: `--payload`). A 2xx, a
 //! 5xx or no answer goes on: the checks judge the receiver. (A query of the wrong shape is refused
 //! before this, when the observer connects.) An unsigned delivery would not tell these apart: a
 //! receiver may answer a missing signature and a malformed body with the same 400.
@@ -22,14 +24,21 @@ pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
     let scheme = ctx.wire.signer.scheme();
     match status {
         300..=399 => Err(redirect(url, ctx.probe.path(), status, signed.location.as_deref())),
-        404 | 405 => Err(format!(
-            "the receiver answered {status} at {} to a signed delivery: nothing takes webhooks there; check the URL's path",
-            ctx.probe.path()
-        )),
+        404 | 405 => {
+            // The same delivery where nothing can be: a receiver that answers 404 for an unknown
+            // customer answers the real path otherwise.
+            let (body, headers) = ctx.wire.attempt(&f, super::ctx::now_s());
+            let nowhere =
+                ctx.probe.post(Some(NOWHERE), &headers, body, "preflight, to a path that cannot exist").await;
+            Err(not_found(ctx.probe.path(), (status, &signed.said), (nowhere.status, &nowhere.said)))
+        }
         400 | 401 | 403 | 422 if scheme.signs() => {
             let stranger = ctx.wire.signed_by(ctx.wire.signer.stranger());
             let wrong = ctx.deliver_over(&stranger, &f, "preflight, signed with a secret it never had").await;
-            Err(refused(scheme, (status, &signed.said), (wrong.status, &wrong.said)))
+            let again = ctx.deliver_over(&stranger, &f, "preflight, signed with a secret it never had").await;
+            // Words that vary from one refusal to the next (a request id) cannot be compared.
+            let words = if wrong.said == again.said { Some(wrong.said.as_str()) } else { None };
+            Err(refused(scheme, (status, &signed.said), (wrong.status, words)))
         }
         401 | 403 => Err(format!(
             "the receiver answered {status} to an unsigned delivery (--signing none): give --signing and --secret as its provider signs"
@@ -40,6 +49,26 @@ pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
         )),
         _ => Ok(()),
     }
+}
+
+/// A path no receiver serves, to compare a 404 with.
+const NOWHERE: &str = "/hookbench-preflight-no-such-path";
+
+/// The fix for a 404 or 405 at `path`: the path, when a path that cannot exist is answered alike;
+/// else the event is what the receiver refuses.
+fn not_found(path: &str, at_path: (u16, &str), nowhere: (Option<u16>, &str)) -> Fix {
+    let (status, said) = at_path;
+    if nowhere.0 == Some(status) && nowhere.1 == said {
+        return format!(
+            "the receiver answered {status}{} at {path} to a signed delivery, as at a path that cannot exist: nothing takes webhooks there; check the URL's path",
+            quoted(said)
+        );
+    }
+    format!(
+        "the receiver answered {status}{} at {path} to a signed delivery, unlike at a path that cannot exist ({}): it refuses the event itself (an account it does not know?); create the accounts it needs, or point --account-base at accounts that exist",
+        quoted(said),
+        nowhere.0.map_or_else(|| "no answer".to_string(), |s| s.to_string())
+    )
 }
 
 fn quoted(said: &str) -> String {
@@ -61,11 +90,11 @@ fn redirect(url: &str, path: &str, status: u16, location: Option<&str>) -> Fix {
 }
 
 /// The fix for a correctly signed delivery refused with `signed` (status, words): the secret or
-/// scheme when one signed with a secret the receiver never had is answered exactly so, else the
-/// body.
-fn refused(scheme: Scheme, signed: (u16, &str), wrong: (Option<u16>, &str)) -> Fix {
+/// scheme when one signed with a secret the receiver never had is answered alike (the same status,
+/// and the same words unless they vary between refusals: `None`), else the body.
+fn refused(scheme: Scheme, signed: (u16, &str), wrong: (Option<u16>, Option<&str>)) -> Fix {
     let (status, said) = signed;
-    if wrong.0 == Some(status) && wrong.1 == said {
+    if wrong.0 == Some(status) && wrong.1.is_none_or(|w| w == said) {
         return format!(
             "the receiver answers a correctly signed delivery as it answers one signed with a secret it never had ({status}{}): check --secret (the receiver's signing secret, as the provider shows it) and --signing {}",
             quoted(said),
@@ -76,7 +105,7 @@ fn refused(scheme: Scheme, signed: (u16, &str), wrong: (Option<u16>, &str)) -> F
         "the receiver refused a correctly signed delivery with {status}{}, unlike one signed with a secret it never had ({}{}): the signature passed and the body was refused; check --payload (the body's shape; a template names the fields your handler reads)",
         quoted(said),
         wrong.0.map_or_else(|| "no answer".to_string(), |u| u.to_string()),
-        quoted(wrong.1)
+        quoted(wrong.1.unwrap_or_default())
     )
 }
 
@@ -96,15 +125,45 @@ mod tests {
 
     #[test]
     fn a_refusal_like_a_wrong_secrets_names_the_secret_and_any_other_the_payload() {
-        let fix = refused(Scheme::Stripe, (400, "No signatures found"), (Some(400), "No signatures found"));
-        assert!(fix.contains("--secret") && fix.contains("--signing stripe"), "{fix}");
         let fix =
-            refused(Scheme::StandardWebhooks, (422, "missing field customer"), (Some(401), "bad signature"));
+            refused(Scheme::Stripe, (400, "No signatures found"), (Some(400), Some("No signatures found")));
+        assert!(fix.contains("--secret") && fix.contains("--signing stripe"), "{fix}");
+        let fix = refused(
+            Scheme::StandardWebhooks,
+            (422, "missing field customer"),
+            (Some(401), Some("bad signature")),
+        );
         assert!(fix.contains("--payload") && fix.contains("missing field customer"), "{fix}");
         // The same status, other words: the example receiver's 400 for a malformed body and for a
         // signature that matches no secret.
-        let fix =
-            refused(Scheme::StandardWebhooks, (400, "malformed event"), (Some(400), "no matching signature"));
+        let fix = refused(
+            Scheme::StandardWebhooks,
+            (400, "malformed event"),
+            (Some(400), Some("no matching signature")),
+        );
         assert!(fix.contains("--payload"), "{fix}");
+    }
+
+    #[test]
+    fn words_that_vary_between_refusals_compare_by_status_alone() {
+        // A receiver that puts a request id in every refusal: the same status is the secret's.
+        let fix = refused(Scheme::Stripe, (400, "req 7f2a: bad request"), (Some(400), None));
+        assert!(fix.contains("--secret"), "{fix}");
+        let fix = refused(Scheme::Stripe, (400, "req 7f2a: bad request"), (Some(401), None));
+        assert!(fix.contains("--payload"), "{fix}");
+        let fix = refused(Scheme::Stripe, (400, "bad"), (None, None));
+        assert!(fix.contains("--payload") && fix.contains("no answer"), "{fix}");
+    }
+
+    #[test]
+    fn a_404_like_a_path_that_cannot_exist_names_the_path_and_one_unlike_it_the_event() {
+        let fix = not_found("/webhooks", (404, "Not Found"), (Some(404), "Not Found"));
+        assert!(fix.contains("check the URL's path") && fix.contains("at /webhooks"), "{fix}");
+        let fix = not_found("/webhooks", (404, "unknown customer"), (Some(404), "Not Found"));
+        assert!(fix.contains("refuses the event itself") && !fix.contains("URL's path"), "{fix}");
+        let fix = not_found("/webhooks", (405, ""), (Some(404), ""));
+        assert!(fix.contains("refuses the event itself"), "{fix}");
+        let fix = not_found("/webhooks", (404, ""), (None, ""));
+        assert!(fix.contains("no answer"), "{fix}");
     }
 }

@@ -144,7 +144,7 @@ type Decide = dyn Fn(&super::stub::Delivery) -> Reply + Send + Sync;
 
 #[test]
 fn a_receiver_that_cannot_be_audited_as_told_stops_at_the_preflight_with_the_fix() {
-    let cases: [(&str, Box<Decide>, &str); 3] = [
+    let cases: [(&str, Box<Decide>, &str); 4] = [
         (
             "a redirect",
             Box::new(
@@ -152,7 +152,16 @@ fn a_receiver_that_cannot_be_audited_as_told_stops_at_the_preflight_with_the_fix
             ),
             "add the trailing slash; audit /webhooks/",
         ),
-        ("nothing at the path", Box::new(|_| Reply::Status(404)), "404 at /webhooks"),
+        (
+            "nothing at the path",
+            Box::new(|_| Reply::Status(404)),
+            "404 at /webhooks to a signed delivery, as at a path that cannot exist: nothing takes webhooks there; check the URL's path",
+        ),
+        (
+            "an event it refuses with a 404 (an unknown account)",
+            Box::new(|d| if d.path == "/webhooks" { Reply::Status(404) } else { Reply::Status(405) }),
+            "unlike at a path that cannot exist (405): it refuses the event itself",
+        ),
         (
             "a body it refuses",
             // Refuses what the tests' secret signed for its body, anything else for its signature.
