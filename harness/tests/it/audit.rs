@@ -392,14 +392,18 @@ fn an_unreachable_receiver_or_a_bad_query_is_exit_2_with_one_line() {
     assert_eq!(code, 2, "no observer");
 }
 
+/// A `--retention-cmd` that empties `tables` of the Python example's database in `dir`.
+fn purge_cmd(dir: &Path, tables: &[&str]) -> String {
+    let deletes: String = tables.iter().map(|t| format!("c.execute('DELETE FROM {t}'); ")).collect();
+    let db = dir.join("app.db");
+    format!("python3 -c \"import sqlite3; c = sqlite3.connect('{}'); {deletes}c.commit()\"", db.display())
+}
+
 #[test]
 fn a_purge_before_the_late_replay_lets_an_event_apply_again() {
     let dir = tempfile::tempdir().expect("tempdir");
     // The user's purge job, too eager: it forgets every key.
-    let purge = format!(
-        "python3 -c \"import sqlite3; c = sqlite3.connect('{}'); c.execute('DELETE FROM handled_events'); c.commit()\"",
-        dir.path().join("app.db").display()
-    );
+    let purge = purge_cmd(dir.path(), &["handled_events"]);
     let checks = [
         "--checks",
         "sequential-duplicate,late-replay",
@@ -424,10 +428,7 @@ fn a_purge_of_the_evidence_itself_is_not_judged_as_a_replay_applied_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     // A purge that removes the rows the applied query counts as well as the keys: a replay applied
     // again would then look applied once.
-    let purge = format!(
-        "python3 -c \"import sqlite3; c = sqlite3.connect('{}'); c.execute('DELETE FROM handled_events'); c.execute('DELETE FROM payments'); c.commit()\"",
-        dir.path().join("app.db").display()
-    );
+    let purge = purge_cmd(dir.path(), &["handled_events", "payments"]);
     let checks = ["--checks", "sequential-duplicate,late-replay", "--retention-cmd", &purge];
     let (code, report) = python_sql_audit(dir.path(), "safe", "SELECT event_id FROM payments", &checks);
     assert_eq!(code, 2, "late-replay named and not run: {:?}", verdicts(&report));

@@ -23,6 +23,11 @@ fn audit(args: &[&str]) -> (u8, String, Option<Report>) {
     run_audit(&[&quick[..], args].concat())
 }
 
+/// [`audit`] of `url` with the tests' secret, judged through a sink at `sink`, and `args`.
+fn audit_sinking(url: &str, sink: &str, args: &[&str]) -> (u8, String, Option<Report>) {
+    audit(&[&[url, "--secret", SECRET, "--sink", sink][..], args].concat())
+}
+
 fn result(report: &Report, check: Check) -> &hookbench::report::CheckResult {
     let a = report.audit_section().expect("an audit");
     a.checks.iter().find(|c| c.check == check).unwrap_or_else(|| panic!("{check:?} in {:?}", a.checks))
@@ -33,7 +38,7 @@ fn a_receiver_that_answers_500_to_everything_fails_with_never_applied_witnesses(
     let stub = Stub::start(|_| Reply::Status(500));
     let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
     let (code, said, report) =
-        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "sequential-duplicate,parallel-load"]);
+        audit_sinking(&url, &sink, &["--checks", "sequential-duplicate,parallel-load"]);
     assert_eq!(code, 1, "{said}");
     assert_eq!(said, "audit FAILED: sequential-duplicate, parallel-load");
     let report = report.expect("a report");
@@ -64,8 +69,7 @@ fn a_receiver_that_answers_500_to_everything_fails_with_never_applied_witnesses(
 fn a_receiver_that_acknowledges_and_applies_nothing_fails_with_lost_witnesses() {
     let stub = Stub::start(|_| Reply::Status(200));
     let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
-    let (code, said, report) =
-        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "parallel-load"]);
+    let (code, said, report) = audit_sinking(&url, &sink, &["--checks", "parallel-load"]);
     assert_eq!((code, said.as_str()), (1, "audit FAILED: parallel-load"));
     let load = result(report.as_ref().expect("a report"), Check::ParallelLoad);
     assert_eq!(load.anomalies, [Class::Lost], "{load:?}");
@@ -172,7 +176,7 @@ fn a_receiver_that_cannot_be_audited_as_told_stops_at_the_preflight_with_the_fix
     for (what, decide, fix) in cases {
         let stub = Stub::start(decide);
         let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
-        let (code, said, _) = audit(&[&url, "--secret", SECRET, "--sink", &sink]);
+        let (code, said, _) = audit_sinking(&url, &sink, &[]);
         assert_eq!(code, 2, "{what}: {said}");
         assert!(said.contains(fix), "{what}: {said}");
     }
@@ -246,21 +250,11 @@ fn the_poison_checks_clean_run_is_judged() {
         _ => Reply::Status(200),
     });
     let url = format!("http://{}/webhooks", stub.addr);
-    let (code, said, report) = audit(&[
+    let (code, said, report) = audit_sinking(
         &url,
-        "--secret",
-        SECRET,
-        "--sink",
         &sink,
-        "--checks",
-        "poison",
-        "--poison-account",
-        "7",
-        "--poison",
-        "0.1",
-        "--poison-p99-factor",
-        "50",
-    ]);
+        &["--checks", "poison", "--poison-account", "7", "--poison", "0.1", "--poison-p99-factor", "50"],
+    );
     assert_eq!((code, said.as_str()), (1, "audit FAILED: poison"));
     let report = report.expect("a report");
     let poison = result(&report, Check::Poison);
@@ -291,12 +285,10 @@ fn a_check_named_in_checks_and_skipped_is_not_a_pass() {
     let sink = free_addr();
     let stub = applies_once(sink.clone());
     let url = format!("http://{}/webhooks", stub.addr);
-    let (code, said, _) =
-        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "sequential-duplicate"]);
+    let (code, said, _) = audit_sinking(&url, &sink, &["--checks", "sequential-duplicate"]);
     assert_eq!((code, said.as_str()), (0, ""), "the check that ran passes alone");
     // The crash check needs --kill-cmd: asked for by name and skipped, the audit could not run.
-    let (code, said, report) =
-        audit(&[&url, "--secret", SECRET, "--sink", &sink, "--checks", "sequential-duplicate,crash"]);
+    let (code, said, report) = audit_sinking(&url, &sink, &["--checks", "sequential-duplicate,crash"]);
     assert_eq!(code, 2, "{said}");
     assert!(
         said.starts_with("the audit could not run: --checks named checks it could not run: crash ("),
@@ -312,21 +304,20 @@ fn a_failure_before_the_audit_stopped_exits_as_a_failure() {
     let stub = Stub::start(|_| Reply::Status(500));
     let (sink, url) = (free_addr(), format!("http://{}/webhooks", stub.addr));
     let health = format!("http://{}/health", stub.addr);
-    let (code, said, report) = audit(&[
+    let (code, said, report) = audit_sinking(
         &url,
-        "--secret",
-        SECRET,
-        "--sink",
         &sink,
-        "--checks",
-        "sequential-duplicate,crash",
-        "--kill-cmd",
-        "false",
-        "--start-cmd",
-        "true",
-        "--health-url",
-        &health,
-    ]);
+        &[
+            "--checks",
+            "sequential-duplicate,crash",
+            "--kill-cmd",
+            "false",
+            "--start-cmd",
+            "true",
+            "--health-url",
+            &health,
+        ],
+    );
     assert_eq!(code, 1, "the FAIL stands: {said}");
     assert!(said.starts_with("audit FAILED: sequential-duplicate (then stopped: "), "{said}");
     let report = report.expect("a report");
