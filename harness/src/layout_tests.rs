@@ -21,10 +21,18 @@ fn declared() -> Vec<String> {
 fn layers() -> BTreeMap<String, usize> {
     let lib = std::fs::read_to_string(Path::new(SRC).join("lib.rs")).expect("lib.rs");
     let mut layers = BTreeMap::new();
-    for line in lib.lines().filter_map(|l| l.strip_prefix("//! ")) {
+    let mut lines = lib.lines().filter_map(|l| l.strip_prefix("//! "));
+    while let Some(line) = lines.next() {
         let Some((n, rest)) = line.split_once(". ") else { continue };
         let Ok(n) = n.parse::<usize>() else { continue };
-        let names = rest.split(':').next().unwrap_or_default();
+        // The names run up to the first colon, over as many lines as they take.
+        let mut names = rest.to_string();
+        while !names.contains(':') {
+            let Some(next) = lines.next() else { break };
+            names.push(' ');
+            names.push_str(next.trim());
+        }
+        let names = names.split(':').next().unwrap_or_default();
         for name in names.split('`').skip(1).step_by(2) {
             assert!(layers.insert(name.to_string(), n).is_none(), "{name} named twice in the map");
         }

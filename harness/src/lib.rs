@@ -9,12 +9,13 @@
 //! of its layer or above (`layout_tests` holds the code to this list, and every module to being
 //! named in it):
 //!
-//! 0. [`judge`], [`workload`], `stats`, `machine`, `reason`, `serve`, [`threshold`]: what needs
-//!    nothing else. The judge: from what was sent and answered and what was observed to a
-//!    verdict, every anomaly class defined once. The article's seeded events and delivery plan,
-//!    bit for bit, and a shard as a slice of it; latency histograms and delivery counters; the
-//!    machine and commit a run ran on; an error as a report keeps it; one receiver worker
-//!    (`hookbench serve`); `--fail-on` expressions and their outcomes.
+//! 0. [`judge`], [`workload`], `stats`, `machine`, `reason`, `serve`, [`threshold`], [`files`],
+//!    [`printable`]: what needs nothing else. The judge: from what was sent and answered and what
+//!    was observed to a verdict, every anomaly class defined once. The article's seeded events
+//!    and delivery plan, bit for bit, and a shard as a slice of it; latency histograms and
+//!    delivery counters; the machine and commit a run ran on; an error as a report keeps it; one
+//!    receiver worker (`hookbench serve`); `--fail-on` expressions and their outcomes; files read
+//!    to a size limit and written without following symlinks; outside text made safe to print.
 //! 1. [`model`], [`history`], [`wire`], [`observe`], [`fleet`]: the article's one-process
 //!    simulation; history.jsonl's lines; what one attempt carries (payloads, the providers'
 //!    signing schemes and verification rules as data); evidence from the world through one
@@ -44,6 +45,7 @@ mod chaos;
 pub mod cli;
 mod experiments;
 pub mod explain;
+pub mod files;
 pub mod fleet;
 pub mod history;
 pub mod judge;
@@ -53,6 +55,7 @@ pub mod merge;
 pub mod model;
 pub mod observe;
 mod perf;
+pub mod printable;
 mod progress;
 mod reason;
 pub mod report;

@@ -6,6 +6,7 @@
 #![allow(missing_docs)]
 
 pub mod browser;
+pub mod measure;
 pub mod proxy;
 pub mod worker;
 
