@@ -470,6 +470,21 @@ fn share(concurrency: usize, lanes: usize, lane: usize) -> usize {
     concurrency / lanes + usize::from(lane < concurrency % lanes)
 }
 
+/// The longest wait a plan can hold: far past any run, short of any overflow.
+const FAR: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// Seconds as a duration, never panicking: negative or NaN is zero, too many is [`FAR`]. A rate
+/// or a time read from outside can make any quotient; the flags bound them, this bounds the rest.
+pub fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs.max(0.0)).map_or(FAR, |d| d.min(FAR))
+}
+
+/// `start` plus `secs` seconds (as [`seconds`]), never overflowing.
+pub fn after(start: Instant, secs: f64) -> Instant {
+    let wait = seconds(secs);
+    start.checked_add(wait).unwrap_or(start)
+}
+
 /// Sends lane `lane`'s groups (every `lanes`-th, from `lane`) at their planned times.
 async fn send_lane(ctx: Arc<Ctx>, lane: usize, lanes: usize) {
     let (workload, start, rate) = (ctx.workload.clone(), ctx.start, ctx.config.rate);
@@ -481,7 +496,7 @@ async fn send_lane(ctx: Arc<Ctx>, lane: usize, lanes: usize) {
     for (group, g) in groups.skip(lane).step_by(lanes) {
         let planned = match rate {
             Some(rate) => {
-                let planned = start + Duration::from_secs_f64(((g.at - first_at) / rate).max(0.0));
+                let planned = after(start, (g.at - first_at) / rate);
                 pacer.until(planned).await;
                 planned
             }
@@ -606,5 +621,17 @@ mod tests {
                 assert!(shares.iter().all(|&s| s >= most_copies), "{concurrency} {most_copies} {shares:?}");
             }
         }
+    }
+
+    #[test]
+    fn seconds_from_any_quotient_never_panic() {
+        // 1 / 1e-300 seconds once panicked "cannot convert float seconds to Duration".
+        assert_eq!(seconds(1.0 / 1e-300), FAR);
+        assert_eq!(seconds(f64::INFINITY), FAR);
+        assert_eq!(seconds(-3.0), Duration::ZERO);
+        assert_eq!(seconds(f64::NAN), Duration::ZERO);
+        assert_eq!(seconds(1.5), Duration::from_millis(1500));
+        let now = Instant::now();
+        assert_eq!(after(now, 1e300), now + FAR);
     }
 }

@@ -467,4 +467,78 @@ mod tests {
         assert!(matches!(status, Err(SendError::Broken)), "{status:?}");
         server.await.expect("the server ran its script");
     }
+
+    /// Response bytes a hostile or broken server might send: a plausible head (any version,
+    /// status, framing headers with any values) or raw noise, then any body.
+    fn responses() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let name = prop::sample::select(vec![
+            "content-length",
+            "transfer-encoding",
+            "connection",
+            "Content-Length",
+            "x-other",
+        ]);
+        let value = prop_oneof![
+            Just("chunked".to_string()),
+            Just("close".to_string()),
+            Just("18446744073709551616".to_string()),
+            "[0-9]{1,20}",
+            "[ -~]{0,12}",
+        ];
+        let headers = prop::collection::vec((name, value), 0..6);
+        let head = (0u8..=2, 0u16..1000, headers).prop_map(|(minor, status, headers)| {
+            let mut text = format!("HTTP/1.{minor} {status} x\r\n");
+            for (n, v) in headers {
+                text.push_str(&format!("{n}: {v}\r\n"));
+            }
+            text.push_str("\r\n");
+            text.into_bytes()
+        });
+        let start = prop_oneof![head, prop::collection::vec(any::<u8>(), 0..256)];
+        (start, prop::collection::vec(any::<u8>(), 0..512)).prop_map(|(mut a, b)| {
+            a.extend(b);
+            a
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The head parser faces the network: whatever comes, it answers without panicking and
+        /// never claims a head longer than what it was given.
+        #[test]
+        fn the_head_parser_never_panics(bytes in responses()) {
+            if let Ok(Some(h)) = parse_head(&bytes) {
+                proptest::prop_assert!(h.len <= bytes.len());
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// A whole exchange with a server that sends `bytes` and closes ends, as a status or an
+        /// error, without a panic and without waiting for more than the server sent.
+        #[test]
+        fn any_answer_then_a_close_ends_the_exchange(bytes in responses()) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
+                let url = format!("http://{}/webhooks/t", listener.local_addr().expect("an address"));
+                let server = tokio::spawn(async move {
+                    let (mut s, _) = listener.accept().await.expect("a connection");
+                    read_request(&mut s).await;
+                    let _ = s.write_all(&bytes).await;
+                });
+                let pool = Pool::new(&[url], Arc::default()).expect("a pool");
+                let connection = Connection::default();
+                let post = pool.post(0, &[], b"{}", &connection);
+                // A bound against a hang, not a measure of speed: the server has closed.
+                let ended = tokio::time::timeout(std::time::Duration::from_secs(30), post).await;
+                assert!(ended.is_ok(), "the exchange ended once the server closed");
+                server.await.expect("the server ran");
+            });
+        }
+    }
 }

@@ -47,7 +47,7 @@ struct Poisoned {
 fn p99_of_the_rest(load: &Load) -> f64 {
     let latency = Latency::default();
     for r in load.sent.attempts.iter().filter(|r| !load.workload.is_poisoned(r.event)) {
-        latency.record(Duration::from_secs_f64(((r.done_ms - r.sent_ms) / 1e3).max(0.0)));
+        latency.record(crate::sender::seconds((r.done_ms - r.sent_ms) / 1e3));
     }
     latency.percentiles().p99 as f64 / 1e3
 }
