@@ -38,6 +38,9 @@ pub enum ControlError {
         /// What happened.
         problem: String,
     },
+    /// No HTTP client could be made to ask the health URL.
+    #[error("no HTTP client for --health-url: {0}")]
+    Client(String),
     /// The health URL did not answer 2xx before the receiver was disturbed.
     #[error("--health-url {url} does not answer 2xx before the first kill (it answered: {last})")]
     NotHealthyBefore {
@@ -74,6 +77,15 @@ impl Restart {
     }
 }
 
+/// The client the health URL is asked with. It never follows a redirect: a 302 to another server
+/// (a login page, a load balancer's default) says nothing of whether the receiver serves.
+pub fn health_client() -> Result<reqwest::Client, ControlError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| ControlError::Client(e.to_string()))
+}
+
 impl Control {
     /// Runs the kill command and waits for it.
     pub async fn kill(&self) -> Result<(), ControlError> {
@@ -98,7 +110,7 @@ impl Control {
             }
             let last = match client.get(&self.health_url).timeout(Duration::from_secs(1)).send().await {
                 Ok(r) if r.status().is_success() => return Ok(()),
-                Ok(r) => format!("status {}", r.status().as_u16()),
+                Ok(r) => not_healthy(r.status()),
                 Err(e) => e.to_string(),
             };
             if Instant::now() >= deadline {
@@ -117,7 +129,7 @@ impl Control {
         let answer = client.get(&self.health_url).timeout(Duration::from_secs(2)).send().await;
         let last = match answer {
             Ok(r) if r.status().is_success() => return Ok(()),
-            Ok(r) => format!("status {}", r.status().as_u16()),
+            Ok(r) => not_healthy(r.status()),
             Err(e) => e.to_string(),
         };
         Err(ControlError::NotHealthyBefore { url: self.health_url.clone(), last })
@@ -138,24 +150,57 @@ impl Control {
     }
 }
 
+/// What a health answer that is not 2xx says.
+fn not_healthy(status: reqwest::StatusCode) -> String {
+    let redirect = if status.is_redirection() { ", a redirect (not followed)" } else { "" };
+    format!("status {}{redirect}", status.as_u16())
+}
+
 /// Runs `command` (given as `flag`) through the shell and waits for it; a failure says how it
 /// ended and what it wrote on stderr.
 pub async fn run_to_end(flag: &'static str, command: &str) -> Result<(), ControlError> {
     let fail = |problem: String| ControlError::Command { flag, command: command.to_string(), problem };
-    let out = shell(command)
-        .stderr(Stdio::piped())
-        .output()
-        .await
-        .map_err(|e| fail(format!("could not run: {e}")))?;
-    if out.status.success() {
+    let mut child =
+        shell(command).stderr(Stdio::piped()).spawn().map_err(|e| fail(format!("could not run: {e}")))?;
+    let mut reader = tokio::spawn(start_of(child.stderr.take()));
+    let status = child.wait().await.map_err(|e| fail(format!("could not run: {e}")))?;
+    if status.success() {
+        reader.abort();
         return Ok(());
     }
-    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    // A process the command left running may hold its stderr open: what came by now is enough.
+    let kept = match tokio::time::timeout(Duration::from_secs(1), &mut reader).await {
+        Ok(read) => read.unwrap_or_default(),
+        Err(_) => {
+            reader.abort();
+            Vec::new()
+        }
+    };
+    let lossy = String::from_utf8_lossy(&kept);
+    let said = crate::printable::line(lossy.trim());
     Err(fail(format!(
-        "exited with {}{}",
-        out.status,
+        "exited with {status}{}",
         if said.is_empty() { String::new() } else { format!(": {said}") }
     )))
+}
+
+/// What a command's stderr says that is quoted in an error: its start.
+const STDERR_KEPT: usize = 2048;
+
+/// The first [`STDERR_KEPT`] bytes of `stderr`, read to its end so the command never blocks on a
+/// full pipe, and the rest discarded: a command that writes without end costs nothing.
+async fn start_of(stderr: Option<tokio::process::ChildStderr>) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let Some(mut stderr) = stderr else { return Vec::new() };
+    let (mut kept, mut buf) = (Vec::new(), [0u8; 8192]);
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let room = STDERR_KEPT.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+    }
+    kept
 }
 
 /// `sh -c command`, with no input and its output discarded: a receiver it starts must not hold
@@ -164,4 +209,27 @@ fn shell(command: &str) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c").arg(command).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_failing_commands_endless_stderr_is_quoted_short_and_escaped() {
+        // 10 MB of escape sequences on stderr, then failure: once all kept and printed raw.
+        let command =
+            "printf '\\033[31mred' >&2; yes \"$(printf '\\033[2J')\" | head -c 10000000 >&2; exit 3";
+        let err = run_to_end("--kill-cmd", command).await.expect_err("exit 3");
+        let said = err.to_string();
+        assert!(said.contains("exit status: 3: \\u{1b}[31mred"), "{said}");
+        assert!(!said.contains('\u{1b}'), "no raw escape reaches the terminal");
+        assert!(said.len() < 4 * STDERR_KEPT + command.len() + 200, "{} bytes", said.len());
+    }
+
+    #[tokio::test]
+    async fn a_command_that_succeeds_is_ok() {
+        assert!(run_to_end("--kill-cmd", "echo fine >&2").await.is_ok());
+        assert!(run_to_end("--kill-cmd", "exit 1").await.is_err());
+    }
 }

@@ -104,13 +104,13 @@ impl AuditCheck for Crash<'_> {
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let (ctx, config, control) = (run.ctx, run.config, &self.settings.control);
-            let client = reqwest::Client::new();
+            let client = crate::audit::control::health_client()?;
             control.ensure_healthy(&client).await?;
             let workload = Workload::generate(&config.load_workload())?;
             let wire = Arc::new(ctx.load_wire("crash_", workload.config.accounts));
             let first = workload.groups.first().map_or(0.0, |g| g.at);
             let last = workload.groups.last().map_or(0.0, |g| g.at);
-            let planned = Duration::from_secs_f64(((last - first) / config.load.rate).max(0.0));
+            let planned = crate::sender::seconds((last - first) / config.load.rate);
             let kills = self.settings.kills;
             let moments: Vec<Duration> = (0..kills).map(|k| kill_at(&workload, k, kills, planned)).collect();
             let mut sender = config.load_sender(Check::Crash);

@@ -115,7 +115,7 @@ impl Stormed {
             count_in_bin(&mut bins, at - self.killed_ms);
             if at >= self.healthy_ms {
                 after.push(at);
-                latency.record(Duration::from_secs_f64(took.max(0.0) / 1e3));
+                latency.record(crate::sender::seconds(took / 1e3));
             }
         }
         let n = after.len() as u64;
@@ -192,7 +192,7 @@ impl AuditCheck for RetryStorm<'_> {
             let scale = |d: Duration| d.div_f64(s.time_scale);
             let waits: Arc<Vec<Duration>> =
                 Arc::new(self.provider.retry_delays().into_iter().map(scale).collect());
-            let client = reqwest::Client::new();
+            let client = crate::audit::control::health_client()?;
             s.control.ensure_healthy(&client).await?;
             let killed_ms = ctx.probe.now_ms();
             s.control.kill().await?;
