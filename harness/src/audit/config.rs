@@ -153,6 +153,9 @@ pub struct AuditConfig {
     /// When a sharded load's first position is due (`--start-at`); it also names the run's ids
     /// and accounts, so that every shard uses the same.
     pub start_at: Option<jiff::Timestamp>,
+    /// How long the whole audit may take (`--deadline`); then it stops, its report so far
+    /// written.
+    pub deadline: Duration,
 }
 
 impl AuditConfig {
@@ -215,6 +218,7 @@ impl AuditConfig {
             return config("--ramp-steps and --step-duration must be above 0");
         }
         l.workload.validate()?;
+        super::bounds::check(self)?;
         self.validate_shard()
     }
 

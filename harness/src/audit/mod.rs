@@ -11,6 +11,7 @@
 //! audits can be repeated against one long-lived database. An audit that stops after starting
 //! still has its report: what ran, and why it stopped.
 
+pub mod bounds;
 pub mod checks;
 mod config;
 mod control;
@@ -21,6 +22,7 @@ mod shard;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicI64;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -79,6 +81,20 @@ pub enum AuditError {
     /// Every check was skipped.
     #[error("no check could run: {0}")]
     NothingRan(String),
+    /// The audit took longer than `--deadline`.
+    #[error("it ran past --deadline {} and stopped (the report holds the checks that finished)", humantime::format_duration(*.0))]
+    Deadline(Duration),
+}
+
+/// `work`, unless `deadline` (the audit's `--deadline` from its start) comes first.
+pub(super) async fn by<T, E: Into<AuditError>>(
+    deadline: (Instant, Duration),
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<T, AuditError> {
+    match tokio::time::timeout_at(deadline.0, work).await {
+        Ok(done) => done.map_err(Into::into),
+        Err(_) => Err(AuditError::Deadline(deadline.1)),
+    }
 }
 
 /// Why an audit stopped, and the report of what it did before (`None` when it stopped before it
@@ -197,13 +213,14 @@ fn build_checks<'a>(
 pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSection, Stopped> {
     config.validate()?;
     let start = Instant::now();
+    let deadline = (start + config.deadline, config.deadline);
     let t = &config.target;
     let probe = probe::Probe::new(&t.url, config.load.timeout, start)?;
     probe
         .reachable()
         .await
         .map_err(|e| AuditError::Unreachable { url: t.url.clone(), reason: e.to_string() })?;
-    let observers = start_observers(config).await?;
+    let observers = by(deadline, start_observers(config)).await?;
     let ids = id_space(config);
     let signer = Signer::new(t.signing, &t.secrets)?;
     let poison = config.poison.as_ref().map(|p| p.poison.clone()).unwrap_or_default();
@@ -214,7 +231,8 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let mut found = Found { config, ids: &ids, observers: &observers, start, results: skipped };
 
     step("preflight");
-    if let Err(fix) = preflight::preflight(&ctx, &t.url).await {
+    let preflight = async { Ok::<_, AuditError>(preflight::preflight(&ctx, &t.url).await) };
+    if let Err(fix) = by(deadline, preflight).await.map_err(|e| found.stop(e))? {
         return Err(found.stop(AuditError::Preflight(fix)));
     }
     let w = &config.watch;
@@ -226,11 +244,13 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         for c in checks.iter().filter(|c| phases.contains(&c.phase())) {
             step(c.check().as_str());
             let run = Run { config, ctx: &ctx, step, observers: &observers, earlier: &judged };
-            let sent = c.send(&run).await.map_err(|e| found.stop(e))?;
+            let sent = by(deadline, c.send(&run)).await.map_err(|e| found.stop(e))?;
             waiting.push((c.check(), sent));
             if !together {
                 step("waiting for the observers to settle");
-                let seen = observers.settled(w.quiet, w.settle_max).await.map_err(|e| found.stop(e))?;
+                let seen = by(deadline, observers.settled(w.quiet, w.settle_max))
+                    .await
+                    .map_err(|e| found.stop(e))?;
                 for (check, sent) in waiting.drain(..) {
                     found.results.push(sent.judge(&seen));
                     judged.push(Judged { check, sent, seen: seen.clone() });
@@ -239,7 +259,8 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         }
         if !waiting.is_empty() {
             step("waiting for the observers to settle");
-            let seen = observers.settled(w.quiet, w.settle_max).await.map_err(|e| found.stop(e))?;
+            let seen =
+                by(deadline, observers.settled(w.quiet, w.settle_max)).await.map_err(|e| found.stop(e))?;
             for (check, sent) in waiting {
                 found.results.push(sent.judge(&seen));
                 judged.push(Judged { check, sent, seen: seen.clone() });

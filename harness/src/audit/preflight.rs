@@ -5,12 +5,15 @@
 //! that cannot exist (the path; answered otherwise, the event itself is refused: its accounts), a
 //! correctly signed delivery answered as the wrongly signed one is, twice (`--secret`,
 //! `--signing`; words that vary between the two are not compared), a correctly signed delivery
-//! refused otherwise (its body: `--payload`). A 2xx, a
-//! 5xx or no answer goes on: the checks judge the receiver. (A query of the wrong shape is refused
+//! refused otherwise (its body: `--payload`), no answer within `--timeout`. A 2xx, a 5xx or an
+//! answer cut short goes on: the checks judge the receiver. (A query of the wrong shape is refused
 //! before this, when the observer connects.) An unsigned delivery would not tell these apart: a
 //! receiver may answer a missing signature and a malformed body with the same 400.
 
+use std::time::Duration;
+
 use super::ctx::Ctx;
+use super::probe::Answer;
 use crate::wire::Scheme;
 
 /// What the preflight found wrong, with the fix.
@@ -20,7 +23,7 @@ pub type Fix = String;
 pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
     let f = ctx.credit("pre", 0, ctx.account(), 100);
     let signed = ctx.deliver(&f, "preflight, signed").await;
-    let Some(status) = signed.status else { return Ok(()) };
+    let Some(status) = signed.status else { return unanswered(&signed, ctx.probe.timeout()) };
     let scheme = ctx.wire.signer.scheme();
     match status {
         300..=399 => Err(redirect(url, ctx.probe.path(), status, signed.location.as_deref())),
@@ -49,6 +52,19 @@ pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The preflight's delivery got no whole answer. One that ran out of `--timeout` stops the audit:
+/// every delivery after it would wait as long and prove nothing (a receiver that accepts and never
+/// answers kept an audit busy for 15 minutes). One cut short goes on, to be judged.
+fn unanswered(signed: &Answer, timeout: Duration) -> Result<(), Fix> {
+    if !signed.timed_out {
+        return Ok(());
+    }
+    Err(format!(
+        "the receiver did not answer a signed delivery within --timeout {}: check that it answers, or raise --timeout",
+        humantime::format_duration(timeout)
+    ))
 }
 
 /// A path no receiver serves, to compare a 404 with.

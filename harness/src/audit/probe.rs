@@ -17,6 +17,8 @@ use crate::report::AttemptLog;
 
 /// How much of an answer's body is kept to quote (a refusal's reason).
 const QUOTED_BYTES: usize = 200;
+/// How much of an answer is read ahead per connection (a head must fit in it).
+const READ_BUFFER: usize = 64 * 1024;
 
 /// Where the receiver is, and how long an answer may take.
 #[derive(Debug, Clone)]
@@ -49,6 +51,8 @@ pub struct Answer {
     pub location: Option<String>,
     /// The start of the answer's body (its first line, at most 200 bytes), to quote a refusal.
     pub said: String,
+    /// Whether the attempt ran out of its `--timeout` with no whole answer.
+    pub timed_out: bool,
 }
 
 /// A whole answer: its status, `Location` and the start of its body.
@@ -89,6 +93,11 @@ impl Probe {
         &self.path
     }
 
+    /// One attempt's timeout (`--timeout`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Milliseconds since the audit started.
     pub fn now_ms(&self) -> f64 {
         self.start.elapsed().as_secs_f64() * 1e3
@@ -117,6 +126,7 @@ impl Probe {
         let at_ms = self.now_ms();
         let path = path.unwrap_or(&self.path).to_string();
         let result = tokio::time::timeout(self.timeout, self.exchange(&path, headers, body)).await;
+        let timed_out = result.is_err();
         let (heard, outcome, connection) = match result {
             Ok(Ok((heard, port))) => {
                 let outcome = heard.status.to_string();
@@ -128,8 +138,10 @@ impl Probe {
         let took_ms = self.now_ms() - at_ms;
         let log = self.log(at_ms, outcome, connection, note);
         match heard {
-            Some(h) => Answer { status: Some(h.status), log, took_ms, location: h.location, said: h.said },
-            None => Answer { status: None, log, took_ms, location: None, said: String::new() },
+            Some(h) => {
+                Answer { status: Some(h.status), log, took_ms, location: h.location, said: h.said, timed_out }
+            }
+            None => Answer { status: None, log, took_ms, location: None, said: String::new(), timed_out },
         }
     }
 
@@ -141,7 +153,11 @@ impl Probe {
     ) -> Result<(Heard, String), (String, String)> {
         let (stream, port) = self.open().await.map_err(|e| (format!("no connection: {e}"), String::new()))?;
         let fail = |what: &str, e: hyper::Error| (format!("{what}: {e}"), port.clone());
-        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        // hyper reads up to ~400 KB ahead by default; 64 copies in flight at that would hold
+        // 25 MB of a hostile receiver's body at once. A response head is capped the same way.
+        let (mut send, conn) = hyper::client::conn::http1::Builder::new()
+            .max_buf_size(READ_BUFFER)
+            .handshake(TokioIo::new(stream))
             .await
             .map_err(|e| fail("handshake", e))?;
         tokio::spawn(conn);
@@ -154,11 +170,11 @@ impl Probe {
         let status = response.status().as_u16();
         let location =
             response.headers().get(hyper::header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_string);
-        let body =
-            response.into_body().collect().await.map_err(|e| fail(&format!("{status} cut short"), e))?;
-        let bytes = body.to_bytes();
-        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTED_BYTES)]);
-        let said = text.lines().next().unwrap_or_default().trim().to_string();
+        let start = read_to_end_keeping_start(response.into_body())
+            .await
+            .map_err(|e| fail(&format!("{status} cut short"), e))?;
+        let text = String::from_utf8_lossy(&start);
+        let said = crate::printable::line(text.lines().next().unwrap_or_default().trim()).into_owned();
         Ok((Heard { status, location, said }, port))
     }
 
@@ -267,4 +283,19 @@ impl Probe {
             ),
         }
     }
+}
+
+/// Reads `body` to its end, keeping only its first [`QUOTED_BYTES`]: the rest is dropped frame by
+/// frame as it arrives, so a receiver answering with a gigabyte, an endless chunked body or a
+/// body until a close that never comes costs one frame of memory (the attempt's timeout ends the
+/// last two).
+async fn read_to_end_keeping_start(mut body: hyper::body::Incoming) -> Result<Vec<u8>, hyper::Error> {
+    let mut start = Vec::with_capacity(QUOTED_BYTES);
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            let room = QUOTED_BYTES - start.len();
+            start.extend_from_slice(&data[..data.len().min(room)]);
+        }
+    }
+    Ok(start)
 }

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use std::sync::atomic::AtomicI64;
 
 use super::ctx::Ctx;
-use super::{AuditConfig, AuditError, id_space, preflight, probe};
+use super::{AuditConfig, AuditError, by, id_space, preflight, probe};
 use crate::load::partial::{AuditRun, AuditShard, Partial, Target};
 use crate::report::Check;
 use crate::sender::{self, Progress, SenderConfig};
@@ -31,7 +31,9 @@ pub async fn run_shard(
     let observe_db = w.observe_db.as_deref().ok_or_else(|| {
         AuditError::Config("a sharded audit is judged by `hookbench merge` through --observe-db".into())
     })?;
-    let probe = probe::Probe::new(&t.url, config.load.timeout, Instant::now())?;
+    let start = Instant::now();
+    let deadline = (start + config.deadline, config.deadline);
+    let probe = probe::Probe::new(&t.url, config.load.timeout, start)?;
     probe
         .reachable()
         .await
@@ -46,11 +48,13 @@ pub async fn run_shard(
     let base = ids.account_base + i64::from(config.load.workload.accounts);
     let ctx = Ctx { probe, wire: wire.clone(), next_account: AtomicI64::new(base) };
     step("preflight");
-    preflight::preflight(&ctx, &t.url).await.map_err(AuditError::Preflight)?;
+    let preflight = async { Ok::<_, AuditError>(preflight::preflight(&ctx, &t.url).await) };
+    by(deadline, preflight).await?.map_err(AuditError::Preflight)?;
     step(&format!("parallel-load, shard {shard}"));
     let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::ParallelLoad) };
     let progress = Arc::new(Progress::default());
-    let sent = sender::run(workload.clone(), vec![t.url.clone()], wire, sender, progress).await?;
+    let sent =
+        by(deadline, sender::run(workload.clone(), vec![t.url.clone()], wire, sender, progress)).await?;
     let run = AuditRun {
         url: t.url.clone(),
         signing: t.signing.as_str().to_string(),

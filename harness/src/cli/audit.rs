@@ -67,7 +67,7 @@ pub struct AuditArgs {
     /// Copies released together in the concurrent check.
     #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=64))]
     pub copies: usize,
-    /// How long after the run the late replay is sent.
+    /// How long after the run the late replay is sent (0s to 1 day).
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
     pub replay_after: Duration,
     /// A shell command run before the late replay (your purge job), e.g. `./purge-old-keys.sh`.
@@ -82,10 +82,11 @@ pub struct AuditArgs {
     /// Accounts the load's events are spread over.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     pub accounts: u32,
-    /// Events per second in the load (open loop, coordinated omission corrected).
+    /// Events per second in the load (open loop, coordinated omission corrected; 0.01 to
+    /// 100000).
     #[arg(long, default_value_t = 200.0)]
     pub rate: f64,
-    /// Requests in flight at most in the load.
+    /// Requests in flight at most in the load (1 to 4096).
     #[arg(long, default_value_t = 16)]
     pub concurrency: usize,
     /// The provider whose delivery timeout the receiver is held to (and whose retry schedule the
@@ -93,11 +94,12 @@ pub struct AuditArgs {
     /// in docs/audit.md).
     #[arg(long, value_enum)]
     pub provider: Option<crate::wire::Provider>,
-    /// An attempt taking longer counts as a timeout and is retried [default: the provider's
-    /// timeout, or 10s].
+    /// An attempt taking longer counts as a timeout and is retried (10ms to 10m) [default: the
+    /// provider's timeout, or 10s].
     #[arg(long, value_parser = humantime::parse_duration)]
     pub timeout: Option<Duration>,
-    /// Attempts per event in the load before it is given up (at least 30 in the crash check).
+    /// Attempts per event in the load before it is given up (1 to 1000; at least 30 in the crash
+    /// check).
     #[arg(long, default_value_t = 10)]
     pub max_attempts: u32,
     /// Kills the receiver, run through `sh -c`: `kill -9 $(cat app.pid)`, `docker kill app`.
@@ -111,7 +113,7 @@ pub struct AuditArgs {
     /// A URL that answers 2xx once the receiver serves, polled after --start-cmd.
     #[arg(long, value_name = "URL", requires_all = ["kill_cmd", "start_cmd"])]
     pub health_url: Option<String>,
-    /// How long a restart may take before the audit gives up.
+    /// How long a restart may take before the audit gives up (1s to 1h).
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     pub restart_timeout: Duration,
     /// Kills during the crash check's load, at seeded moments.
@@ -129,54 +131,64 @@ pub struct AuditArgs {
     #[arg(long = "poison", value_name = "CHANCE", default_value_t = 0.05)]
     pub poison_chance: f64,
     /// The other events' p99 with poison may be at most this many times their p99 without (taken
-    /// as at least 20 ms).
+    /// as at least 20 ms; 1 to 1000).
     #[arg(long, default_value_t = 3.0)]
     pub poison_p99_factor: f64,
     /// SQL returning one row (event id) per dead letter in your receiver's store; each poison
     /// event must be found there.
     #[arg(long, value_name = "SQL")]
     pub dead_letter_query: Option<String>,
-    /// Ramps the rate from FROM to TO events per second (runs the capacity check), e.g. 50..500.
+    /// Ramps the rate from FROM to TO events per second (runs the capacity check), e.g. 50..500
+    /// (each 0.01 to 100000; TO times --step-duration at most 10,000,000 deliveries).
     #[arg(long, value_name = "FROM..TO", value_parser = crate::audit::parse_ramp)]
     pub ramp: Option<(f64, f64)>,
     /// Steps of the ramp, both ends included.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub ramp_steps: u32,
-    /// How long each step of the ramp sends.
+    /// How long each step of the ramp sends (100ms to 1h).
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub step_duration: Duration,
-    /// The capacity check fails below this rate [default: the ramp's first].
+    /// The capacity check fails below this rate (0.01 to 100000) [default: the ramp's first].
     #[arg(long, value_name = "RATE")]
     pub min_capacity: Option<f64>,
-    /// An outage in the provider's time, e.g. 1h (runs the retry-storm check; needs --kill-cmd,
-    /// --start-cmd and --health-url).
+    /// An outage in the provider's time, e.g. 1h, 1s to 30 days (runs the retry-storm check;
+    /// needs --kill-cmd, --start-cmd and --health-url).
     #[arg(long, value_parser = humantime::parse_duration, requires = "kill_cmd")]
     pub outage: Option<Duration>,
-    /// How much faster than the provider's clock the retry storm runs (1000: an hour in 3.6 s).
+    /// How much faster than the provider's clock the retry storm runs (1000: an hour in 3.6 s; 1
+    /// to 1000000).
     #[arg(long, default_value_t = 1000.0)]
     pub time_scale: f64,
     /// Events in the retry storm's batch.
     #[arg(long, default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub storm_events: usize,
-    /// How long a stalled body may be held open before it counts against the receiver.
+    /// How long a stalled body may be held open before it counts against the receiver (100ms to
+    /// 10m).
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub stall_wait: Duration,
-    /// Size of the oversized body the hostile-input check sends [default: 8 MiB, or 1 MiB more than
-    /// the provider's own cap where it documents one: 26 MiB for GitHub's 25 MB].
+    /// Size of the oversized body the hostile-input check sends, 1024 to 134217728 bytes
+    /// [default: 8 MiB, or 1 MiB more than the provider's own cap where it documents one: 26 MiB
+    /// for GitHub's 25 MB].
     #[arg(long)]
     pub oversized_bytes: Option<usize>,
-    /// How long the observers must see no change before the audit judges.
+    /// How long the observers must see no change before the audit judges (10ms to 10m).
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub quiet: Duration,
-    /// How long to wait for the observers to settle at most.
+    /// How long to wait for the observers to settle at most (100ms to 1 day).
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     pub settle_max: Duration,
-    /// The prefix of every event id this audit sends (default: `a` and the time in base 36).
+    /// The prefix of every event id this audit sends: 1 to 32 letters, digits, `_` or `-`
+    /// (default: `a` and the time in base 36).
     #[arg(long)]
     pub id_prefix: Option<String>,
-    /// Added to every account number (default: from the time, a range no earlier audit used).
+    /// Added to every account number, 0 to 10^15 (default: from the time, a range no earlier
+    /// audit used).
     #[arg(long)]
     pub account_base: Option<i64>,
+    /// How long the whole audit may take (1s to 7 days); then it stops, writes its report so far
+    /// and exits 2.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    pub deadline: Duration,
     /// Where the reports go (default `reports/audit-<time>-<sha>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -280,6 +292,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             history: None,
             shard: Shard::from_flags_and_env(a.shard, a.shards)?,
             start_at: a.start_at,
+            deadline: a.deadline,
         };
         config.validate()?;
         Ok(config)

@@ -9,6 +9,7 @@ mod audit_faults;
 mod bench;
 mod experiments;
 mod fleet;
+mod hostile;
 mod judge;
 mod model;
 mod provision;

@@ -1,0 +1,278 @@
+//! hookbench as a client of a hostile receiver, through the real binary: answers with huge,
+//! endless or until-close bodies, a receiver that never answers, a health URL that redirects, and
+//! flags out of their bounds. The audit's own peak resident memory is measured from outside
+//! (`testkit::measure`) and must stay under 100 MB whatever the receiver answers; every bad flag
+//! is exit 2 naming it.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::time::Duration;
+
+use testkit::SECRET;
+use testkit::measure::{Measured, peak_rss};
+
+use super::stub::free_addr;
+
+/// How a hostile receiver answers every request.
+#[derive(Debug, Clone, Copy)]
+pub enum Hostile {
+    /// 200 with `Content-Length` of this many bytes, all sent.
+    Sized(u64),
+    /// 200, chunked, chunks without end.
+    EndlessChunks,
+    /// An HTTP/1.0 200 with no length: a body until the connection closes, which it never does.
+    UntilClose,
+    /// Accepts the connection, reads the request, and never answers.
+    Silent,
+}
+
+/// A receiver answering every request as `how` on 127.0.0.1, one thread per connection, for as
+/// long as the test process runs.
+pub fn hostile(how: Hostile) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || answer(stream, how));
+        }
+    });
+    addr
+}
+
+/// Reads one request's head and body, then answers it as `how` (an error ends the connection:
+/// the client went away).
+fn answer(mut stream: TcpStream, how: Hostile) {
+    if read_request(&mut stream).is_none() {
+        return;
+    }
+    let zeros = vec![b'x'; 64 * 1024];
+    let _ = match how {
+        Hostile::Sized(n) => {
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {n}\r\n\r\n");
+            stream.write_all(head.as_bytes()).and_then(|()| {
+                let mut left = n;
+                while left > 0 {
+                    let k = left.min(zeros.len() as u64) as usize;
+                    stream.write_all(&zeros[..k])?;
+                    left -= k as u64;
+                }
+                Ok(())
+            })
+        }
+        Hostile::EndlessChunks => {
+            stream.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n").and_then(|()| {
+                let chunk = [format!("{:x}\r\n", zeros.len()).as_bytes(), &zeros, b"\r\n"].concat();
+                loop {
+                    stream.write_all(&chunk)?;
+                }
+            })
+        }
+        Hostile::UntilClose => stream.write_all(b"HTTP/1.0 200 OK\r\n\r\n").and_then(|()| {
+            loop {
+                stream.write_all(&zeros)?;
+            }
+        }),
+        Hostile::Silent => {
+            std::thread::sleep(Duration::from_secs(3600));
+            Ok(())
+        }
+    };
+}
+
+/// Reads a request's head and its `content-length` body; `None` when the connection ends first.
+fn read_request(stream: &mut TcpStream) -> Option<()> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 4096];
+    let head_end = loop {
+        let n = stream.read(&mut byte).ok().filter(|n| *n > 0)?;
+        buf.extend_from_slice(&byte[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut have = buf.len() - head_end;
+    while have < length {
+        let n = stream.read(&mut byte).ok().filter(|n| *n > 0)?;
+        have += n;
+    }
+    Some(())
+}
+
+/// The real binary's audit of `url` with the tests' secret, a sink that nothing calls, `args`,
+/// its output in a temporary directory; killed after `limit`.
+fn measured_audit(url: &str, args: &[&str], limit: Duration) -> Measured {
+    let out = tempfile::tempdir().expect("tempdir");
+    audit_into(&out.path().join("audit"), url, args, limit)
+}
+
+/// [`measured_audit`] writing its report into `dir`.
+fn audit_into(dir: &Path, url: &str, args: &[&str], limit: Duration) -> Measured {
+    let sink = free_addr();
+    let base = ["audit", url, "--secret", SECRET, "--sink", &sink, "--no-progress", "--out"];
+    let all: Vec<&str> =
+        base.iter().copied().chain([dir.to_str().expect("utf-8")]).chain(args.iter().copied()).collect();
+    peak_rss(env!("CARGO_BIN_EXE_hookbench"), &all, limit)
+}
+
+/// The most an audit may hold resident, whatever the receiver answers.
+const MAX_RSS_MIB: f64 = 100.0;
+
+#[test]
+fn huge_endless_and_until_close_answers_keep_the_audit_under_100_mb() {
+    let cases = [
+        ("a 1 GB body", Hostile::Sized(1 << 30), &["--checks", "sequential-duplicate"][..]),
+        (
+            "64 copies of 100 MB",
+            Hostile::Sized(100 << 20),
+            &["--checks", "concurrent-copies", "--copies", "64", "--probe-events", "1"][..],
+        ),
+        (
+            "an endless chunked body",
+            Hostile::EndlessChunks,
+            &["--checks", "sequential-duplicate", "--probe-events", "1"][..],
+        ),
+        (
+            "HTTP/1.0 until close",
+            Hostile::UntilClose,
+            &["--checks", "sequential-duplicate", "--probe-events", "1"][..],
+        ),
+    ];
+    for (what, how, args) in cases {
+        let url = format!("http://{}/webhooks", hostile(how));
+        let args: Vec<&str> = args.iter().copied().chain(["--timeout", "3s"]).collect();
+        let run = measured_audit(&url, &args, Duration::from_secs(300));
+        eprintln!("{what}: exit {:?}, peak {:.1} MiB", run.code, run.peak_rss_mib());
+        assert!(run.code.is_some(), "{what}: the audit ended by itself: {}", run.stderr());
+        assert!(
+            run.peak_rss_mib() < MAX_RSS_MIB,
+            "{what}: {:.1} MiB resident: {}",
+            run.peak_rss_mib(),
+            run.stderr()
+        );
+    }
+}
+
+#[test]
+fn a_receiver_that_never_answers_stops_the_audit_at_the_preflight_naming_the_timeout() {
+    let url = format!("http://{}/webhooks", hostile(Hostile::Silent));
+    let run = measured_audit(&url, &["--timeout", "1s"], Duration::from_secs(120));
+    assert_eq!(run.code, Some(2), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("the receiver did not answer a signed delivery within --timeout 1s"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn the_deadline_stops_the_audit_with_its_report_so_far() {
+    let url = format!("http://{}/webhooks", hostile(Hostile::Silent));
+    let out = tempfile::tempdir().expect("tempdir");
+    let dir = out.path().join("audit");
+    // An attempt's timeout longer than the deadline: only the deadline can stop it.
+    let run = audit_into(&dir, &url, &["--timeout", "5m", "--deadline", "2s"], Duration::from_secs(120));
+    assert_eq!(run.code, Some(2), "{}", run.stderr());
+    assert!(run.stderr().contains("it ran past --deadline 2s and stopped"), "{}", run.stderr());
+    let report = hookbench::report::Report::read_json(&dir.join("report.json")).expect("the report so far");
+    let stopped = report.audit_section().and_then(|a| a.stopped.clone());
+    assert!(stopped.is_some_and(|s| s.contains("--deadline")), "the report says why it stopped");
+}
+
+#[test]
+fn a_health_url_that_redirects_is_not_healthy() {
+    let sink = free_addr();
+    let receiver = super::stub::Stub::start(|_| super::stub::Reply::Status(200));
+    // The redirect leads to a server that answers 200: followed, it would count as healthy.
+    let redirect = super::stub::Stub::start(|_| super::stub::Reply::Redirect("/elsewhere"));
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let health = format!("http://{}/health", redirect.addr);
+    let out = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "audit",
+        &url,
+        "--secret",
+        SECRET,
+        "--sink",
+        &sink,
+        "--no-progress",
+        "--checks",
+        "crash",
+        "--kill-cmd",
+        "true",
+        "--start-cmd",
+        "true",
+        "--health-url",
+        &health,
+        "--out",
+    ];
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_hookbench"))
+        .args(args)
+        .arg(out.path().join("audit"))
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--health-url") && stderr.contains("status 301, a redirect (not followed)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn every_flag_out_of_its_bounds_exits_2_naming_it_at_once() {
+    // Each once panicked, aborted on an allocation, hung, or was accepted and broke every delivery.
+    let cases: &[(&[&str], &str)] = &[
+        (&["--rate", "1e-300"], "--rate 1e-300 is out of bounds"),
+        (&["--rate", "NaN"], "--rate"),
+        (&["--timeout", "0s"], "--timeout 0s is out of bounds"),
+        (&["--replay-after", "500000y"], "--replay-after"),
+        (&["--oversized-bytes", "100000000000"], "--oversized-bytes 100000000000 is out of bounds"),
+        (&["--ramp", "1..1e12"], "--ramp 1000000000000.0 is out of bounds"),
+        (&["--ramp", "1..100", "--step-duration", "500000y"], "--step-duration"),
+        (&["--ramp", "10..100000", "--step-duration", "1h"], "more than 10000000"),
+        (&["--id-prefix", "a\r\nx-injected: 1"], "--id-prefix"),
+        (&["--account-base", "9223372036854775807"], "--account-base 9223372036854775807 is out of bounds"),
+        (&["--deadline", "0s"], "--deadline 0s is out of bounds"),
+        (
+            &[
+                "--kill-cmd",
+                "true",
+                "--start-cmd",
+                "true",
+                "--health-url",
+                "http://127.0.0.1:1/",
+                "--outage",
+                "500000y",
+            ],
+            "--outage",
+        ),
+        (
+            &[
+                "--kill-cmd",
+                "true",
+                "--start-cmd",
+                "true",
+                "--health-url",
+                "http://127.0.0.1:1/",
+                "--outage",
+                "1h",
+                "--time-scale",
+                "1e-300",
+            ],
+            "--time-scale 1e-300 is out of bounds",
+        ),
+    ];
+    for (flags, says) in cases {
+        let run = measured_audit("http://127.0.0.1:1/webhooks", flags, Duration::from_secs(60));
+        assert_eq!(run.code, Some(2), "{flags:?}: {}", run.stderr());
+        assert!(run.stderr().contains(says), "{flags:?}: {}", run.stderr());
+        assert!(run.peak_rss_mib() < MAX_RSS_MIB, "{flags:?}: {:.1} MiB", run.peak_rss_mib());
+    }
+}
