@@ -50,6 +50,10 @@ impl fmt::Display for Chaos {
     }
 }
 
+/// Strikes per second: at least one every 1000 s (a slower one never strikes in a run; 1e-300
+/// once made a period no `Duration` holds, and the lane panicked), at most 100.
+pub const RATE: std::ops::RangeInclusive<f64> = 0.001..=100.0;
+
 impl FromStr for Chaos {
     type Err = String;
 
@@ -62,8 +66,12 @@ impl FromStr for Chaos {
             other => return Err(format!("unknown chaos `{other}` (expected kill-worker or pg-terminate)")),
         };
         let rate: f64 = rate.parse().map_err(|_| format!("`{rate}` is not a rate (strikes per second)"))?;
-        if !(rate > 0.0 && rate <= 100.0) {
-            return Err(format!("chaos rate {rate} is outside (0, 100] strikes per second"));
+        if !RATE.contains(&rate) {
+            return Err(format!(
+                "chaos rate {rate} is outside {} to {} strikes per second",
+                RATE.start(),
+                RATE.end()
+            ));
         }
         Ok(Chaos { kind, rate })
     }
@@ -142,7 +150,8 @@ pub async fn run(
         };
         let (fleet, mut stop) = (fleet.clone(), stop.clone());
         lanes.spawn(async move {
-            let period = Duration::from_secs_f64(1.0 / c.rate);
+            // The rate is within RATE, so the period fits; a saturating conversion all the same.
+            let period = Duration::try_from_secs_f64(1.0 / c.rate).unwrap_or(Duration::MAX);
             let mut counts = ChaosCounts::default();
             for strike in 0u64.. {
                 tokio::select! {
@@ -197,5 +206,8 @@ mod tests {
         assert!("flood=1".parse::<Chaos>().expect_err("invalid").contains("unknown chaos"));
         assert!("kill-worker=0".parse::<Chaos>().expect_err("invalid").contains("outside"));
         assert!("kill-worker=x".parse::<Chaos>().expect_err("invalid").contains("not a rate"));
+        assert!("kill-worker=1e-300".parse::<Chaos>().expect_err("too slow").contains("outside 0.001 to 100"));
+        assert!("kill-worker=NaN".parse::<Chaos>().expect_err("NaN").contains("outside"));
+        assert!("kill-worker=0.001".parse::<Chaos>().is_ok());
     }
 }
