@@ -206,7 +206,9 @@ mod tests {
         assert!("flood=1".parse::<Chaos>().expect_err("invalid").contains("unknown chaos"));
         assert!("kill-worker=0".parse::<Chaos>().expect_err("invalid").contains("outside"));
         assert!("kill-worker=x".parse::<Chaos>().expect_err("invalid").contains("not a rate"));
-        assert!("kill-worker=1e-300".parse::<Chaos>().expect_err("too slow").contains("outside 0.001 to 100"));
+        assert!(
+            "kill-worker=1e-300".parse::<Chaos>().expect_err("too slow").contains("outside 0.001 to 100")
+        );
         assert!("kill-worker=NaN".parse::<Chaos>().expect_err("NaN").contains("outside"));
         assert!("kill-worker=0.001".parse::<Chaos>().is_ok());
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::AuditError;
 use super::config::AuditConfig;
+use crate::wire::Poison;
 
 const fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -104,6 +105,9 @@ pub fn check(c: &AuditConfig) -> Result<(), AuditError> {
     }
     if let Some(poison) = &c.poison {
         within("--poison-p99-factor", poison.p99_factor, &P99_FACTOR, number)?;
+        if let Poison::Account(account) = poison.poison {
+            within("--poison-account", account, &ACCOUNT_BASE, number)?;
+        }
     }
     if let Some(capacity) = &c.capacity {
         let r = &capacity.ramp;

@@ -79,8 +79,8 @@ pub struct AuditArgs {
     /// Seed of the load's draws.
     #[arg(long, default_value_t = ARTICLE_SEED)]
     pub seed: u32,
-    /// Accounts the load's events are spread over.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Accounts the load's events are spread over (1 to 10000000).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub accounts: u32,
     /// Events per second in the load (open loop, coordinated omission corrected; 0.01 to
     /// 100000).
@@ -120,7 +120,7 @@ pub struct AuditArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub kills: u32,
     /// Poison events are credits to this account, which your handler is known to refuse (runs the
-    /// poison check).
+    /// poison check; 0 to 10^15).
     #[arg(long, value_name = "N", conflicts_with = "poison_template")]
     pub poison_account: Option<i64>,
     /// Poison events take the credit body of this template (the --payload template format), a

@@ -240,6 +240,11 @@ fn every_flag_out_of_its_bounds_exits_2_naming_it_at_once() {
         (&["--id-prefix", "a\r\nx-injected: 1"], "--id-prefix"),
         (&["--account-base", "9223372036854775807"], "--account-base 9223372036854775807 is out of bounds"),
         (&["--deadline", "0s"], "--deadline 0s is out of bounds"),
+        (&["--accounts", "4000000000"], "--accounts"),
+        (
+            &["--poison-account=-9223372036854775808"],
+            "--poison-account -9223372036854775808 is out of bounds",
+        ),
         (
             &[
                 "--kill-cmd",
