@@ -11,6 +11,7 @@ mod experiments;
 mod fleet;
 mod judge;
 mod model;
+mod observe_limits;
 mod provision;
 mod reports;
 mod serve_cli;
