@@ -51,7 +51,7 @@ pub struct QueryLimits {
     pub timeout: Duration,
     /// How many rows one query may return (`--max-rows`; default 10,000,000), counted as they
     /// stream in. A check's applied query returns a row per event (or per apply): ten million
-    /// is ten times the largest load a check sends, and its ids alone take about 1 GB in memory.
+    /// is the largest `--events` an audit sends (its ids are what memory is spent on).
     pub max_rows: u64,
 }
 
