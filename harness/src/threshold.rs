@@ -212,11 +212,13 @@ impl fmt::Display for Threshold {
     }
 }
 
-/// Reads thresholds from a file: one expression a line; blank lines and `#` comments skipped.
-pub fn read_file(path: &std::path::Path) -> Result<Vec<Threshold>, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("--fail-on-file {}: {e}", path.display()))?;
-    let shown = path.display().to_string();
+/// The largest `--fail-on-file` read (1 MiB): thousands of expressions.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Thresholds from a file's `text` (read by the caller, within [`MAX_FILE_BYTES`]): one
+/// expression a line; blank lines and `#` comments skipped; `shown` names the file in errors.
+pub fn parse_file(text: &str, shown: &str) -> Result<Vec<Threshold>, String> {
+    let shown = shown.to_string();
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))

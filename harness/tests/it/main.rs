@@ -8,6 +8,7 @@ mod audit;
 mod audit_faults;
 mod bench;
 mod experiments;
+mod flag_bounds;
 mod fleet;
 mod judge;
 mod model;
