@@ -10,6 +10,7 @@ mod bench;
 mod experiments;
 mod flag_bounds;
 mod fleet;
+mod hardening;
 mod judge;
 mod model;
 mod observe_limits;
