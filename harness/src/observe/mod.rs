@@ -18,7 +18,7 @@ use futures_util::future::BoxFuture;
 
 use crate::judge::{Change, Ledger};
 pub use record::{Gather, Snapshot};
-pub use sink::Sink;
+pub use sink::{Sink, SinkLimits};
 pub use sql::{Queries, QueryLimits, SqlObserver};
 pub use tables::{APPLICATION_NAME, INBOX_MAX_ATTEMPTS, Tables};
 
