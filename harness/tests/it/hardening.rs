@@ -86,6 +86,6 @@ async fn the_sinks_default_bounds_keep_huge_keys_out_of_memory() {
     }
     assert!(sink.applies().is_empty());
     assert_eq!(sink.refused(), 20);
-    let short = format!("evt_{}", "x".repeat(hookbench::observe::SinkLimits::default().max_key_bytes - 4));
+    let short = format!("evt_{}", "x".repeat(SinkLimits::default().max_key_bytes - 4));
     assert_eq!(call(&client, &sink, Some(&short), String::new()).await, 200);
 }
