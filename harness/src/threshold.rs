@@ -294,6 +294,39 @@ pub fn render(outcomes: &[Outcome]) -> String {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Whatever a --fail-on expression or a --fail-on-file holds, parsing returns, never
+        /// panics, and a parsed threshold can be held to a row.
+        #[test]
+        fn any_expression_parses_or_is_refused(text in "\\PC{0,80}") {
+            if let Ok(t) = Threshold::parse(&text) {
+                let _ = t.check_names(&["postgres/atomic"], &["lost"]);
+                let subject = Subject { labels: vec!["postgres".into(), "atomic".into()], figures: BTreeMap::from([("lost".to_string(), 1.0), ("p99_ms".to_string(), f64::NAN)]) };
+                let _ = evaluate(&[t], &[subject]);
+            }
+            let _ = parse_file(&text, "t.txt");
+        }
+
+        /// Expression-shaped text: scopes, figures, operators, numbers of every kind.
+        #[test]
+        fn expression_like_text_never_panics(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "postgres", "/", "atomic", ":", "lost", "p99_ms", ">", "<", ">=", "<=", "=", "==",
+                    "!=", "0", "-1", "1e308", "1e-400", "NaN", "inf", "-inf", ".", " ", "\n", "#",
+                ]),
+                0..12,
+            )
+        ) {
+            let text = parts.concat();
+            if let Ok(t) = Threshold::parse(&text) {
+                let figures = BTreeMap::from([("lost".to_string(), 0.0), ("p99_ms".to_string(), 1e308)]);
+                let _ = evaluate(&[t], &[Subject { labels: vec!["postgres".into()], figures }]);
+            }
+            let _ = parse_file(&text, "t.txt");
+        }
+    }
+
     #[test]
     fn expressions_parse_with_and_without_a_scope() {
         let t = Threshold::parse("postgres/atomic:lost>0").expect("parses");
