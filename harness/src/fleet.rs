@@ -329,7 +329,6 @@ async fn spawn_worker(
     let mut cmd = Command::new(&spec.exe);
     cmd.arg("serve")
         .args(["--design", spec.design.as_str()])
-        .args(["--database-url", &spec.database_url])
         .args(["--listen", &listen.to_string()])
         .args(["--work-delay", &humantime::format_duration(spec.work_delay).to_string()])
         .args(["--isolation", spec.isolation.as_str()])
@@ -337,12 +336,14 @@ async fn spawn_worker(
         .args(["--max-connections", &spec.max_connections.to_string()])
         .args(["--pool-timeout", &humantime::format_duration(spec.pool_timeout).to_string()])
         .args(spec.inject_faults.then_some("--inject-faults"))
-        .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .kill_on_drop(true);
-    // Through the environment, not argv, so the secrets do not show in `ps`.
+    // Through the environment, not argv, so the secrets and the database's password do not show
+    // in `ps` or /proc/PID/cmdline (`serve --database-url` reads DATABASE_URL; the parent's own
+    // DATABASE_URL, the server bench provisions on, is replaced).
     cmd.env("HOOKBENCH_SECRET", spec.secrets.join(" "));
+    cmd.env("DATABASE_URL", &spec.database_url);
     match &spec.log {
         Some(path) => {
             let file = std::fs::OpenOptions::new()

@@ -212,11 +212,13 @@ impl fmt::Display for Threshold {
     }
 }
 
-/// Reads thresholds from a file: one expression a line; blank lines and `#` comments skipped.
-pub fn read_file(path: &std::path::Path) -> Result<Vec<Threshold>, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("--fail-on-file {}: {e}", path.display()))?;
-    let shown = path.display().to_string();
+/// The largest `--fail-on-file` read (1 MiB): thousands of expressions.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Thresholds from a file's `text` (read by the caller, within [`MAX_FILE_BYTES`]): one
+/// expression a line; blank lines and `#` comments skipped; `shown` names the file in errors.
+pub fn parse_file(text: &str, shown: &str) -> Result<Vec<Threshold>, String> {
+    let shown = shown.to_string();
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
@@ -291,6 +293,39 @@ pub fn render(outcomes: &[Outcome]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Whatever a --fail-on expression or a --fail-on-file holds, parsing returns, never
+        /// panics, and a parsed threshold can be held to a row.
+        #[test]
+        fn any_expression_parses_or_is_refused(text in "\\PC{0,80}") {
+            if let Ok(t) = Threshold::parse(&text) {
+                let _ = t.check_names(&["postgres/atomic"], &["lost"]);
+                let subject = Subject { labels: vec!["postgres".into(), "atomic".into()], figures: BTreeMap::from([("lost".to_string(), 1.0), ("p99_ms".to_string(), f64::NAN)]) };
+                let _ = evaluate(&[t], &[subject]);
+            }
+            let _ = parse_file(&text, "t.txt");
+        }
+
+        /// Expression-shaped text: scopes, figures, operators, numbers of every kind.
+        #[test]
+        fn expression_like_text_never_panics(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "postgres", "/", "atomic", ":", "lost", "p99_ms", ">", "<", ">=", "<=", "=", "==",
+                    "!=", "0", "-1", "1e308", "1e-400", "NaN", "inf", "-inf", ".", " ", "\n", "#",
+                ]),
+                0..12,
+            )
+        ) {
+            let text = parts.concat();
+            if let Ok(t) = Threshold::parse(&text) {
+                let figures = BTreeMap::from([("lost".to_string(), 0.0), ("p99_ms".to_string(), 1e308)]);
+                let _ = evaluate(&[t], &[Subject { labels: vec!["postgres".into()], figures }]);
+            }
+            let _ = parse_file(&text, "t.txt");
+        }
+    }
 
     #[test]
     fn expressions_parse_with_and_without_a_scope() {

@@ -6,7 +6,7 @@ use anyhow::Context;
 use receivers::design::Design;
 use receivers::store::Backend;
 
-use super::flags::{PostgresArgs, ReceiverArgs, ThresholdArgs, WorkloadArgs};
+use super::flags::{self, PostgresArgs, ReceiverArgs, ThresholdArgs, WorkloadArgs};
 use super::{FAIL_ON_SHARD, breached, failed, hold_to, print_partial, run_dir, runtime, usage, worker_exe};
 use crate::bench::{self, BenchConfig, Targets};
 use crate::chaos::Chaos;
@@ -39,17 +39,17 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=10_000))]
     pub concurrency: usize,
     /// Events per second, open loop (each plan position leaves at position / rate); 0 sends as
-    /// fast as --concurrency allows.
-    #[arg(long, default_value_t = 2500.0)]
+    /// fast as --concurrency allows. 0, or 0.01 to 1000000.
+    #[arg(long, default_value_t = 2500.0, value_parser = flags::rate, allow_negative_numbers = true)]
     pub rate: f64,
-    /// An attempt taking longer counts as a timeout and is retried.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    /// An attempt taking longer counts as a timeout and is retried (1ms to 1h).
+    #[arg(long, default_value = "10s", value_parser = flags::duration_within(flags::MIN_TIMEOUT, flags::MAX_WAIT))]
     pub timeout: Duration,
-    /// First retry's backoff ceiling (full jitter below it).
-    #[arg(long, default_value = "10ms", value_parser = humantime::parse_duration)]
+    /// First retry's backoff ceiling (full jitter below it; 0s to 1h).
+    #[arg(long, default_value = "10ms", value_parser = flags::duration_within(Duration::ZERO, flags::MAX_WAIT))]
     pub retry_base: Duration,
-    /// Largest backoff ceiling.
-    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    /// Largest backoff ceiling (0s to 1h).
+    #[arg(long, default_value = "1s", value_parser = flags::duration_within(Duration::ZERO, flags::MAX_WAIT))]
     pub retry_cap: Duration,
     /// Attempts per delivery, the first included, before it is given up.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -66,8 +66,8 @@ pub struct BenchArgs {
     /// Keep each cell's database (Postgres databases, SQLite files under --out).
     #[arg(long)]
     pub keep: bool,
-    /// How long to wait for the receivers to go quiet after the last delivery.
-    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    /// How long to wait for the receivers to go quiet after the last delivery (0s to 1h).
+    #[arg(long, default_value = "120s", value_parser = flags::duration_within(Duration::ZERO, flags::MAX_WAIT))]
     pub quiet_timeout: Duration,
     /// Do not draw progress bars.
     #[arg(long)]
@@ -93,8 +93,8 @@ pub struct BenchArgs {
     pub chaos: Vec<Chaos>,
     /// Chance a credit event is poison: sent with a negative amount, which passes the signature
     /// and the wire format and which the side effect refuses every time. The inbox acknowledges
-    /// it and leaves it as a dead letter after 5 attempts; the other designs answer 500.
-    #[arg(long, default_value_t = 0.0, value_name = "CHANCE")]
+    /// it and leaves it as a dead letter after 5 attempts; the other designs answer 500. 0 to 1.
+    #[arg(long, default_value_t = 0.0, value_name = "CHANCE", value_parser = flags::chance, allow_negative_numbers = true)]
     pub poison: f64,
     /// Failure experiments to run after the matrix, with their defaults, into the same report
     /// (comma-separated): crash, jitter, retention. Each is also its own command.
@@ -105,8 +105,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub history_compress: bool,
     /// Witnesses per anomaly class (duplicate, lost, stale account) and cell in the report, each
-    /// with its timeline from the history (`hookbench explain` lists more).
-    #[arg(long, default_value_t = 5)]
+    /// with its timeline from the history (`hookbench explain` lists more). 0 to 1000.
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1000))]
     pub witnesses: usize,
     /// Print where each cell's time went (provision, fleet start, deliveries, settle, fleet stop,
     /// checker, history and clean-up; report.json's `phases` holds them either way) and how long

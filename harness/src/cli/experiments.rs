@@ -22,11 +22,12 @@ pub struct JitterArgs {
     /// Deliveries that fail at the same moment.
     #[arg(long, default_value_t = crate::model::jitter::DELIVERIES, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub deliveries: u32,
-    /// When the receiver comes back, in (unscaled) seconds.
-    #[arg(long, default_value_t = crate::model::jitter::RECOVER_S)]
+    /// When the receiver comes back, in (unscaled) seconds (1 to 3600).
+    #[arg(long, default_value_t = crate::model::jitter::RECOVER_S, value_parser = super::flags::number_within(1.0, 3600.0))]
     pub recover_s: f64,
-    /// How much faster than the article's clock the run goes (100: its 300 s take 3 s).
-    #[arg(long, default_value_t = experiments::jitter::TIME_SCALE)]
+    /// How much faster than the article's clock the run goes (100: its 300 s take 3 s; 1 to
+    /// 10000).
+    #[arg(long, default_value_t = experiments::jitter::TIME_SCALE, value_parser = super::flags::number_within(1.0, 10_000.0))]
     pub time_scale: f64,
     /// Print the figures as JSON.
     #[arg(long)]

@@ -53,29 +53,29 @@ pub struct WorkloadArgs {
     /// Number of logical events.
     #[arg(long, default_value_t = ARTICLE_EVENTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
     pub events: usize,
-    /// Number of accounts the events are spread over.
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Number of accounts the events are spread over (1 to 10000000).
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub accounts: u32,
-    /// Chance an event is a credit (else a plan update).
-    #[arg(long, default_value_t = 0.6, value_name = "CHANCE")]
+    /// Chance an event is a credit (else a plan update) (0 to 1).
+    #[arg(long, default_value_t = 0.6, value_name = "CHANCE", value_parser = chance, allow_negative_numbers = true)]
     pub p_credit: f64,
-    /// Chance a plan update gets a second update in the same second.
-    #[arg(long, default_value_t = 0.05, value_name = "CHANCE")]
+    /// Chance a plan update gets a second update in the same second (0 to 1).
+    #[arg(long, default_value_t = 0.05, value_name = "CHANCE", value_parser = chance, allow_negative_numbers = true)]
     pub p_tie: f64,
-    /// Chance an event is delivered again later.
-    #[arg(long, default_value_t = 0.03, value_name = "CHANCE")]
+    /// Chance an event is delivered again later (0 to 1).
+    #[arg(long, default_value_t = 0.03, value_name = "CHANCE", value_parser = chance, allow_negative_numbers = true)]
     pub p_duplicate: f64,
-    /// Chance an attempt's 2xx response is lost after the receiver committed.
-    #[arg(long, default_value_t = 0.02, value_name = "CHANCE")]
+    /// Chance an attempt's 2xx response is lost after the receiver committed (0 to 1).
+    #[arg(long, default_value_t = 0.02, value_name = "CHANCE", value_parser = chance, allow_negative_numbers = true)]
     pub p_ack_lost: f64,
-    /// Chance an event's first delivery arrives as two concurrent copies.
-    #[arg(long, default_value_t = 0.01, value_name = "CHANCE")]
+    /// Chance an event's first delivery arrives as two concurrent copies (0 to 1).
+    #[arg(long, default_value_t = 0.01, value_name = "CHANCE", value_parser = chance, allow_negative_numbers = true)]
     pub p_concurrent: f64,
-    /// Chance a first delivery is moved up to --shuffle-window positions.
-    #[arg(long, default_value_t = 0.1, value_name = "CHANCE")]
+    /// Chance a first delivery is moved up to --shuffle-window positions (0 to 1).
+    #[arg(long, default_value_t = 0.1, value_name = "CHANCE", value_parser = chance, allow_negative_numbers = true)]
     pub p_shuffle: f64,
-    /// How many positions a shuffled delivery may move.
-    #[arg(long, default_value_t = 20)]
+    /// How many positions a shuffled delivery may move (0 to 10000).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     pub shuffle_window: u32,
 }
 
@@ -106,7 +106,7 @@ pub struct ThresholdArgs {
     /// the figures.
     #[arg(long, value_name = "EXPR", value_parser = parse_threshold)]
     pub fail_on: Vec<crate::threshold::Threshold>,
-    /// Read thresholds from FILE, one expression a line (`#` comments).
+    /// Read thresholds from FILE, one expression a line (`#` comments); at most 1 MiB.
     #[arg(long, value_name = "FILE")]
     pub fail_on_file: Option<PathBuf>,
 }
@@ -119,14 +119,14 @@ fn parse_threshold(s: &str) -> Result<crate::threshold::Threshold, String> {
 #[derive(Debug, Clone, Args)]
 pub struct ReceiverArgs {
     /// Simulated work per delivery, such as 5ms (after the check in check-then-insert, before
-    /// the transaction elsewhere, never inside one).
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    /// the transaction elsewhere, never inside one). 0s to 60s.
+    #[arg(long, default_value = "0s", value_parser = duration_within(Duration::ZERO, MAX_DELAY))]
     pub work_delay: Duration,
     /// Postgres transaction isolation.
     #[arg(long, default_value = "read-committed")]
     pub isolation: Isolation,
-    /// Inbox claim loops per worker process (inbox design only).
-    #[arg(long, default_value_t = 2)]
+    /// Inbox claim loops per worker process (inbox design only; 1 to 64).
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     pub inbox_workers: usize,
     /// Database connections in each worker process's pool.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -137,22 +137,23 @@ pub struct ReceiverArgs {
 #[derive(Debug, Clone, Args)]
 pub struct BoundsArgs {
     /// The largest request body, in bytes; a larger `Content-Length` is answered 413 before any
-    /// of the body is read.
-    #[arg(long, value_name = "BYTES", default_value_t = receivers::transport::DEFAULT_MAX_BODY_BYTES)]
+    /// of the body is read. 1 to 1073741824 (1 GiB).
+    #[arg(long, value_name = "BYTES", default_value_t = receivers::transport::DEFAULT_MAX_BODY_BYTES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 30))]
     pub max_body: usize,
     /// How long a connection may take to send a request's header section, counted from when it
-    /// is ready for one; an idle keep-alive connection is closed after this long too.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    /// is ready for one; an idle keep-alive connection is closed after this long too. 1ms to 1h.
+    #[arg(long, default_value = "10s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
     pub header_timeout: Duration,
-    /// How long a request's body may take to arrive once its headers have (408 after that).
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    /// How long a request's body may take to arrive once its headers have (408 after that; 1ms
+    /// to 1h).
+    #[arg(long, default_value = "10s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
     pub body_timeout: Duration,
-    /// Connections served at once; more wait in the listen backlog until one closes.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    /// Connections served at once; more wait in the listen backlog until one closes (1 to 100000).
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub max_clients: usize,
     /// How long a request waits for a database connection (opening one included) before it is
-    /// answered 503: how quickly the worker says its database is out of reach.
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    /// answered 503: how quickly the worker says its database is out of reach. 1ms to 1h.
+    #[arg(long, default_value = "2s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
     pub pool_timeout: Duration,
 }
 
@@ -167,3 +168,60 @@ impl BoundsArgs {
         }
     }
 }
+
+/// A duration flag's parser: humantime's syntax, refused outside `min..=max` (`--work-delay
+/// 500000y` would sleep for ever; a timeout of 0 would fail every attempt).
+pub(crate) fn duration_within(
+    min: Duration,
+    max: Duration,
+) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
+        if d < min || d > max {
+            let (lo, hi) = (humantime::format_duration(min), humantime::format_duration(max));
+            return Err(format!("{s} is out of bounds: {lo} to {hi}"));
+        }
+        Ok(d)
+    }
+}
+
+/// A number flag's parser: a finite number within `min..=max` (`NaN` and `inf` refused).
+pub(crate) fn number_within(
+    min: f64,
+    max: f64,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let x: f64 = s.trim().parse().map_err(|_| format!("{s} is not a number"))?;
+        if !x.is_finite() || x < min || x > max {
+            return Err(format!("{s} is out of bounds: {min} to {max}"));
+        }
+        Ok(x)
+    }
+}
+
+/// A chance flag's parser: a number from 0 to 1.
+pub(crate) fn chance(s: &str) -> Result<f64, String> {
+    number_within(0.0, 1.0)(s)
+}
+
+/// The fewest events per second `--rate` paces (at 0.01/s, a 100,000,000-event plan spans 317
+/// years, still a `Duration`; below, the sender's pacing arithmetic overflowed and panicked).
+pub const MIN_RATE: f64 = 0.01;
+/// The most events per second `--rate` paces.
+pub const MAX_RATE: f64 = 1_000_000.0;
+
+/// `--rate`: 0 (unpaced), or from [`MIN_RATE`] to [`MAX_RATE`] events per second.
+pub(crate) fn rate(s: &str) -> Result<f64, String> {
+    let x: f64 = s.trim().parse().map_err(|_| format!("{s} is not a number"))?;
+    if x == 0.0 || (x.is_finite() && (MIN_RATE..=MAX_RATE).contains(&x)) {
+        return Ok(x);
+    }
+    Err(format!("{s} is out of bounds: 0 (unpaced) or {MIN_RATE} to {MAX_RATE} events per second"))
+}
+
+/// The longest simulated work or side-effect delay per delivery.
+pub const MAX_DELAY: Duration = Duration::from_secs(60);
+/// The longest timeout or wait a flag may set.
+pub const MAX_WAIT: Duration = Duration::from_secs(3600);
+/// The shortest timeout a flag may set.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);

@@ -171,7 +171,12 @@ impl ThresholdArgs {
     fn resolve(&self, scopes: &[&str], figures: &[&str]) -> anyhow::Result<Vec<Threshold>> {
         let mut all = self.fail_on.clone();
         if let Some(path) = &self.fail_on_file {
-            all.extend(crate::threshold::read_file(path).map_err(usage)?);
+            let limit = crate::threshold::MAX_FILE_BYTES;
+            // A regular file within the limit: `/dev/zero` or a FIFO would be read without end.
+            let text = crate::files::read_text_capped(path, limit, "a thresholds file")
+                .map_err(|e| usage(format!("--fail-on-file {e}")))?;
+            let shown = path.display().to_string();
+            all.extend(crate::threshold::parse_file(&text, &shown).map_err(usage)?);
         }
         for t in &all {
             t.check_names(scopes, figures).map_err(usage)?;

@@ -42,8 +42,8 @@ pub struct ServeArgs {
     pub inject_faults: bool,
     /// How long the side effect itself takes (a downstream call), such as 50ms. Only `split`
     /// spends it, between committing its key and applying the effect: the window a crash loses
-    /// events in. The other designs apply their effect inside a transaction.
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    /// events in. The other designs apply their effect inside a transaction. 0s to 60s.
+    #[arg(long, default_value = "0s", value_parser = super::flags::duration_within(Duration::ZERO, super::flags::MAX_DELAY))]
     pub effect_delay: Duration,
     /// The bounds the worker holds its clients and its database to.
     #[command(flatten)]

@@ -117,7 +117,7 @@ pub async fn jitter(
         let (client, url) = (client.clone(), url.clone());
         tasks.spawn(async move {
             for t in times {
-                tokio::time::sleep_until(start + Duration::from_secs_f64(t / time_scale)).await;
+                tokio::time::sleep_until(start + scaled(t, time_scale)).await;
                 let attempt = client.post(&url).header(DUE_HEADER, t.to_string()).body("{}");
                 if let Ok(r) = attempt.send().await
                     && r.status().is_success()
@@ -150,12 +150,20 @@ pub async fn jitter(
     })
 }
 
+/// `seconds` of the model's clock in real time: never negative, and a figure too large for a
+/// `Duration` (or for an `Instant` to add) saturates at a year instead of panicking
+/// (`--time-scale` and `--recover-s` are bounded too).
+fn scaled(seconds: f64, time_scale: f64) -> Duration {
+    const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
+    Duration::try_from_secs_f64((seconds / time_scale).max(0.0)).map_or(YEAR, |d| d.min(YEAR))
+}
+
 /// How late the attempts due at or after `recover_s` arrived, p99, in scaled seconds: recorded
 /// in real time into the latency histogram the sender uses, then scaled back.
 fn recovery_late_p99(arrivals: &[Arrival], recover_s: f64, time_scale: f64) -> f64 {
     let late = Latency::default();
     for a in arrivals.iter().filter(|a| a.due >= recover_s) {
-        late.record(Duration::from_secs_f64(((a.at - a.due) / time_scale).max(0.0)));
+        late.record(scaled(a.at - a.due, time_scale));
     }
     late.percentiles().p99 as f64 / 1e6 * time_scale
 }

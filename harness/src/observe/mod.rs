@@ -6,6 +6,7 @@
 //! several checks) or a [`Gather`] (straight into a history's [`Evidence`], for a bench cell of any
 //! size). None of this shares code with the receivers it observes.
 
+mod readonly;
 mod record;
 mod sink;
 mod sql;
@@ -17,8 +18,8 @@ use futures_util::future::BoxFuture;
 
 use crate::judge::{Change, Ledger};
 pub use record::{Gather, Snapshot};
-pub use sink::Sink;
-pub use sql::{Queries, SqlObserver};
+pub use sink::{Sink, SinkLimits};
+pub use sql::{Queries, QueryLimits, SqlObserver};
 pub use tables::{APPLICATION_NAME, INBOX_MAX_ATTEMPTS, Tables};
 
 /// An observer that could not answer: the run cannot go on.
@@ -43,6 +44,30 @@ pub enum ObserveError {
         /// `--applied-query`, `--state-query`, `--dead-letter-query`, or hookbench's own tables.
         flag: &'static str,
         /// The database's message.
+        reason: String,
+    },
+    /// A query ran past `--query-timeout`.
+    #[error("{flag} ran longer than {limit} and was stopped (--query-timeout sets the limit)")]
+    Timeout {
+        /// The query's flag.
+        flag: &'static str,
+        /// The limit, as `--query-timeout` takes it.
+        limit: String,
+    },
+    /// A query returned more rows than `--max-rows`.
+    #[error("{flag} returned more than {max} rows (--max-rows sets the limit)")]
+    TooManyRows {
+        /// The query's flag.
+        flag: &'static str,
+        /// The limit.
+        max: u64,
+    },
+    /// A query is not one read-only query.
+    #[error("{flag} {reason}: only one read-only query (SELECT, or WITH ... SELECT) is run")]
+    Refused {
+        /// The query's flag.
+        flag: &'static str,
+        /// What it holds instead.
         reason: String,
     },
     /// A query has, or returned, the wrong shape.

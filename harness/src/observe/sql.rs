@@ -2,16 +2,30 @@
 //! `default_transaction_read_only`, SQLite opened read-only), asked the user's questions:
 //! `--applied-query`, `--state-query`, `--dead-letter-query`. Each query's shape (how many columns,
 //! and on Postgres their types) is checked when the observer connects, by preparing it, so a wrong
-//! query is refused whatever the database holds, before anything is sent.
+//! query is refused whatever the database holds, before anything is sent. Each query must parse
+//! as one read-only query ([`super::readonly`]), runs under a statement timeout and a row limit
+//! ([`QueryLimits`]), and streams: no query's rows are collected before they are counted.
 
 use std::str::FromStr;
+use std::time::{Duration, Instant};
 
+use futures_util::TryStreamExt;
 use futures_util::future::BoxFuture;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
-use sqlx::{Column, Executor, Row, SqlSafeStr, Statement, TypeInfo};
+use sqlx::{Column, Executor, Postgres, Row, SqlSafeStr, Statement, TypeInfo};
 
+use super::readonly::{self, Dialects};
 use super::{ObserveError, Observer, Record, Sees};
+use crate::printable;
+
+/// How long past the timeout hookbench waits for the database to stop a query itself before it
+/// gives up on the connection (and on Postgres cancels the backend from another).
+const GRACE: Duration = Duration::from_secs(5);
+
+/// How many SQLite virtual-machine steps run between two looks at the clock.
+const SQLITE_STEPS: i32 = 10_000;
 
 enum Pool {
     Postgres(PgPool),
@@ -22,6 +36,36 @@ enum Pool {
 pub struct SqlObserver {
     pool: Pool,
     queries: Queries,
+    limits: QueryLimits,
+    notes: Vec<String>,
+}
+
+/// Bounds on every query the observer runs. A receiver's database is the user's, and so are the
+/// queries: one that never ends, or returns a table of millions of rows, must end the check with
+/// an error naming the flag, not hang it or fill the machine's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryLimits {
+    /// How long one query may run (`--query-timeout`; default 30 s). Postgres stops the query
+    /// itself (the session's `statement_timeout`, so its backend stops even if hookbench is gone);
+    /// SQLite is interrupted by a progress handler. At least 1 ms (0 would turn Postgres's off).
+    pub timeout: Duration,
+    /// How many rows one query may return (`--max-rows`; default 10,000,000), counted as they
+    /// stream in. A check's applied query returns a row per event (or per apply): ten million
+    /// is the largest `--events` an audit sends (its ids are what memory is spent on).
+    pub max_rows: u64,
+}
+
+impl QueryLimits {
+    /// The flag that sets [`QueryLimits::timeout`].
+    pub const TIMEOUT_FLAG: &'static str = "--query-timeout";
+    /// The flag that sets [`QueryLimits::max_rows`].
+    pub const MAX_ROWS_FLAG: &'static str = "--max-rows";
+}
+
+impl Default for QueryLimits {
+    fn default() -> Self {
+        Self { timeout: Duration::from_secs(30), max_rows: 10_000_000 }
+    }
 }
 
 /// The user's questions of their database.
@@ -69,40 +113,69 @@ const DEAD_LETTERS: Shape = Shape {
 const INTEGER_TYPES: [&str; 7] = ["INT2", "INT4", "INT8", "TEXT", "VARCHAR", "BPCHAR", "NAME"];
 
 impl SqlObserver {
-    /// Connects to `url` (postgres:// or sqlite:) read-only and checks every query's shape.
+    /// Connects to `url` (postgres:// or sqlite:) read-only and checks every query, under the
+    /// default [`QueryLimits`].
     pub async fn connect(url: &str, queries: Queries) -> Result<Self, ObserveError> {
+        Self::connect_with_limits(url, queries, QueryLimits::default()).await
+    }
+
+    /// Connects to `url` (postgres:// or sqlite:) read-only, refuses any query that is not one
+    /// read-only query, and checks every query's shape; each query then runs under `limits`.
+    pub async fn connect_with_limits(
+        url: &str,
+        queries: Queries,
+        limits: QueryLimits,
+    ) -> Result<Self, ObserveError> {
         let shown = provision::hide_password(url);
-        let connect =
-            |reason: String| ObserveError::Connect { flag: "--observe-db", url: shown.clone(), reason };
-        let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options = PgConnectOptions::from_str(url)
-                .map_err(|e| connect(e.to_string()))?
-                .options([("default_transaction_read_only", "on")]);
-            Pool::Postgres(
-                PgPoolOptions::new()
-                    .max_connections(2)
-                    .connect_with(options)
-                    .await
-                    .map_err(|e| connect(e.to_string()))?,
-            )
-        } else if url.starts_with("sqlite:") {
-            let options =
-                SqliteConnectOptions::from_str(url).map_err(|e| connect(e.to_string()))?.read_only(true);
-            Pool::Sqlite(
-                SqlitePoolOptions::new()
-                    .max_connections(1)
-                    .connect_with(options)
-                    .await
-                    .map_err(|e| connect(e.to_string()))?,
-            )
-        } else {
-            return Err(connect("only postgres:// and sqlite: URLs are served".to_string()));
+        let connect = |reason: String| ObserveError::Connect {
+            flag: "--observe-db",
+            url: shown.clone(),
+            reason: printable::line(&reason).into_owned(),
         };
-        let observer = Self { pool, queries };
+        let is_postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
+        if !is_postgres && !url.starts_with("sqlite:") {
+            return Err(connect("only postgres:// and sqlite: URLs are served".to_string()));
+        }
+        let dialect = if is_postgres { Dialects::Postgres } else { Dialects::Sqlite };
+        let mut observer = Self {
+            pool: Pool::open(url, dialect, limits).await.map_err(connect)?,
+            queries,
+            limits,
+            notes: Vec::new(),
+        };
+        for (sql, shape) in observer.asked() {
+            readonly::check(sql, dialect)
+                .map_err(|reason| ObserveError::Refused { flag: shape.flag, reason })?;
+        }
         for (sql, shape) in observer.asked() {
             observer.check_shape(sql, shape).await?;
         }
+        if let Some(role) = observer.superuser().await? {
+            let note = format!(
+                "--observe-db connects as the superuser {role}, whose functions reach the server's files \
+                 even in a read-only session: observe with a read-only role (docs/audit.md, Observers)"
+            );
+            eprintln!("hookbench: warning: {}", printable::line(&note));
+            observer.notes.push(note);
+        }
         Ok(observer)
+    }
+
+    /// Warnings about how the observer connects (a superuser role), one line each, for the caller
+    /// to put in its report.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// The Postgres role it connects as, if that role is a superuser.
+    async fn superuser(&self) -> Result<Option<String>, ObserveError> {
+        let Pool::Postgres(p) = &self.pool else { return Ok(None) };
+        let (role, is_superuser): (String, String) =
+            sqlx::query_as("SELECT current_user::text, current_setting('is_superuser')")
+                .fetch_one(p)
+                .await
+                .map_err(|e| query_error("--observe-db", &e))?;
+        Ok((is_superuser == "on").then(|| format!("role {role:?}")))
     }
 
     /// The queries given, each with its shape.
@@ -115,7 +188,7 @@ impl SqlObserver {
 
     /// Prepares `sql` and refuses it unless its columns fit `shape`.
     async fn check_shape(&self, sql: &str, shape: Shape) -> Result<(), ObserveError> {
-        let query_error = |e: sqlx::Error| ObserveError::Query { flag: shape.flag, reason: e.to_string() };
+        let query_error = |e: sqlx::Error| query_error(shape.flag, &e);
         let text = sqlx::AssertSqlSafe(sql.to_string()).into_sql_str();
         // Column types: known on Postgres; SQLite's are per value, so only the count is checked.
         let types: Vec<Option<String>> = match &self.pool {
@@ -143,59 +216,125 @@ impl SqlObserver {
         Ok(())
     }
 
-    /// Runs the user's own query. `AssertSqlSafe`: the SQL is the user's, against the user's
-    /// database, on connections that cannot write (Postgres `default_transaction_read_only`,
-    /// SQLite opened read-only).
-    async fn rows(&self, sql: &str, flag: &'static str) -> Result<Vec<Vec<Cell>>, ObserveError> {
-        let query_error = |e: sqlx::Error| ObserveError::Query { flag, reason: e.to_string() };
+    /// Runs the user's own query, handing `each` its rows one at a time as they stream in, under
+    /// the observer's limits. `AssertSqlSafe`: the SQL is the user's, against the user's database,
+    /// parsed as one read-only query and run on connections that cannot write (Postgres
+    /// `default_transaction_read_only`, SQLite opened read-only).
+    async fn each_row(
+        &self,
+        sql: &str,
+        flag: &'static str,
+        each: &mut (dyn FnMut(&[Cell]) -> Result<(), ObserveError> + Send),
+    ) -> Result<(), ObserveError> {
+        let deadline = Instant::now() + self.limits.timeout;
+        let timed_out = || ObserveError::Timeout {
+            flag,
+            limit: humantime::format_duration(self.limits.timeout).to_string(),
+        };
+        // Past the deadline, whatever the database said is the timeout's doing.
+        let failed =
+            |e: sqlx::Error| if Instant::now() >= deadline { timed_out() } else { query_error(flag, &e) };
+        let mut rows = Rows { flag, max: self.limits.max_rows, seen: 0 };
+        let backstop = tokio::time::Instant::from_std(deadline + GRACE);
         match &self.pool {
             Pool::Postgres(p) => {
-                let rows = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
-                    .fetch_all(p)
+                let mut conn = p.acquire().await.map_err(failed)?;
+                // Set again per query: the session's value is the one a query cannot have changed.
+                let set = format!("SET statement_timeout = {}", Pool::timeout_ms(self.limits));
+                conn.execute(sqlx::AssertSqlSafe(set)).await.map_err(failed)?;
+                let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+                    .fetch_one(&mut *conn)
                     .await
-                    .map_err(query_error)?;
-                Ok(rows.iter().map(|r| (0..r.len()).map(|i| Cell::of_pg(r, i)).collect()).collect())
+                    .map_err(failed)?;
+                let streamed = tokio::time::timeout_at(backstop, async {
+                    let mut stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
+                    while let Some(row) = stream.try_next().await.map_err(failed)? {
+                        rows.count()?;
+                        let cells: Vec<Cell> = (0..row.len()).map(|i| Cell::of_pg(&row, i)).collect();
+                        each(&cells)?;
+                    }
+                    Ok(())
+                })
+                .await
+                .unwrap_or_else(|_| Err(timed_out()));
+                if streamed.is_err() {
+                    abandon_pg(p, conn, pid).await;
+                }
+                streamed
             }
             Pool::Sqlite(p) => {
-                let rows = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
-                    .fetch_all(p)
+                let mut conn = p.acquire().await.map_err(failed)?;
+                let interrupt_at = deadline;
+                conn.lock_handle()
                     .await
-                    .map_err(query_error)?;
-                Ok(rows.iter().map(|r| (0..r.len()).map(|i| Cell::of_sqlite(r, i)).collect()).collect())
+                    .map_err(failed)?
+                    .set_progress_handler(SQLITE_STEPS, move || Instant::now() < interrupt_at);
+                let streamed = tokio::time::timeout_at(backstop, async {
+                    let mut stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
+                    while let Some(row) = stream.try_next().await.map_err(failed)? {
+                        rows.count()?;
+                        let cells: Vec<Cell> = (0..row.len()).map(|i| Cell::of_sqlite(&row, i)).collect();
+                        each(&cells)?;
+                    }
+                    Ok(())
+                })
+                .await
+                .unwrap_or_else(|_| Err(timed_out()));
+                if streamed.is_ok()
+                    && let Ok(mut handle) = conn.lock_handle().await
+                {
+                    handle.remove_progress_handler();
+                } else {
+                    // Mid-query or stuck: never handed to the next query.
+                    drop(conn.detach());
+                }
+                streamed
             }
         }
     }
 
     async fn look_into(&self, into: &mut dyn Record) -> Result<(), ObserveError> {
+        let name = self.name();
         if let Some(sql) = &self.queries.applied {
-            let shape =
-                |found: String| ObserveError::Shape { flag: APPLIED.flag, found, wanted: APPLIED.wanted };
-            for row in self.rows(sql, APPLIED.flag).await? {
-                match row.as_slice() {
-                    [id] => into.applied(self.name(), &id.text(), 1),
+            let shape = |found: String| ObserveError::Shape {
+                flag: APPLIED.flag,
+                found: printable::line(&found).into_owned(),
+                wanted: APPLIED.wanted,
+            };
+            self.each_row(sql, APPLIED.flag, &mut |row| {
+                match row {
+                    [id] => into.applied(name, &id.text(), 1),
                     [id, n] => {
                         let n = n.integer().ok_or_else(|| shape(format!("a count of {}", n.text())))?;
-                        into.applied(self.name(), &id.text(), u64::try_from(n).unwrap_or(0));
+                        into.applied(name, &id.text(), u64::try_from(n).unwrap_or(0));
                     }
                     other => return Err(shape(format!("rows of {} columns", other.len()))),
                 }
-            }
+                Ok(())
+            })
+            .await?;
         }
         if let Some(sql) = &self.queries.state {
-            let shape = |found: String| ObserveError::Shape { flag: STATE.flag, found, wanted: STATE.wanted };
-            for row in self.rows(sql, STATE.flag).await? {
-                let [account, version] = row.as_slice() else {
+            let shape = |found: String| ObserveError::Shape {
+                flag: STATE.flag,
+                found: printable::line(&found).into_owned(),
+                wanted: STATE.wanted,
+            };
+            self.each_row(sql, STATE.flag, &mut |row| {
+                let [account, version] = row else {
                     return Err(shape(format!("rows of {} columns", row.len())));
                 };
                 let a =
                     account.integer().ok_or_else(|| shape(format!("an account of {}", account.text())))?;
                 let v = version.integer().ok_or_else(|| shape(format!("a version of {}", version.text())))?;
                 into.state(a, v);
-            }
+                Ok(())
+            })
+            .await?;
         }
         if let Some(sql) = &self.queries.dead_letters {
-            for row in self.rows(sql, DEAD_LETTERS.flag).await? {
-                let [id] = row.as_slice() else {
+            self.each_row(sql, DEAD_LETTERS.flag, &mut |row| {
+                let [id] = row else {
                     let found = format!("rows of {} columns", row.len());
                     return Err(ObserveError::Shape {
                         flag: DEAD_LETTERS.flag,
@@ -204,10 +343,71 @@ impl SqlObserver {
                     });
                 };
                 into.dead_letter(&id.text());
-            }
+                Ok(())
+            })
+            .await?;
         }
         Ok(())
     }
+}
+
+impl Pool {
+    /// Opens `url` read-only: Postgres sessions with `default_transaction_read_only` and the
+    /// statement timeout, SQLite opened read-only.
+    async fn open(url: &str, dialect: Dialects, limits: QueryLimits) -> Result<Self, String> {
+        match dialect {
+            Dialects::Postgres => {
+                let timeout = Self::timeout_ms(limits).to_string();
+                let options = PgConnectOptions::from_str(url).map_err(|e| e.to_string())?.options([
+                    ("default_transaction_read_only", "on"),
+                    ("statement_timeout", timeout.as_str()),
+                ]);
+                // Two: one runs the query, the other can cancel it.
+                let pool = PgPoolOptions::new().max_connections(2).connect_with(options).await;
+                Ok(Self::Postgres(pool.map_err(|e| e.to_string())?))
+            }
+            Dialects::Sqlite => {
+                let options = SqliteConnectOptions::from_str(url).map_err(|e| e.to_string())?.read_only(true);
+                let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await;
+                Ok(Self::Sqlite(pool.map_err(|e| e.to_string())?))
+            }
+        }
+    }
+
+    /// The timeout in Postgres's milliseconds: at least 1 (0 turns it off), at most its maximum.
+    fn timeout_ms(limits: QueryLimits) -> u128 {
+        limits.timeout.as_millis().clamp(1, i32::MAX as u128)
+    }
+}
+
+/// Rows counted as they stream in, refused past the limit.
+struct Rows {
+    flag: &'static str,
+    max: u64,
+    seen: u64,
+}
+
+impl Rows {
+    fn count(&mut self) -> Result<(), ObserveError> {
+        self.seen += 1;
+        if self.seen > self.max {
+            return Err(ObserveError::TooManyRows { flag: self.flag, max: self.max });
+        }
+        Ok(())
+    }
+}
+
+/// A query stopped mid-way (past its rows or its time): its backend is cancelled from the pool's
+/// other connection and its own connection closed, never handed to the next query.
+async fn abandon_pg(pool: &PgPool, conn: PoolConnection<Postgres>, pid: i32) {
+    let cancel = sqlx::query("SELECT pg_cancel_backend($1)").bind(pid).execute(pool);
+    let _ = tokio::time::timeout(GRACE, cancel).await;
+    drop(conn.detach());
+}
+
+/// A database's error as the observer reports it: control characters escaped.
+fn query_error(flag: &'static str, e: &sqlx::Error) -> ObserveError {
+    ObserveError::Query { flag, reason: printable::line(&e.to_string()).into_owned() }
 }
 
 impl Observer for SqlObserver {

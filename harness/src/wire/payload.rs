@@ -74,13 +74,11 @@ pub enum Payload {
 /// A template file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum PayloadError {
-    /// The file could not be read.
-    #[error("reading --payload {path}")]
+    /// The file could not be read within its limit ([`MAX_TEMPLATE_BYTES`], a regular file).
+    #[error("--payload {source}")]
     Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (the file named in it).
+        source: crate::files::ReadError,
     },
     /// The file is not JSON.
     #[error("--payload {path} is not JSON")]
@@ -99,6 +97,9 @@ pub enum PayloadError {
         problem: String,
     },
 }
+
+/// The largest template read (1 MiB): a template is two bodies; a webhook body is kilobytes.
+pub const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
 const PLACEHOLDERS: [&str; 6] = ["id", "account", "amount", "plan", "version", "created"];
 const NUMERIC: [&str; 4] = ["account", "amount", "version", "created"];
@@ -182,13 +183,24 @@ pub struct Template {
 }
 
 impl Template {
-    /// Reads and checks a template file.
+    /// Reads and checks a template file, at most [`MAX_TEMPLATE_BYTES`] of a regular file.
     pub fn read(path: &Path) -> Result<Self, PayloadError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| PayloadError::Read { path: path.into(), source })?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|source| PayloadError::NotJson { path: path.into(), source })?;
+        let text = crate::files::read_text_capped(path, MAX_TEMPLATE_BYTES, "a template")
+            .map_err(|source| PayloadError::Read { source })?;
+        Self::from_text(path, &text)
+    }
+
+    /// Checks the template `text` read from `path`: one JSON object with `credit` and `update`,
+    /// no key twice at any depth (JSON parsers keep the last silently), no placeholder in a key
+    /// (keys are not filled in: it would go out literally), no unknown placeholder.
+    pub fn from_text(path: &Path, text: &str) -> Result<Self, PayloadError> {
         let shape = |problem: String| PayloadError::Shape { path: path.into(), problem };
+        let value = match serde_json::from_str::<strict::Strict>(text) {
+            Ok(strict) => strict.0,
+            // A key twice is the strict reader's own error, in the data; else the JSON is bad.
+            Err(e) if e.classify() == serde_json::error::Category::Data => return Err(shape(e.to_string())),
+            Err(source) => return Err(PayloadError::NotJson { path: path.into(), source }),
+        };
         let Value::Object(mut map) = value else {
             return Err(shape("a template is a JSON object with the keys `credit` and `update`".into()));
         };
@@ -199,6 +211,12 @@ impl Template {
             return Err(shape(format!("unknown key `{extra}` (a template has `credit` and `update`)")));
         }
         for (key, body) in [("credit", &credit), ("update", &update)] {
+            if let Some(held) = placeholder_in_a_key(body) {
+                return Err(shape(format!(
+                    "`{key}` has the key `{held}`, which holds a placeholder; placeholders are filled in \
+                     values only, and a key would go out literally"
+                )));
+            }
             if let Some(unknown) = unknown_placeholder(body) {
                 return Err(shape(format!(
                     "`{key}` uses the placeholder {{{{{unknown}}}}}; the known ones are {}",
@@ -261,6 +279,84 @@ fn fill_string(s: &str, e: &Fields) -> Value {
         }
     }
     Value::String(out)
+}
+
+/// The first key in `v`, at any depth, that holds `{{`.
+fn placeholder_in_a_key(v: &Value) -> Option<String> {
+    match v {
+        Value::Array(items) => items.iter().find_map(placeholder_in_a_key),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(k, v)| if k.contains("{{") { Some(k.clone()) } else { placeholder_in_a_key(v) }),
+        _ => None,
+    }
+}
+
+/// JSON read as [`Value`] with every object's keys unique: a key given twice is an error naming
+/// it, where `serde_json::Value` keeps the last one silently. Nesting stays bounded by
+/// serde_json's own recursion limit (128).
+mod strict {
+    use std::fmt;
+
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Value};
+
+    pub(super) struct Strict(pub(super) Value);
+
+    impl<'de> Deserialize<'de> for Strict {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(StrictVisitor).map(Strict)
+        }
+    }
+
+    struct StrictVisitor;
+
+    impl<'de> Visitor<'de> for StrictVisitor {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut items = Vec::new();
+            while let Some(Strict(v)) = seq.next_element()? {
+                items.push(v);
+            }
+            Ok(Value::Array(items))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if out.contains_key(&key) {
+                    return Err(de::Error::custom(format!("the key `{key}` is given twice")));
+                }
+                let Strict(v) = map.next_value()?;
+                out.insert(key, v);
+            }
+            Ok(Value::Object(out))
+        }
+    }
 }
 
 /// The first `{{name}}` in `v`'s strings that is not a known placeholder.
@@ -334,6 +430,66 @@ mod tests {
         let err = template("{").expect_err("not JSON");
         assert!(err.to_string().contains("is not JSON"), "{err}");
         assert!(std::error::Error::source(&err).is_some(), "the parser's message is the cause");
+    }
+
+    #[test]
+    fn a_placeholder_in_a_key_is_refused_naming_the_key() {
+        let err =
+            template(r#"{"credit": {"data": {"{{id}}": 1}}, "update": {}}"#).expect_err("key").to_string();
+        assert!(err.contains("`{{id}}`") && err.contains("credit") && err.contains("key"), "{err}");
+        let err = template(r#"{"credit": {}, "update": {"x_{{oops}}": 1}}"#).expect_err("key").to_string();
+        assert!(err.contains("`x_{{oops}}`") && err.contains("update"), "{err}");
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_naming_it() {
+        let err = template(r#"{"credit": {"id": "{{id}}", "id": "x"}, "update": {}}"#)
+            .expect_err("twice")
+            .to_string();
+        assert!(err.contains("`id`") && err.contains("twice"), "{err}");
+        let err = template(r#"{"credit": {}, "update": {}, "credit": {}}"#).expect_err("twice").to_string();
+        assert!(err.contains("`credit`") && err.contains("twice"), "{err}");
+        let err = template(r#"{"credit": {"d": [{"a": 1, "a": 2}]}, "update": {}}"#)
+            .expect_err("twice")
+            .to_string();
+        assert!(err.contains("`a`") && err.contains("twice"), "{err}");
+    }
+
+    #[test]
+    fn a_template_is_read_within_its_limit_and_never_from_a_device() {
+        let err = Template::read(Path::new("/dev/zero")).expect_err("a device").to_string();
+        assert!(err.contains("--payload") && err.contains("not a regular file"), "{err}");
+        let big = format!(
+            r#"{{"credit": {{"pad": "{}"}}, "update": {{}}}}"#,
+            "x".repeat(MAX_TEMPLATE_BYTES as usize)
+        );
+        let err = template(&big).expect_err("too large").to_string();
+        assert!(err.contains("--payload") && err.contains(&MAX_TEMPLATE_BYTES.to_string()), "{err}");
+    }
+
+    proptest::proptest! {
+        /// Whatever the file holds, reading a template returns, never panics.
+        #[test]
+        fn any_text_is_a_template_or_an_error(text in "\\PC{0,200}") {
+            let _ = Template::from_text(Path::new("t.json"), &text);
+        }
+
+        /// Text shaped like a template (braces, quotes, placeholders, keys repeated) included.
+        #[test]
+        fn template_like_text_never_panics(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "{", "}", "[", "]", ",", ":", "\"credit\"", "\"update\"", "\"{{id}}\"",
+                    "\"{{amount}}\"", "\"{{\"", "\"}}\"", "\"a{{plan}}b\"", "1", "null", "\"k\"",
+                ]),
+                0..40,
+            )
+        ) {
+            let text = parts.concat();
+            if let Ok(t) = Template::from_text(Path::new("t.json"), &text) {
+                let _ = t.render(&credit());
+            }
+        }
     }
 
     #[derive(serde::Deserialize)]
