@@ -8,7 +8,7 @@ use super::AuditError;
 use super::checks::Ramp;
 use super::control::Control;
 use crate::history::Tap;
-use crate::observe::Queries;
+use crate::observe::{Queries, QueryLimits};
 use crate::report::{AuditParameters, Check};
 use crate::sender::{RetryPolicy, SenderConfig};
 use crate::wire::{Payload, Poison, Provider, Scheme, Signer};
@@ -37,6 +37,8 @@ pub struct Watch {
     pub observe_db: Option<String>,
     /// The user's queries of it.
     pub queries: Queries,
+    /// What each query may take (`--query-timeout`, `--max-rows`).
+    pub query_limits: QueryLimits,
     /// Where the sink listens.
     pub sink: Option<String>,
     /// The JSON field a sink call carries its key in, without an `Idempotency-Key` header.

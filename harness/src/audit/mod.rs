@@ -144,7 +144,7 @@ async fn start_observers(config: &AuditConfig) -> Result<Observers, AuditError> 
     let w = &config.watch;
     let mut list: Vec<Box<dyn Observer>> = Vec::new();
     if let Some(url) = &w.observe_db {
-        list.push(Box::new(SqlObserver::connect(url, w.queries.clone()).await?));
+        list.push(Box::new(SqlObserver::connect_with_limits(url, w.queries.clone(), w.query_limits).await?));
     }
     if let Some(addr) = &w.sink {
         list.push(Box::new(Sink::start(addr, &w.sink_key).await?));

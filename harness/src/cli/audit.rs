@@ -48,6 +48,9 @@ pub struct AuditArgs {
     /// SQL returning (account, version) for each account the receiver holds.
     #[arg(long, value_name = "SQL")]
     pub state_query: Option<String>,
+    /// What each observer query may take.
+    #[command(flatten)]
+    pub query_limits: super::query_limits::QueryLimitArgs,
     /// Serve a sink at ADDR for the receiver's side effect to call instead of the real downstream
     /// service; each call is one side effect.
     #[arg(long, value_name = "ADDR")]
@@ -242,6 +245,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                     state: a.state_query.clone(),
                     dead_letters: a.dead_letter_query.clone(),
                 },
+                query_limits: a.query_limits.limits(),
                 sink: a.sink.clone(),
                 sink_key: a.sink_key.clone(),
                 quiet: a.quiet,

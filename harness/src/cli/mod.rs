@@ -14,6 +14,7 @@ mod flags;
 mod merge;
 mod model;
 mod perf;
+mod query_limits;
 mod report;
 mod serve;
 mod sign;

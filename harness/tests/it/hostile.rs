@@ -281,3 +281,21 @@ fn every_flag_out_of_its_bounds_exits_2_naming_it_at_once() {
         assert!(run.peak_rss_mib() < MAX_RSS_MIB, "{flags:?}: {:.1} MiB", run.peak_rss_mib());
     }
 }
+
+#[tokio::test]
+async fn query_timeout_and_max_rows_stop_the_audit_naming_the_flag() {
+    let db = testkit::Db::fresh(receivers::store::Backend::Postgres).await;
+    let receiver = super::stub::Stub::start(|_| super::stub::Reply::Status(200));
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let cases = [
+        ("SELECT pg_sleep(3600)::text", "--query-timeout", "1s", "ran longer than 1s"),
+        ("SELECT g::text FROM generate_series(1, 100000) g", "--max-rows", "10", "more than 10 rows"),
+    ];
+    for (sql, flag, limit, says) in cases {
+        let args = ["--observe-db", &db.url, "--applied-query", sql, flag, limit];
+        let run = measured_audit(&url, &args, Duration::from_secs(120));
+        assert_eq!(run.code, Some(2), "{flag}: {}", run.stderr());
+        assert!(run.stderr().contains(says) && run.stderr().contains(flag), "{flag}: {}", run.stderr());
+    }
+    db.cleanup().await;
+}
