@@ -169,6 +169,7 @@ fn a_receiver_that_never_answers_stops_the_audit_at_the_preflight_naming_the_tim
         "{}",
         run.stderr()
     );
+    assert!(run.peak_rss_mib() < MAX_RSS_MIB, "{:.1} MiB", run.peak_rss_mib());
 }
 
 #[test]
@@ -180,6 +181,7 @@ fn the_deadline_stops_the_audit_with_its_report_so_far() {
     let run = audit_into(&dir, &url, &["--timeout", "5m", "--deadline", "2s"], Duration::from_secs(120));
     assert_eq!(run.code, Some(2), "{}", run.stderr());
     assert!(run.stderr().contains("it ran past --deadline 2s and stopped"), "{}", run.stderr());
+    assert!(run.peak_rss_mib() < MAX_RSS_MIB, "{:.1} MiB", run.peak_rss_mib());
     let report = hookbench::report::Report::read_json(&dir.join("report.json")).expect("the report so far");
     let stopped = report.audit_section().and_then(|a| a.stopped.clone());
     assert!(stopped.is_some_and(|s| s.contains("--deadline")), "the report says why it stopped");
