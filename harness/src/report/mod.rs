@@ -14,6 +14,8 @@ mod markdown;
 mod metrics;
 pub mod model;
 mod page;
+#[cfg(test)]
+mod proptests;
 mod sections;
 mod subjects;
 mod table;
