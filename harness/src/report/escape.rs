@@ -31,8 +31,13 @@ pub(super) fn text(value: &str) -> String {
 
 /// `value` as a Markdown code span outside a table: fenced by one backtick more than the longest
 /// run of them in it (nothing ends the span early), padded with a space when it starts or ends
-/// with a backtick or a space (CommonMark strips one from each side), on one line.
+/// with a backtick or a space (CommonMark strips one from each side), on one line. An empty value
+/// is a span of one space: two backticks with nothing between are no span but an opening fence
+/// of two, which the next value's fence would close, leaving what lies between as markup.
 pub(super) fn code(value: &str) -> String {
+    if value.is_empty() {
+        return "` `".to_string();
+    }
     let value: String = value.chars().map(one_line).collect();
     let longest = value.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
@@ -105,6 +110,14 @@ mod tests {
             assert_eq!(shown, format!("v <code>{}</code> w", value.replace('\n', " ")), "{value:?}");
             assert_eq!(markup, Vec::<String>::new(), "{value:?}");
         }
+    }
+
+    #[test]
+    fn an_empty_value_is_a_code_span_that_ends_where_it_starts() {
+        let (shown, markup) = parsed(&format!("{} <b> {}", code(""), code("x")));
+        // The tag between the spans (hookbench's, in this test) is outside both, as written.
+        assert_eq!(shown, "<code> </code>  <code>x</code>");
+        assert!(markup.len() == 1 && markup[0].contains("<b>"), "{markup:?}");
     }
 
     #[test]

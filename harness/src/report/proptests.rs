@@ -1,6 +1,7 @@
 //! Whatever strings a run, a shard or a receiver puts in a report's text fields, report.md holds
 //! no raw HTML, image or foreign link, and report.html no `<img>`, `<script>` or `<a>` but
-//! hookbench's own: arbitrary strings and strings of Markdown's and HTML's punctuation.
+//! hookbench's own: arbitrary strings and strings of Markdown's and HTML's punctuation. And the
+//! terminal tables print no control character of theirs.
 
 use proptest::prelude::*;
 use pulldown_cmark::{Event, Options, Parser, Tag};
@@ -134,7 +135,11 @@ fn field() -> impl Strategy<Value = String> {
         "1.",
         "</td>",
     ]);
-    prop_oneof![prop::collection::vec(tokens, 0..24).prop_map(|t| t.concat()), any::<String>(),]
+    prop_oneof![
+        4 => prop::collection::vec(tokens, 0..24).prop_map(|t| t.concat()),
+        2 => any::<String>(),
+        1 => Just(String::new()),
+    ]
 }
 
 proptest! {
@@ -157,5 +162,25 @@ proptest! {
         prop_assert_eq!(markup_in_markdown(&md), Vec::<String>::new(), "{}", md);
         let html = render_html(&report);
         prop_assert_eq!(markup_in_html(&html, ("<a ", 0)), Vec::<String>::new(), "{}", html);
+    }
+}
+
+/// The control characters in `table` but the newlines that end its lines.
+fn controls(table: &str) -> Vec<char> {
+    table.chars().filter(|c| c.is_control() && *c != '\n').collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_terminal_tables_print_no_control_character_from_a_report(
+        s in prop::collection::vec(any::<String>().prop_map(|s| format!("\u{1b}]0;t\u{7}\r{s}")), 25),
+    ) {
+        for report in [bench(&s), audit(&s)] {
+            let table = report.table();
+            prop_assert_eq!(controls(&table), Vec::<char>::new(), "{:?}", table);
+            prop_assert!(table.contains("\\u{1b}]0;t\\u{7}\\u{d}"), "{:?}", table);
+        }
     }
 }
