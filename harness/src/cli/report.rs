@@ -18,7 +18,7 @@ pub enum ReportCommand {
     Render {
         /// The run's directory.
         run: PathBuf,
-        /// The largest report.json read, bytes (default 64 MiB); a larger one is refused.
+        /// The largest report.json read, bytes (default 16 MiB); a larger one is refused.
         #[arg(long, default_value_t = MAX_REPORT_BYTES)]
         max_report_bytes: u64,
     },
@@ -28,7 +28,7 @@ pub enum ReportCommand {
         /// The directory holding one folder per run.
         #[arg(default_value = "reports")]
         dir: PathBuf,
-        /// The largest report.json read, bytes (default 64 MiB); a run with a larger one is
+        /// The largest report.json read, bytes (default 16 MiB); a run with a larger one is
         /// skipped, with a line saying so.
         #[arg(long, default_value_t = MAX_REPORT_BYTES)]
         max_report_bytes: u64,
@@ -47,7 +47,7 @@ pub enum ReportCommand {
         /// (0: every increase is a regression; growth from zero always is).
         #[arg(long, default_value_t = 0.0)]
         tolerance: f64,
-        /// The largest report.json read, bytes (default 64 MiB); a larger one is refused.
+        /// The largest report.json read, bytes (default 16 MiB); a larger one is refused.
         #[arg(long, default_value_t = MAX_REPORT_BYTES)]
         max_report_bytes: u64,
     },
@@ -79,7 +79,9 @@ pub(super) fn run(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()>
         }
         ReportCommand::Render { run, max_report_bytes } => {
             let report = read_run(&run, max_report_bytes)?;
-            report.write_all(&run).map_err(|e| write_error(e, format!("writing into {}", run.display())))?;
+            report
+                .write_pages(&run)
+                .map_err(|e| write_error(e, format!("writing into {}", run.display())))?;
             writeln!(out, "wrote {0}/report.md and {0}/report.html", run.display())?;
         }
         ReportCommand::Index { dir, max_report_bytes } => {

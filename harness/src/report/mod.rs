@@ -59,9 +59,16 @@ impl Report {
     /// Writes report.json, report.md and report.html into `dir`, through no symbolic link.
     pub fn write_all(&self, dir: &Path) -> std::io::Result<PathBuf> {
         let json = self.write_json(dir)?;
-        write_file(&dir.join("report.md"), render_markdown(self).as_bytes())?;
-        write_file(&dir.join("report.html"), render_html(self).as_bytes())?;
+        self.write_pages(dir)?;
         Ok(json)
+    }
+
+    /// Writes report.md and report.html into `dir`, through no symbolic link, leaving report.json
+    /// as it is (`report render`: rewritten pretty, a report.json near its size limit would
+    /// grow past it).
+    pub fn write_pages(&self, dir: &Path) -> std::io::Result<()> {
+        write_file(&dir.join("report.md"), render_markdown(self).as_bytes())?;
+        write_file(&dir.join("report.html"), render_html(self).as_bytes())
     }
 
     /// The run's table for the terminal: a bench's cells, or an audit's verdicts.

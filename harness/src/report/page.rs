@@ -74,28 +74,42 @@ pub(super) fn slug(heading: &str) -> String {
 /// directory). Values are escaped where they enter the Markdown; this holds if one was not.
 /// Every heading gets its [`slug`] as its id.
 pub(super) fn markdown(md: &str) -> Markup {
-    let mut events: Vec<Event> = only_text_from_data(Parser::new_ext(md, Options::ENABLE_TABLES)).collect();
-    let mut heading_at = None;
-    let mut text = String::new();
-    for i in 0..events.len() {
-        match &events[i] {
-            Event::Start(Tag::Heading { .. }) => {
-                heading_at = Some(i);
-                text.clear();
-            }
-            Event::Text(t) | Event::Code(t) if heading_at.is_some() => text.push_str(t),
-            Event::End(TagEnd::Heading(_)) => {
-                if let Some(Event::Start(Tag::Heading { id, .. })) = heading_at.take().map(|h| &mut events[h])
-                {
-                    *id = Some(slug(&text).into());
-                }
-            }
-            _ => {}
-        }
-    }
+    let events = with_heading_ids(only_text_from_data(Parser::new_ext(md, Options::ENABLE_TABLES)));
     let mut out = String::new();
-    cmark_html::push_html(&mut out, events.into_iter());
+    cmark_html::push_html(&mut out, events);
     PreEscaped(out)
+}
+
+/// `events` with every heading given its [`slug`] as its id, streamed: only a heading's own
+/// events are held until its end (a report of many witnesses is millions of events; collected,
+/// they took several times the memory of the page).
+fn with_heading_ids<'a>(mut events: impl Iterator<Item = Event<'a>>) -> impl Iterator<Item = Event<'a>> {
+    let mut held = std::collections::VecDeque::new();
+    std::iter::from_fn(move || {
+        if let Some(event) = held.pop_front() {
+            return Some(event);
+        }
+        let event = events.next()?;
+        if !matches!(event, Event::Start(Tag::Heading { .. })) {
+            return Some(event);
+        }
+        held.push_back(event);
+        let mut text = String::new();
+        for inner in events.by_ref() {
+            if let Event::Text(t) | Event::Code(t) = &inner {
+                text.push_str(t);
+            }
+            let end = matches!(inner, Event::End(TagEnd::Heading(_)));
+            held.push_back(inner);
+            if end {
+                break;
+            }
+        }
+        if let Some(Event::Start(Tag::Heading { id, .. })) = held.front_mut() {
+            *id = Some(slug(&text).into());
+        }
+        held.pop_front()
+    })
 }
 
 /// `events` with raw HTML turned to text and every image and foreign link taken out, the text

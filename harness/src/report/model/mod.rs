@@ -171,6 +171,11 @@ impl Report {
     /// section, else a bench's.
     pub fn read_json_capped(path: &Path, limit: u64) -> std::io::Result<Self> {
         let bytes = read_report_bytes(path, limit).map_err(std::io::Error::other)?;
+        // Straight into the types when it names its kind: a serde_json::Value of a large report
+        // is several times its size.
+        if let Ok(report) = serde_json::from_slice(&bytes) {
+            return Ok(report);
+        }
         let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(std::io::Error::other)?;
         if let Some(map) = value.as_object_mut()
             && !map.contains_key("kind")
@@ -191,9 +196,11 @@ impl Report {
     }
 }
 
-/// The largest report.json read unless `--max-report-bytes` says otherwise: 64 MiB, some hundred
-/// times a large bench's (a report holds figures and a few witnesses per cell, not its events).
-pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+/// The largest report.json read unless `--max-report-bytes` says otherwise: 16 MiB, twenty times
+/// the largest in reports/ (800 kB: a report holds figures and a few witnesses per cell, not its
+/// events). Rendering one costs some 30 times its size in memory (a 45 MiB report of nothing but
+/// witnesses: 1.4 GiB), so the limit keeps `report render` and `report index` under 0.5 GiB.
+pub const MAX_REPORT_BYTES: u64 = 16 << 20;
 
 /// What a report.json is, when it is a regular file of at most `limit` bytes. It is opened
 /// without blocking (a FIFO no one writes to is refused, not waited on), and refused by the size
