@@ -2,9 +2,8 @@
 
 use std::io::Write;
 
-use anyhow::Context;
-
-use crate::report::{Report, compare, rebuild_index};
+use crate::printable;
+use crate::report::{MAX_REPORT_BYTES, Report, SymlinkRefused, compare, read_error_message, rebuild_index};
 use clap::Subcommand;
 use std::path::PathBuf;
 
@@ -19,6 +18,9 @@ pub enum ReportCommand {
     Render {
         /// The run's directory.
         run: PathBuf,
+        /// The largest report.json read, bytes (default 16 MiB); a larger one is refused.
+        #[arg(long, default_value_t = MAX_REPORT_BYTES)]
+        max_report_bytes: u64,
     },
     /// Rebuild index.md and index.html: a row per run and trend charts of each cell's duplicate
     /// applies, stale accounts and p99 latency.
@@ -26,6 +28,10 @@ pub enum ReportCommand {
         /// The directory holding one folder per run.
         #[arg(default_value = "reports")]
         dir: PathBuf,
+        /// The largest report.json read, bytes (default 16 MiB); a run with a larger one is
+        /// skipped, with a line saying so.
+        #[arg(long, default_value_t = MAX_REPORT_BYTES)]
+        max_report_bytes: u64,
     },
     /// Print what changed from run A to run B; exit 1 when a correctness figure got worse or p99
     /// latency grew past the threshold.
@@ -41,13 +47,25 @@ pub enum ReportCommand {
         /// (0: every increase is a regression; growth from zero always is).
         #[arg(long, default_value_t = 0.0)]
         tolerance: f64,
+        /// The largest report.json read, bytes (default 16 MiB); a larger one is refused.
+        #[arg(long, default_value_t = MAX_REPORT_BYTES)]
+        max_report_bytes: u64,
     },
 }
 
-/// A run's report, from its directory or its report.json.
-fn read_run(path: &std::path::Path) -> anyhow::Result<Report> {
+/// A run's report, from its directory or its report.json of at most `limit` bytes.
+fn read_run(path: &std::path::Path, limit: u64) -> anyhow::Result<Report> {
     let json = if path.is_dir() { path.join("report.json") } else { path.to_path_buf() };
-    Report::read_json(&json).map_err(|e| super::usage(format!("reading {}: {e}", json.display())))
+    Report::read_json_capped(&json, limit).map_err(|e| super::usage(read_error_message(&json, &e)))
+}
+
+/// A report file that could not be written: a symbolic link planted where it goes is bad input
+/// (exit 2), anything else could not be done.
+fn write_error(e: std::io::Error, doing: String) -> anyhow::Error {
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<SymlinkRefused>()) {
+        Some(link) => super::usage(link.to_string()),
+        None => anyhow::Error::new(e).context(doing),
+    }
 }
 
 /// `hookbench report ...`.
@@ -59,27 +77,32 @@ pub(super) fn run(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()>
         ReportCommand::HistorySchema => {
             writeln!(out, "{}", serde_json::to_string_pretty(&crate::history::Line::json_schema())?)?;
         }
-        ReportCommand::Render { run } => {
-            let report = read_run(&run)?;
-            report.write_all(&run).with_context(|| format!("writing into {}", run.display()))?;
+        ReportCommand::Render { run, max_report_bytes } => {
+            let report = read_run(&run, max_report_bytes)?;
+            report
+                .write_pages(&run)
+                .map_err(|e| write_error(e, format!("writing into {}", run.display())))?;
             writeln!(out, "wrote {0}/report.md and {0}/report.html", run.display())?;
         }
-        ReportCommand::Index { dir } => {
-            let n = rebuild_index(&dir).with_context(|| format!("indexing {}", dir.display()))?;
+        ReportCommand::Index { dir, max_report_bytes } => {
+            let n = rebuild_index(&dir, max_report_bytes)
+                .map_err(|e| write_error(e, format!("indexing {}", dir.display())))?;
             writeln!(out, "indexed {n} runs into {0}/index.md and {0}/index.html", dir.display())?;
         }
-        ReportCommand::Compare { a, b, p99_threshold, tolerance } => {
-            let c = compare(&read_run(&a)?, &read_run(&b)?, p99_threshold, tolerance);
+        ReportCommand::Compare { a, b, p99_threshold, tolerance, max_report_bytes } => {
+            let (ra, rb) = (read_run(&a, max_report_bytes)?, read_run(&b, max_report_bytes)?);
+            let c = compare(&ra, &rb, p99_threshold, tolerance);
             if c.changes.is_empty() && c.regressions.is_empty() {
                 writeln!(out, "no change")?;
             }
+            // Each line quotes the reports (a cell, a retention schedule): escaped for the terminal.
             for line in &c.changes {
-                writeln!(out, "{line}")?;
+                writeln!(out, "{}", printable::line(line))?;
             }
             if !c.regressions.is_empty() {
                 writeln!(out, "\nregressions:")?;
                 for line in &c.regressions {
-                    writeln!(out, "  {line}")?;
+                    writeln!(out, "  {}", printable::line(line))?;
                 }
                 return Err(super::failed(format!(
                     "{} regression(s) from {} to {}",

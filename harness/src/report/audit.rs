@@ -3,13 +3,13 @@
 
 use std::fmt::Write;
 
+use crate::printable::line;
+
+use super::escape::{code, text as cell};
 use super::{AuditSection, CheckFigures, Header, Report, Status, Witness};
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The verdict table: one line per check.
+/// The verdict table: one line per check. What the receiver chose (its URL, its answers quoted
+/// in the evidence, the ids) is printed with its control characters escaped.
 pub fn render_audit_table(report: &Report) -> String {
     let Some(a) = report.audit_section() else { return String::new() };
     let mut out = String::new();
@@ -17,26 +17,31 @@ pub fn render_audit_table(report: &Report) -> String {
     let _ = writeln!(
         out,
         "audit of {} ({} signatures, {} payload; {:.1} s)",
-        a.url, a.signing, a.payload, a.wall_s
+        line(&a.url),
+        line(&a.signing),
+        line(&a.payload),
+        a.wall_s
     );
     let _ = writeln!(out, "{:<width$}  {:<7}  evidence", "check", "verdict");
     for c in &a.checks {
-        let _ = writeln!(out, "{:<width$}  {:<7}  {}", c.check.as_str(), c.status.as_str(), c.evidence);
+        let _ =
+            writeln!(out, "{:<width$}  {:<7}  {}", c.check.as_str(), c.status.as_str(), line(&c.evidence));
         for w in &c.witnesses {
-            let _ = writeln!(out, "{:<width$}    witness {}: {}; {}", "", w.id, w.problem, w.observed);
+            let (id, problem, observed) = (line(&w.id), line(&w.problem), line(&w.observed));
+            let _ = writeln!(out, "{:<width$}    witness {id}: {problem}; {observed}", "");
         }
     }
     if let Some(why) = &a.stopped {
-        let _ = writeln!(out, "stopped: {why}");
+        let _ = writeln!(out, "stopped: {}", line(why));
     }
     out
 }
 
 fn witness_md(md: &mut String, w: &Witness) {
-    let _ = writeln!(md, "- `{}`: {} ({})", w.id, cell(&w.problem), cell(&w.observed));
+    let _ = writeln!(md, "- {}: {} ({})", code(&w.id), cell(&w.problem), cell(&w.observed));
     for a in &w.attempts {
-        let note = if a.note.is_empty() { String::new() } else { format!(", {}", a.note) };
-        let on = if a.connection.is_empty() { String::new() } else { format!(" on {}", a.connection) };
+        let note = if a.note.is_empty() { String::new() } else { format!(", {}", cell(&a.note)) };
+        let on = if a.connection.is_empty() { String::new() } else { format!(" on {}", cell(&a.connection)) };
         let _ = writeln!(md, "  - at {:.1} ms: {}{on}{note}", a.at_ms, cell(&a.outcome));
     }
 }
@@ -44,16 +49,20 @@ fn witness_md(md: &mut String, w: &Witness) {
 /// The audit's Markdown: the verdicts, the witnesses of each failure, each check's figures.
 pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# hookbench audit {}\n", header.run_id);
+    let _ = writeln!(md, "# hookbench audit {}\n", cell(&header.run_id));
     let _ = writeln!(
         md,
-        "Receiver `{}`, {} signatures, {} payload, observed through {}. Ids start with `{}`; accounts \
+        "Receiver {}, {} signatures, {} payload, observed through {}. Ids start with {}; accounts \
          from {}. Wall time {:.1} s.\n",
-        a.url,
-        a.signing,
-        a.payload,
-        if a.observers.is_empty() { "nothing".to_string() } else { a.observers.join(", ") },
-        a.id_prefix,
+        code(&a.url),
+        cell(&a.signing),
+        cell(&a.payload),
+        if a.observers.is_empty() {
+            "nothing".to_string()
+        } else {
+            a.observers.iter().map(|o| cell(o)).collect::<Vec<_>>().join(", ")
+        },
+        code(&a.id_prefix),
         a.account_base,
         a.wall_s
     );
@@ -82,7 +91,7 @@ pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
             figures_markdown(&mut md, f);
         }
     }
-    let _ = writeln!(md, "\nMachine: {}.", header.machine.summary());
+    let _ = writeln!(md, "\nMachine: {}.", cell(&header.machine.summary()));
     md
 }
 

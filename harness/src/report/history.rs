@@ -11,18 +11,22 @@ use receivers::design::Design;
 use receivers::store::Backend;
 
 use super::chart::{COLORS, Svg, line_with_dots};
-use super::{BenchBody, Report, RunBody, page};
+use super::{BenchBody, Report, RunBody, escape, page};
 
-/// Every run under `dir` (a folder per run holding report.json), oldest first.
-pub fn load_runs(dir: &Path) -> std::io::Result<Vec<(PathBuf, Report)>> {
+/// Every run under `dir` (a folder per run holding report.json of at most `limit` bytes), oldest
+/// first; one that cannot be read is skipped, with a line on stderr saying why.
+pub fn load_runs(dir: &Path, limit: u64) -> std::io::Result<Vec<(PathBuf, Report)>> {
     let mut runs = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         let json = path.join("report.json");
         if json.is_file() {
-            match Report::read_json(&json) {
+            match Report::read_json_capped(&json, limit) {
                 Ok(r) => runs.push((path, r)),
-                Err(e) => eprintln!("hookbench: skipping {}: {e}", json.display()),
+                Err(e) => {
+                    let why = super::read_error_message(&json, &e);
+                    eprintln!("hookbench: skipping {}", crate::printable::line(&why));
+                }
             }
         }
     }
@@ -216,18 +220,21 @@ const RUN_HEADER: [&str; 8] = [
     "worst p99 ms",
 ];
 
-/// Rebuilds `dir/index.md` and `dir/index.html` from every run under `dir`; returns the run count.
-pub fn rebuild_index(dir: &Path) -> std::io::Result<usize> {
-    let runs = load_runs(dir)?;
+/// Rebuilds `dir/index.md` and `dir/index.html` from every run under `dir` (each report.json of at
+/// most `limit` bytes); returns the run count.
+pub fn rebuild_index(dir: &Path, limit: u64) -> std::io::Result<usize> {
+    let runs = load_runs(dir, limit)?;
     let lines: Vec<_> = runs.iter().rev().map(|(path, r)| run_line(path, r)).collect();
     let mut md = String::from("# hookbench runs\n\n");
     let _ = writeln!(md, "| {} |", RUN_HEADER.join(" | "));
     let _ = writeln!(md, "|{}", "---|".repeat(RUN_HEADER.len()));
     for line in &lines {
         let name = &line[0];
-        let _ = writeln!(md, "| [{name}]({name}/report.md) | {} |", line[1..].join(" | "));
+        let cells: Vec<String> = line[1..].iter().map(|c| escape::text(c)).collect();
+        let (shown, link) = (escape::text(name), escape::path_segment(name));
+        let _ = writeln!(md, "| [{shown}]({link}/report.md) | {} |", cells.join(" | "));
     }
-    std::fs::write(dir.join("index.md"), &md)?;
+    super::write_file(&dir.join("index.md"), md.as_bytes())?;
 
     let body = maud::html! {
         p {
@@ -240,14 +247,14 @@ pub fn rebuild_index(dir: &Path) -> std::io::Result<usize> {
             tr { @for h in RUN_HEADER { th { (h) } } }
             @for line in &lines {
                 tr {
-                    td { a href=(format!("{}/report.html", line[0])) { (line[0]) } }
+                    td { a href=(format!("{}/report.html", escape::path_segment(&line[0]))) { (line[0]) } }
                     @for c in &line[1..] { td { (c) } }
                 }
             }
         }
     };
     let html = page::page("hookbench runs", body);
-    std::fs::write(dir.join("index.html"), html)?;
+    super::write_file(&dir.join("index.html"), html.as_bytes())?;
     Ok(runs.len())
 }
 

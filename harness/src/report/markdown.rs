@@ -1,8 +1,10 @@
 //! report.md: the article-style tables, model and real side by side for each design, Postgres and
-//! SQLite side by side; the latency table; the run's parameters, versions and machine.
+//! SQLite side by side; the latency table; the run's parameters, versions and machine. Every
+//! value from the run goes in through [`super::escape`]: as text or a code span, never markup.
 
 use std::fmt::Write;
 
+use super::escape::{cell_code, code, text};
 use super::verdict_grid::witnesses_heading;
 use super::{BenchBody, Header, Report, RunBody};
 
@@ -17,9 +19,9 @@ pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> Stri
     }
     let mut md = String::from("## Thresholds\n\n| threshold | rows | breached by |\n|---|---:|---|\n");
     for o in outcomes {
-        let by: Vec<String> = o.breached.iter().map(|(row, v)| format!("{row} ({v})")).collect();
+        let by: Vec<String> = o.breached.iter().map(|(row, v)| format!("{} ({v})", text(row))).collect();
         let by = if by.is_empty() { "none".to_string() } else { by.join(", ") };
-        let _ = writeln!(md, "| `{}` | {} | {by} |", o.threshold.replace('|', "\\|"), o.rows);
+        let _ = writeln!(md, "| {} | {} | {by} |", cell_code(&o.threshold), o.rows);
     }
     md.push('\n');
     md
@@ -28,8 +30,10 @@ pub(super) fn thresholds_section(outcomes: &[crate::threshold::Outcome]) -> Stri
 /// The shards a merged report was made from (nothing for a run that was not sharded).
 pub(super) fn shards_section(merged: Option<&super::Merged>) -> String {
     let Some(m) = merged else { return String::new() };
-    let start =
-        m.start_at.as_deref().map_or_else(|| "each on its own clock".to_string(), |t| format!("from {t}"));
+    let start = m
+        .start_at
+        .as_deref()
+        .map_or_else(|| "each on its own clock".to_string(), |t| format!("from {}", text(t)));
     let mut md = format!(
         "## Shards\n\nMerged from {} shards (`hookbench merge`), sending {start}: their latency histograms \
          added count by count, their counters summed, the judge run once (the observers asked once), when all were done.\n\n\
@@ -40,7 +44,11 @@ pub(super) fn shards_section(merged: Option<&super::Merged>) -> String {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {:.1} | {:.3} |",
-            s.shard, s.groups, s.deliveries, s.elapsed_s, s.late_by_s
+            text(&s.shard.to_string()),
+            s.groups,
+            s.deliveries,
+            s.elapsed_s,
+            s.late_by_s
         );
     }
     md.push('\n');
@@ -57,16 +65,16 @@ fn witnesses_section(cells: &[crate::explain::CellWitnesses]) -> String {
          (`hookbench explain RUN_DIR --anomaly CLASS` lists more; times in ms from the cell's first send).\n",
     );
     for c in cells.iter().filter(|c| !c.witnesses.is_empty()) {
-        let _ = writeln!(md, "\n### {}\n", witnesses_heading(&c.cell));
+        let _ = writeln!(md, "\n### {}\n", text(&witnesses_heading(&c.cell)));
         for w in &c.witnesses {
-            let _ = writeln!(md, "- {} `{}`: {}", w.class, w.id, w.problem.replace('|', "\\|"));
+            let _ = writeln!(md, "- {} {}: {}", text(&w.class), code(&w.id), text(&w.problem));
             for a in &w.attempts {
                 let status = a.status.map_or("-".to_string(), |s| s.to_string());
-                let why = a.detail.as_deref().map_or(String::new(), |d| format!(" ({d})"));
+                let why = a.detail.as_deref().map_or(String::new(), |d| format!(" ({})", text(d)));
                 let _ = writeln!(
                     md,
-                    "  - `{}` attempt {}: sent {:.1}, answered {:.1}, worker {}, connection {}: {status} {}{why}",
-                    a.event,
+                    "  - {} attempt {}: sent {:.1}, answered {:.1}, worker {}, connection {}: {status} {}{why}",
+                    code(&a.event),
                     a.attempt,
                     a.sent_ms,
                     a.answered_ms,
@@ -91,14 +99,18 @@ pub fn render_markdown(report: &Report) -> String {
 fn bench_markdown(header: &Header, b: &BenchBody) -> String {
     let mut md = String::new();
     let p = &b.parameters;
-    let _ = writeln!(md, "# hookbench run {}\n", header.run_id);
+    let _ = writeln!(md, "# hookbench run {}\n", text(&header.run_id));
     let rate = p.rate.map_or_else(|| "unlimited".to_string(), |r| format!("{r} events/s"));
     let _ = writeln!(
         md,
         "{} events (seed {}), {} worker processes per cell, rate {rate}, {} in flight at most, work delay {}. \
          Real figures are the judge's, from what the database holds; model figures are the article's \
          simulation of the same workload (the inbox is compared with the version guard).\n",
-        p.events, p.seed, p.workers, p.concurrency, p.work_delay
+        p.events,
+        p.seed,
+        p.workers,
+        p.concurrency,
+        text(&p.work_delay)
     );
     md.push_str(&super::verdict_grid::verdict_grid_markdown(b));
     md.push_str(&thresholds_section(&header.thresholds));
@@ -181,7 +193,7 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
         if !notes.is_empty() {
             let _ = writeln!(md, "\n## {title}\n");
             for n in notes.iter() {
-                let _ = writeln!(md, "- {} {}: {}", n.backend, n.design, n.reason);
+                let _ = writeln!(md, "- {} {}: {}", n.backend, n.design, text(&n.reason));
             }
         }
     }
@@ -236,7 +248,7 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
     ];
     let _ = writeln!(md, "| | |\n|---|---|");
     for (k, v) in lines {
-        let _ = writeln!(md, "| {k} | {v} |");
+        let _ = writeln!(md, "| {k} | {} |", text(&v));
     }
     md
 }

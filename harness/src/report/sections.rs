@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::BenchBody;
+use super::{BenchBody, escape};
 use crate::experiments::Experiments;
+use crate::printable;
 
 /// One titled table.
 #[derive(Debug, Clone, PartialEq)]
@@ -271,15 +272,17 @@ pub fn experiment_sections(e: &Experiments) -> Vec<Section> {
     out
 }
 
-/// The sections as Markdown.
+/// The sections as Markdown, every title, sentence and cell as text (they carry a run's values:
+/// its chaos, a retention schedule, an experiment's error).
 pub fn markdown(sections: &[Section]) -> String {
+    let cells = |cells: &[String]| cells.iter().map(|c| escape::text(c)).collect::<Vec<_>>().join(" | ");
     let mut md = String::new();
     for s in sections {
-        let _ = writeln!(md, "\n## {}\n\n{}\n", s.title, s.intro);
-        let _ = writeln!(md, "| {} |", s.header.join(" | "));
+        let _ = writeln!(md, "\n## {}\n\n{}\n", escape::text(&s.title), escape::text(&s.intro));
+        let _ = writeln!(md, "| {} |", cells(&s.header));
         let _ = writeln!(md, "|{}", "---|".repeat(s.header.len()));
         for r in &s.rows {
-            let _ = writeln!(md, "| {} |", r.join(" | "));
+            let _ = writeln!(md, "| {} |", cells(r));
         }
     }
     md
@@ -304,10 +307,10 @@ pub fn text(sections: &[Section]) -> String {
                 .collect::<Vec<_>>()
                 .join("  ")
         };
-        let _ = writeln!(out, "\n== {}\n{}", s.title.to_lowercase(), s.intro);
-        let _ = writeln!(out, "{}", line(&s.header));
+        let _ = writeln!(out, "\n== {}\n{}", s.title.to_lowercase(), printable::line(&s.intro));
+        let _ = writeln!(out, "{}", printable::line(&line(&s.header)));
         for r in &s.rows {
-            let _ = writeln!(out, "{}", line(r));
+            let _ = writeln!(out, "{}", printable::line(&line(r)));
         }
     }
     out

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::{BenchBody, Report};
+use crate::printable::line;
 
 /// The table a reader of the article recognises: one block per backend.
 pub fn render_table(report: &Report) -> String {
@@ -17,7 +18,11 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
     let _ = writeln!(
         out,
         "hookbench bench: {} events (seed {}), {} workers per cell, rate {rate}, concurrency {}, work delay {}",
-        p.events, p.seed, p.workers, p.concurrency, p.work_delay
+        p.events,
+        p.seed,
+        p.workers,
+        p.concurrency,
+        line(&p.work_delay)
     );
     let mut backends: Vec<_> = b.rows.iter().map(|r| r.backend).collect();
     backends.dedup();
@@ -26,8 +31,11 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             receivers::store::Backend::Postgres => report.header.versions.postgres.clone(),
             receivers::store::Backend::Sqlite => report.header.versions.sqlite.clone(),
         };
-        let _ =
-            writeln!(out, "\n== {backend} {} (real, judged from the database)", version.unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "\n== {backend} {} (real, judged from the database)",
+            line(&version.unwrap_or_default())
+        );
         let _ = writeln!(
             out,
             "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
@@ -93,10 +101,10 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
     }
     out.push_str(&super::sections::text(&super::sections::sections(b)));
     for note in &b.skipped {
-        let _ = writeln!(out, "skipped {} {}: {}", note.backend, note.design, note.reason);
+        let _ = writeln!(out, "skipped {} {}: {}", note.backend, note.design, line(&note.reason));
     }
     for note in &b.broken {
-        let _ = writeln!(out, "BROKEN {} {}: {}", note.backend, note.design, note.reason);
+        let _ = writeln!(out, "BROKEN {} {}: {}", note.backend, note.design, line(&note.reason));
     }
     out
 }

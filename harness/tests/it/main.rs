@@ -12,6 +12,7 @@ mod flag_bounds;
 mod fleet;
 mod hardening;
 mod hostile;
+mod hostile_reports;
 mod judge;
 mod model;
 mod observe_limits;

@@ -298,10 +298,16 @@ fn the_report_and_the_index_render_in_a_real_browser_with_no_network_request() {
     assert_eq!(index.figures.len(), 2 * 3, "a small chart per design and figure: {index:?}");
     assert!(index.figures.iter().all(|(_, (w, h))| *w > 100 && *h > 100), "{index:?}");
 
-    // The catch works: the same page with one remote image is caught fetching it.
+    // The catch works: the same page with one remote image, its Content-Security-Policy taken
+    // out, is caught fetching it; with the policy in, the image is not fetched.
     let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
-    let fetching = html.replacen("</h1>", "</h1><img src=\"http://cdn.example.test/chart.png\">", 1);
-    std::fs::write(dir.join("fetching.html"), fetching).expect("write");
+    let with_image = html.replacen("</h1>", "</h1><img src=\"http://cdn.example.test/chart.png\">", 1);
+    let csp = with_image.find("<meta http-equiv=\"Content-Security-Policy\"").expect("the policy");
+    let csp = &with_image[csp..csp + with_image[csp..].find('>').expect("its end") + 1];
+    std::fs::write(dir.join("fetching.html"), with_image.replacen(csp, "", 1)).expect("write");
     let caught = browser::render(&dir.join("fetching.html"), &[]);
     assert!(caught.page_requests().iter().any(|r| r.contains("cdn.example.test")), "{caught:?}");
+    std::fs::write(dir.join("blocked.html"), &with_image).expect("write");
+    let blocked = browser::render(&dir.join("blocked.html"), &[]);
+    assert!(blocked.page_requests().is_empty(), "the policy stops the image: {blocked:?}");
 }

@@ -14,6 +14,7 @@ pub use audit::*;
 pub use bench::*;
 
 use crate::experiments::Experiments;
+use crate::files::ReadError;
 use crate::machine::Machine;
 
 /// What every run's report has.
@@ -159,10 +160,22 @@ impl Report {
         serde_json::to_value(schemars::schema_for!(Report)).unwrap_or_default()
     }
 
-    /// Reads a `report.json`. One written before reports named their kind is read as what it
-    /// was: an audit's when it has an `audit` section, else a bench's.
+    /// Reads a `report.json` of at most [`MAX_REPORT_BYTES`].
     pub fn read_json(path: &Path) -> std::io::Result<Self> {
-        let bytes = std::fs::read(path)?;
+        Self::read_json_capped(path, MAX_REPORT_BYTES)
+    }
+
+    /// Reads a `report.json` of at most `limit` bytes: a larger one, a FIFO or a device is a
+    /// [`crate::files::ReadError`] (inside the `io::Error`) before anything is read. One written
+    /// before reports named their kind is read as what it was: an audit's when it has an `audit`
+    /// section, else a bench's.
+    pub fn read_json_capped(path: &Path, limit: u64) -> std::io::Result<Self> {
+        let bytes = read_report_bytes(path, limit).map_err(std::io::Error::other)?;
+        // Straight into the types when it names its kind: a serde_json::Value of a large report
+        // is several times its size.
+        if let Ok(report) = serde_json::from_slice(&bytes) {
+            return Ok(report);
+        }
         let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(std::io::Error::other)?;
         if let Some(map) = value.as_object_mut()
             && !map.contains_key("kind")
@@ -178,8 +191,55 @@ impl Report {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("report.json");
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&path, json)?;
+        super::write_file(&path, &json)?;
         Ok(path)
+    }
+}
+
+/// The largest report.json read unless `--max-report-bytes` says otherwise: 16 MiB, twenty times
+/// the largest in reports/ (800 kB: a report holds figures and a few witnesses per cell, not its
+/// events). Rendering one costs some 30 times its size in memory (a 45 MiB report of nothing but
+/// witnesses: 1.4 GiB), so the limit keeps `report render` and `report index` under 0.5 GiB.
+pub const MAX_REPORT_BYTES: u64 = 16 << 20;
+
+/// What a report.json is, when it is a regular file of at most `limit` bytes. It is opened
+/// without blocking (a FIFO no one writes to is refused, not waited on), and refused by the size
+/// its metadata gives before a byte is read; the read stops one byte past `limit` all the same,
+/// for a file that grows meanwhile.
+fn read_report_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    const WHAT: &str = "a report.json";
+    let io = |source| ReadError::Io { path: path.to_path_buf(), source };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile { path: path.to_path_buf() });
+    }
+    let too_large = || ReadError::TooLarge { path: path.to_path_buf(), limit, what: WHAT };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// What went wrong reading the report.json at `path`, naming it once: a size limit, a FIFO or a
+/// device names it already, and a JSON error does not. A larger report says which flag raises
+/// the limit.
+pub fn read_error_message(path: &Path, e: &std::io::Error) -> String {
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<ReadError>()) {
+        Some(r @ ReadError::TooLarge { .. }) => format!("{r} (--max-report-bytes raises it)"),
+        Some(r) => r.to_string(),
+        None => format!("{}: {e}", path.display()),
     }
 }
 
