@@ -44,10 +44,15 @@ pub enum ReadError {
 }
 
 /// Opens `path` for reading, refusing anything but a regular file (after following symlinks: a
-/// user may link a template; the size limit still holds).
+/// user may link a template; the size limit still holds). It opens without blocking, so a FIFO
+/// no one writes to is refused, not waited on (a regular file ignores the flag).
 pub fn open_regular(path: &Path) -> Result<File, ReadError> {
     let io = |source| ReadError::Io { path: path.to_path_buf(), source };
-    let file = File::open(path).map_err(io)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(ReadError::NotAFile { path: path.to_path_buf() });
@@ -55,16 +60,22 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
     Ok(file)
 }
 
-/// The bytes of `path`, at most `limit` of them; `what` names the kind of file in the error.
+/// The bytes of `path`, at most `limit` of them; `what` names the kind of file in the error. A
+/// file whose metadata says it is larger is refused before a byte is read; the read stops one
+/// byte past `limit` all the same, for a file that grows meanwhile.
 pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let io = |source| ReadError::Io { path: path.to_path_buf(), source };
     let file = open_regular(path)?;
-    let mut bytes = Vec::new();
+    let too_large = || ReadError::TooLarge { path: path.to_path_buf(), limit, what };
+    let size = file.metadata().map_err(io)?.len();
+    if size > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     // One byte past the limit tells a file of exactly `limit` bytes from a larger one.
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|source| ReadError::Io { path: path.to_path_buf(), source })?;
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
     if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge { path: path.to_path_buf(), limit, what });
+        return Err(too_large());
     }
     Ok(bytes)
 }
@@ -115,9 +126,19 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let fifo = dir.path().join("fifo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
-        // Opening a FIFO for reading would block until a writer came: opened non-blocking by no
-        // one, the check must come from its type, so it is tested through the metadata path.
-        assert!(!std::fs::metadata(&fifo).expect("metadata").is_file());
+        // Opened blocking, this would wait for a writer that never comes.
+        let err = read_capped(&fifo, 1 << 20, "a test file").expect_err("a FIFO");
+        assert!(matches!(err, ReadError::NotAFile { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_file_larger_than_its_limit_is_refused_by_its_size_before_it_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sparse.json");
+        // 1 TiB of nothing: read, it would take what the machine has.
+        File::create(&path).and_then(|f| f.set_len(1 << 40)).expect("a sparse file");
+        let err = read_capped(&path, 1 << 20, "a test file").expect_err("too large");
+        assert!(matches!(err, ReadError::TooLarge { .. }), "{err}");
     }
 
     #[test]

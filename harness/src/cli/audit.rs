@@ -386,8 +386,9 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut report = Report::audit(run_id, section);
     report.header.history = Some(HistoryFile::written(&path, lines));
     hold_to(&mut report, &thresholds);
-    let path =
-        report.write_all(&dir).map_err(|e| could_not_run(format!("writing {}: {e}", dir.display())))?;
+    let path = report
+        .write_all(&dir)
+        .map_err(|e| could_not_run(super::write_error(e, format!("writing {}", dir.display()))))?;
     if let Some(file) = &args.metrics {
         let text =
             render_metrics(&report).map_err(|e| could_not_run(format!("encoding the metrics: {e}")))?;

@@ -31,7 +31,8 @@ pub use audit::AuditArgs;
 pub use bench::BenchArgs;
 pub use flags::{PostgresArgs, ThresholdArgs, WorkloadArgs};
 
-use crate::report::Report;
+use crate::printable;
+use crate::report::{Report, SymlinkRefused};
 use crate::threshold::Threshold;
 
 /// Does your webhook handler apply every event exactly once? hookbench measures it.
@@ -217,18 +218,29 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => match err.downcast_ref::<Exit>() {
             Some(exit) if exit.status == ExitStatus::Usage => {
-                eprintln!("hookbench: error: {}", exit.message);
+                eprintln!("hookbench: error: {}", printable::lines(&exit.message));
                 ExitCode::from(exit.code())
             }
             Some(exit) => {
-                eprintln!("hookbench: {}", exit.message);
+                eprintln!("hookbench: {}", printable::lines(&exit.message));
                 ExitCode::from(exit.code())
             }
             None => {
-                eprintln!("hookbench: error: {err:#}");
+                // Errors quote receivers, databases and files: none of their escapes reach the
+                // terminal.
+                eprintln!("hookbench: error: {}", printable::lines(&format!("{err:#}")));
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// A report file that could not be written: a symbolic link planted where it goes is bad input
+/// (exit 2), anything else could not be done.
+fn write_error(e: io::Error, doing: String) -> anyhow::Error {
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<SymlinkRefused>()) {
+        Some(link) => usage(link.to_string()),
+        None => anyhow::Error::new(e).context(doing),
     }
 }
 

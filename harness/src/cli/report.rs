@@ -2,8 +2,9 @@
 
 use std::io::Write;
 
+use super::write_error;
 use crate::printable;
-use crate::report::{MAX_REPORT_BYTES, Report, SymlinkRefused, compare, read_error_message, rebuild_index};
+use crate::report::{MAX_REPORT_BYTES, Report, compare, read_error_message, rebuild_index};
 use clap::Subcommand;
 use std::path::PathBuf;
 
@@ -57,15 +58,6 @@ pub enum ReportCommand {
 fn read_run(path: &std::path::Path, limit: u64) -> anyhow::Result<Report> {
     let json = if path.is_dir() { path.join("report.json") } else { path.to_path_buf() };
     Report::read_json_capped(&json, limit).map_err(|e| super::usage(read_error_message(&json, &e)))
-}
-
-/// A report file that could not be written: a symbolic link planted where it goes is bad input
-/// (exit 2), anything else could not be done.
-fn write_error(e: std::io::Error, doing: String) -> anyhow::Error {
-    match e.get_ref().and_then(|inner| inner.downcast_ref::<SymlinkRefused>()) {
-        Some(link) => super::usage(link.to_string()),
-        None => anyhow::Error::new(e).context(doing),
-    }
 }
 
 /// `hookbench report ...`.

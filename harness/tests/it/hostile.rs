@@ -301,3 +301,35 @@ async fn query_timeout_and_max_rows_stop_the_audit_naming_the_flag() {
     }
     db.cleanup().await;
 }
+
+#[test]
+fn a_symlink_planted_in_out_is_not_written_through() {
+    let receiver = super::stub::Stub::start(|_| super::stub::Reply::Status(200));
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let out = tempfile::tempdir().expect("tempdir");
+    let dir = out.path().join("audit");
+    std::fs::create_dir(&dir).expect("--out");
+    let target = out.path().join("elsewhere");
+    std::fs::write(&target, "keep").expect("the target");
+    std::os::unix::fs::symlink(&target, dir.join("report.html")).expect("a planted link");
+    let args = ["--checks", "sequential-duplicate", "--probe-events", "1", "--quiet", "100ms"];
+    let run = audit_into(&dir, &url, &args, Duration::from_secs(120));
+    assert_eq!(run.code, Some(2), "{}", run.stderr());
+    assert!(run.stderr().contains("a symbolic link"), "{}", run.stderr());
+    assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep", "the target is untouched");
+}
+
+#[test]
+fn an_error_quoting_a_terminal_escape_prints_it_escaped() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let path = out.path().join("run\u{1b}]0;owned\u{7}");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_hookbench"))
+        .args(["report", "render"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\u{7}'), "raw escapes: {stderr:?}");
+    assert!(stderr.contains("run\\u{1b}]0;owned\\u{7}"), "{stderr}");
+}

@@ -202,34 +202,10 @@ impl Report {
 /// witnesses: 1.4 GiB), so the limit keeps `report render` and `report index` under 0.5 GiB.
 pub const MAX_REPORT_BYTES: u64 = 16 << 20;
 
-/// What a report.json is, when it is a regular file of at most `limit` bytes. It is opened
-/// without blocking (a FIFO no one writes to is refused, not waited on), and refused by the size
-/// its metadata gives before a byte is read; the read stops one byte past `limit` all the same,
-/// for a file that grows meanwhile.
+/// What a report.json is, when it is a regular file of at most `limit` bytes
+/// ([`crate::files::read_capped`]: a FIFO refused, not waited on; a larger file refused by its size).
 fn read_report_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    const WHAT: &str = "a report.json";
-    let io = |source| ReadError::Io { path: path.to_path_buf(), source };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Err(ReadError::NotAFile { path: path.to_path_buf() });
-    }
-    let too_large = || ReadError::TooLarge { path: path.to_path_buf(), limit, what: WHAT };
-    if meta.len() > limit {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    crate::files::read_capped(path, limit, "a report.json")
 }
 
 /// What went wrong reading the report.json at `path`, naming it once: a size limit, a FIFO or a
