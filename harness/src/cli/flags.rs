@@ -125,8 +125,9 @@ pub struct ReceiverArgs {
     /// Postgres transaction isolation.
     #[arg(long, default_value = "read-committed")]
     pub isolation: Isolation,
-    /// Inbox claim loops per worker process (inbox design only; 1 to 64).
-    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    /// Inbox claim loops per worker process (inbox design only; 0 to 64: 0 leaves the inbox to
+    /// another process's loops).
+    #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=64))]
     pub inbox_workers: usize,
     /// Database connections in each worker process's pool.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]

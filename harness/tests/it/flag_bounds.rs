@@ -57,7 +57,7 @@ fn bench_durations_and_chances_outside_their_bounds_are_refused() {
         ("--poison", "NaN", "1"),
         ("--p-duplicate", "-0.5", "1"),
         ("--shuffle-window", "4000000000", "10000"),
-        ("--inbox-workers", "0", "64"),
+        ("--inbox-workers", "65", "64"),
         ("--witnesses", "100000000", "1000"),
     ];
     for (flag, value, bound) in cases {

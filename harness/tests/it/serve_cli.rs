@@ -105,14 +105,17 @@ fn a_bad_secret_is_refused() {
 
 #[test]
 fn a_limit_of_zero_is_refused_naming_its_flag() {
-    for (flag, value) in [("--max-clients", "0"), ("--header-timeout", "0s"), ("--pool-timeout", "0s")] {
+    // Refused by the flags' parsers: exit 2, naming the flag and its lower bound.
+    for (flag, value, bound) in
+        [("--max-clients", "0", "1"), ("--header-timeout", "0s", "1ms"), ("--pool-timeout", "0s", "1ms")]
+    {
         let out = hookbench()
             .args(["serve", "--design", "atomic", "--secret", SECRET, "--database-url", "sqlite:///tmp/x.db"])
             .args([flag, value])
             .output()
             .expect("run");
-        assert_eq!(out.status.code(), Some(1), "{flag}");
+        assert_eq!(out.status.code(), Some(2), "{flag}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&format!("{flag} must be greater than zero")), "{flag}: {err}");
+        assert!(err.contains(flag) && err.contains(bound), "{flag}: {err}");
     }
 }
