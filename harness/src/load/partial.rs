@@ -20,6 +20,9 @@ use crate::workload::{Shard, Workload, WorkloadConfig};
 pub const PARTIAL_FILE: &str = "shard.json";
 /// The partial format this hookbench writes and reads.
 const FORMAT: u32 = 2;
+/// The largest shard.json `merge` reads, bytes (256 MiB). A bench shard's is a few kilobytes; an
+/// audit shard's lists its attempts (about 150 bytes each), so this holds well over a million.
+pub const MAX_PARTIAL_BYTES: u64 = 256 << 20;
 
 /// A shard's partial result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -136,16 +139,28 @@ impl Target {
 /// Why a partial result could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum PartialError {
-    /// The file could not be read or written (the cause follows in the error's chain).
-    #[error("{path}")]
+    /// The file could not be read or written.
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
         source: std::io::Error,
     },
+    /// The file could not be read within its limit, or is not a regular file.
+    #[error(transparent)]
+    Read(#[from] crate::files::ReadError),
+    /// A field holds what no shard writes (a shard numbered past its count, a time that is not
+    /// one).
+    #[error("{}: {what}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the field.
+        what: String,
+    },
     /// The file is not a partial result.
-    #[error("{path} is not a hookbench shard result: {source}")]
+    #[error("{} is not a hookbench shard result: {source}", path.display())]
     Json {
         /// The file.
         path: PathBuf,
@@ -153,7 +168,7 @@ pub enum PartialError {
         source: serde_json::Error,
     },
     /// Written by a format this hookbench does not read.
-    #[error("{path} is shard format {found}; this hookbench reads format {FORMAT}")]
+    #[error("{} is shard format {found}; this hookbench reads format {FORMAT}", path.display())]
     Format {
         /// The file.
         path: PathBuf,
@@ -203,16 +218,33 @@ impl Partial {
         Ok(path)
     }
 
-    /// Reads `shard.json` from `dir`.
+    /// Reads `shard.json` from `dir` (at most [`MAX_PARTIAL_BYTES`]), refusing fields no shard
+    /// writes: a shard outside 1..=N or N past `MAX_SHARDS`, times that are not durations.
     pub fn read(dir: &Path) -> Result<Self, PartialError> {
         let path = dir.join(PARTIAL_FILE);
-        let bytes = std::fs::read(&path).map_err(|source| PartialError::Io { path: path.clone(), source })?;
+        let bytes = crate::files::read_capped(&path, MAX_PARTIAL_BYTES, "a shard's result")?;
         let partial: Self = serde_json::from_slice(&bytes)
             .map_err(|source| PartialError::Json { path: path.clone(), source })?;
         if partial.format != FORMAT {
             return Err(PartialError::Format { path, found: partial.format });
         }
+        let invalid = |what: String| PartialError::Invalid { path: path.clone(), what };
+        Shard::new(partial.shard.index, partial.shard.count)
+            .map_err(|e| invalid(format!("its shard: {e}")))?;
+        partial.elapsed().map_err(|e| invalid(format!("elapsed_s {:?}: {e}", partial.elapsed_s)))?;
+        partial.late_by().map_err(|e| invalid(format!("late_by_s {:?}: {e}", partial.late_by_s)))?;
         Ok(partial)
+    }
+
+    /// `elapsed_s` as a duration; an error for what is not one (negative, NaN, past
+    /// `Duration::MAX`).
+    pub fn elapsed(&self) -> Result<std::time::Duration, std::time::TryFromFloatSecsError> {
+        std::time::Duration::try_from_secs_f64(self.elapsed_s)
+    }
+
+    /// `late_by_s` as a duration, as [`Partial::elapsed`].
+    pub fn late_by(&self) -> Result<std::time::Duration, std::time::TryFromFloatSecsError> {
+        std::time::Duration::try_from_secs_f64(self.late_by_s)
     }
 
     /// The shard as the merged report lists it.

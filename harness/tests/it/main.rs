@@ -9,6 +9,7 @@ mod audit_faults;
 mod bench;
 mod experiments;
 mod fleet;
+mod hostile_shards;
 mod judge;
 mod model;
 mod provision;
