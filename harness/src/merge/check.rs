@@ -283,3 +283,122 @@ fn records_held_to_history(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::load::partial::PARTIAL_FILE;
+    use crate::sender::SendReport;
+    use crate::stats::Histograms;
+    use crate::workload::{Shard, WorkloadConfig};
+
+    /// A small workload, and an honest shard.json of shard 1/2 of it (sending nothing) as JSON.
+    fn honest() -> (Workload, Value) {
+        let workload =
+            Workload::generate(&WorkloadConfig { events: 20, ..Default::default() }).expect("plan");
+        let parameters = serde_json::from_value(json!({
+            "seed": 1, "events": 20, "workers": 1, "concurrency": 2, "rate": null, "work_delay": "0s",
+            "timeout": "10s", "retry": {"base": "10ms", "cap": "1s", "max_attempts": 10},
+            "isolation": "read-committed", "inbox_workers": 2, "p_duplicate": 0.0, "p_ack_lost": 0.0,
+            "p_concurrent": 0.0, "p_shuffle": 0.0
+        }))
+        .expect("parameters");
+        let target = Target::Bench {
+            backend: receivers::store::Backend::Sqlite,
+            design: receivers::design::Design::Atomic,
+            database: "sqlite://x.db".into(),
+            parameters: Box::new(parameters),
+        };
+        let sent = SendReport::from_histograms(
+            CounterSnapshot::default(),
+            Arc::new(Histograms::default()),
+            Duration::ZERO,
+        );
+        let shard = Shard::new(1, 2).expect("a shard");
+        let p = Partial::new(("r".into(), shard, target), &workload, None, &sent);
+        (workload, serde_json::to_value(&p).expect("JSON"))
+    }
+
+    /// A number as shard.json could hold it: small, huge, negative, fractional.
+    fn number() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_filter("JSON has no NaN or infinity", |f| f.is_finite()).prop_map(Value::from),
+            (0u64..4).prop_map(Value::from),
+        ]
+    }
+
+    /// An attempt line with any field any value of its type (and sometimes another).
+    fn attempt_line() -> impl Strategy<Value = String> {
+        (
+            (0usize..40, any::<u32>(), 0usize..60, any::<u8>()),
+            (any::<f64>(), any::<f64>(), any::<f64>()),
+            (
+                any::<u64>(),
+                proptest::option::of(any::<u16>()),
+                0usize..3,
+                proptest::option::of("[a-z -]{0,12}"),
+            ),
+        )
+            .prop_map(
+                |(
+                    (event, attempt, group, copy),
+                    (planned, sent, answered),
+                    (connection, status, outcome, detail),
+                )| {
+                    let f = |x: f64| if x.is_finite() { Value::from(x) } else { Value::from(0) };
+                    let outcome = ["ok", "fail", "info"][outcome];
+                    json!({"type": "attempt", "cell": "sqlite/atomic", "event": format!("evt_{event:06}"),
+                    "kind": "credit", "group": group, "copy": copy, "attempt": attempt,
+                    "planned_ms": f(planned), "sent_ms": f(sent), "answered_ms": f(answered), "worker": 0,
+                    "connection": connection, "status": status, "outcome": outcome,
+                    "detail": detail})
+                    .to_string()
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn a_shard_json_with_any_numbers_is_read_or_refused_never_a_panic(
+            index in number(), count in number(), elapsed in number(), late in number(),
+            cut in proptest::option::of(0usize..4000),
+        ) {
+            let (_, mut json) = honest();
+            json["shard"] = json!({"index": index, "count": count});
+            json["elapsed_s"] = elapsed;
+            json["late_by_s"] = late;
+            let mut bytes = serde_json::to_vec(&json).expect("encode");
+            if let Some(cut) = cut {
+                bytes.truncate(cut);
+            }
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::write(dir.path().join(PARTIAL_FILE), &bytes).expect("write");
+            if let Ok(p) = Partial::read(dir.path()) {
+                prop_assert!(Shard::new(p.shard.index, p.shard.count).is_ok());
+                prop_assert!(p.elapsed().is_ok() && p.late_by().is_ok());
+            }
+        }
+
+        #[test]
+        fn any_history_lines_are_checked_or_refused_never_a_panic(
+            lines in proptest::collection::vec(prop_oneof![attempt_line(), "[ -~]{0,80}".prop_map(String::from)], 0..30),
+            deliveries in 0u64..40,
+        ) {
+            let (workload, mut json) = honest();
+            json["counters"]["deliveries"] = deliveries.into();
+            let p: Partial = serde_json::from_value(json).expect("a partial");
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::write(dir.path().join(history::FILE), lines.join("\n")).expect("write");
+            let n = workload.events.len();
+            let index = |id: &str| crate::judge::history::workload_index("", id, n);
+            let _ = check_shard(dir.path(), &p, &workload, &index);
+        }
+    }
+}
