@@ -153,14 +153,16 @@ fn read_attempts(
     let shard = p.shard;
     history::read_numbered(dir, &mut |_, line| {
         let Line::Attempt(a) = line else { return Ok(()) };
+        // The id is the file's: escaped before it reaches a terminal.
+        let id = crate::printable::line(&a.event);
         let Some(i) = index(&a.event) else {
-            return Err(format!("an attempt of {}, which is not an event of this workload", a.event));
+            return Err(format!("an attempt of {id}, which is not an event of this workload"));
         };
         if !shard.holds(i as u32) {
-            return Err(format!("an attempt of {}, which is not shard {shard}'s", a.event));
+            return Err(format!("an attempt of {id}, which is not shard {shard}'s"));
         }
         if workload.groups.get(a.group).is_none_or(|g| g.event as usize != i) {
-            return Err(format!("an attempt of {} in group {}, which is not that event's", a.event, a.group));
+            return Err(format!("an attempt of {id} in group {}, which is not that event's", a.group));
         }
         if tally.counters.deliveries >= p.counters.deliveries {
             return Err(format!(
@@ -272,7 +274,10 @@ fn records_held_to_history(
         return Err(match differ {
             Some((a, b)) => format!(
                 "its attempts in shard.json differ from its history's: event {} attempt {} answered {} against {}",
-                a.0, a.1, a.2, b.2
+                a.0,
+                a.1,
+                crate::printable::line(&a.2),
+                crate::printable::line(&b.2)
             ),
             None => format!(
                 "shard.json lists {} attempts; its history has {} attempt lines",

@@ -29,6 +29,10 @@ use crate::sender::SendReport;
 use crate::stats::{CounterSnapshot, HistogramError, Histograms};
 use crate::workload::{Shard, Workload, WorkloadError};
 
+/// The most bytes of shard.json files a merge reads, all shards together (1 GiB; each one is
+/// also held to `MAX_PARTIAL_BYTES`).
+pub const MAX_SHARD_FILES_BYTES: u64 = 1 << 30;
+
 /// What a merge needs.
 #[derive(Debug, Clone)]
 pub struct MergeConfig {
@@ -127,6 +131,14 @@ pub enum MergeError {
         /// What merge was given, quoted (or `none`).
         ours: String,
     },
+    /// More shard directories than a run has shards.
+    #[error("{0} shard directories: a run has at most {max} shards", max = Shard::MAX_COUNT)]
+    TooManyShards(usize),
+    /// The shards' files are too large together.
+    #[error(
+        "the shards' shard.json files hold {0} bytes together; merge reads at most {MAX_SHARD_FILES_BYTES}"
+    )]
+    TooLarge(u64),
     /// More events than any run sends.
     #[error("the shards' workload has {0} events; a run has at most {max}", max = check::MAX_EVENTS)]
     TooManyEvents(usize),
@@ -202,6 +214,15 @@ async fn wait_for_shards(dirs: &[PathBuf], wait: Duration) -> Result<Vec<(PathBu
 
 /// Reads every shard's partial result, in index order, refusing shards that are not one run's.
 fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
+    if dirs.len() > Shard::MAX_COUNT {
+        return Err(MergeError::TooManyShards(dirs.len()));
+    }
+    // Each file is read to its own limit; together they are held to this one before any is read.
+    let total: u64 =
+        dirs.iter().filter_map(|d| std::fs::metadata(d.join(PARTIAL_FILE)).ok()).map(|m| m.len()).sum();
+    if total > MAX_SHARD_FILES_BYTES {
+        return Err(MergeError::TooLarge(total));
+    }
     let read: Vec<(PathBuf, Partial)> =
         dirs.iter().map(|d| Ok((d.clone(), Partial::read(d)?))).collect::<Result<_, MergeError>>()?;
     let Some(((first_dir, first), rest)) = read.split_first() else { return Err(MergeError::NoShards) };
@@ -241,6 +262,9 @@ fn same_run(dir: &Path, p: &Partial, first: &Path, f: &Partial) -> Result<(), Me
     ];
     for (what, theirs, ours) in checks {
         if theirs != ours {
+            // Both are the files': escaped before they reach a terminal.
+            let (theirs, ours) =
+                (crate::printable::line(&theirs).into_owned(), crate::printable::line(&ours).into_owned());
             return Err(MergeError::Mismatch { dir: dir.into(), first: first.into(), what, theirs, ours });
         }
     }
@@ -435,7 +459,9 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
 fn database_url(given: Option<&String>, recorded: &str, flag: &'static str) -> Result<String, MergeError> {
     match given {
         Some(url) => Ok(url.clone()),
-        None if recorded.contains("***") => Err(MergeError::NoDatabase(recorded.to_string(), flag)),
+        None if recorded.contains("***") => {
+            Err(MergeError::NoDatabase(crate::printable::line(recorded).into_owned(), flag))
+        }
         None => Ok(recorded.to_string()),
     }
 }

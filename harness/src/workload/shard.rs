@@ -80,6 +80,8 @@ pub enum ShardError {
 impl Shard {
     /// The whole plan: one shard of one.
     pub const WHOLE: Shard = Shard { index: 1, count: 1 };
+    /// The most shards a run may have ([`MAX_SHARDS`], reachable where the module is not).
+    pub const MAX_COUNT: usize = MAX_SHARDS;
 
     /// Shard `index` of `count`, refused unless `1 <= index <= count <= MAX_SHARDS`.
     pub fn new(index: usize, count: usize) -> Result<Self, ShardError> {

@@ -525,3 +525,50 @@ fn merge_runs_only_the_queries_on_its_own_command_line_postgres() {
     assert!(!planted.exists(), "the shard's query ran on the server");
     rt.block_on(db.cleanup());
 }
+
+#[test]
+fn more_shard_directories_than_a_run_has_shards_are_refused_before_they_are_read() {
+    let copy = Copy::of_bench();
+    for i in 3..=257 {
+        let dir = copy.shard(i);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::copy(copy.shard(1).join("shard.json"), dir.join("shard.json")).expect("copy");
+    }
+    copy.merge_bench(&[]).refused(&["257 shard directories", "at most 256 shards"]);
+}
+
+#[test]
+fn shard_files_too_large_together_are_refused_before_they_are_read() {
+    let copy = Copy::of_bench();
+    // Sparse files: 5 x 300 MiB on paper, nothing on disk; reading them would be 1.5 GB.
+    for i in 1..=5 {
+        let dir = copy.shard(i);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let file = std::fs::File::create(dir.join("shard.json")).expect("create");
+        file.set_len(300 << 20).expect("set_len");
+    }
+    let (out, shards) = (copy.out(), copy.shards());
+    let args = ["merge", "--database-url", "sqlite:///nonexistent.db", "--out", out.to_str().expect("utf-8")];
+    let m = measured(&[&args[..], &[shards.to_str().expect("utf-8")]].concat());
+    assert_eq!(m.code, Some(2), "{}", m.stderr());
+    assert!(m.stderr().contains("merge reads at most 1073741824"), "{}", m.stderr());
+    assert!(m.peak_rss_mib() < REFUSAL_MIB, "{} MiB", m.peak_rss_mib());
+}
+
+#[test]
+fn a_shards_text_reaches_merges_errors_escaped() {
+    let copy = Copy::of_bench();
+    copy.edit(2, |j| j["hookbench"] = "0.1.0\u{1b}]0;owned\u{7}".into());
+    let ran = copy.merge_bench(&[]);
+    ran.refused(&["hookbench version", "0.1.0\\u{1b}]0;owned\\u{7}"]);
+    assert!(!ran.stderr.contains('\u{1b}'), "{:?}", ran.stderr);
+    let copy = Copy::of_bench();
+    copy.edit_history(1, |n, line| {
+        if n == 0 {
+            line["event"] = "evt_\u{1b}[2J".into();
+        }
+    });
+    let ran = copy.merge_bench(&[]);
+    ran.refused(&["line 1", "evt_\\u{1b}[2J", "not an event of this workload"]);
+    assert!(!ran.stderr.contains('\u{1b}'), "{:?}", ran.stderr);
+}
