@@ -51,6 +51,11 @@ pub struct MergeArgs {
     /// A sharded audit's dead-letter query, as given to its shards (`audit --dead-letter-query`).
     #[arg(long, value_name = "SQL")]
     pub dead_letter_query: Option<String>,
+    /// The key the shards sealed their files with (each shard's HOOKBENCH_SHARD_KEY): every
+    /// shard's shard.hmac must be this key's HMAC-SHA256 over its shard.json and history, or the
+    /// shard is refused.
+    #[arg(long, env = "HOOKBENCH_SHARD_KEY", hide_env_values = true, value_name = "KEY")]
+    pub shard_key: Option<String>,
     /// How long to wait for them to settle at most.
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     pub settle_max: Duration,
@@ -92,6 +97,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             state: args.state_query.clone(),
             dead_letters: args.dead_letter_query.clone(),
         },
+        shard_key: args.shard_key.clone().filter(|k| !k.is_empty()).map(String::into_bytes),
     };
     let mut report = runtime()?.block_on(merge(&config)).map_err(usage)?;
     let thresholds = if report.audit_section().is_some() { audit } else { bench }?;

@@ -17,7 +17,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 pub use line::{AccountLine, AttemptLine, ChangeLine, EventLine, Line, Outcome, VerdictLine};
-pub use read::{HistoryError, MAX_HISTORY_BYTES, MAX_LINE_BYTES, read, read_numbered};
+pub use read::{HistoryError, MAX_HISTORY_BYTES, MAX_LINE_BYTES, path_in, read, read_numbered};
 
 /// Lines waiting for the writer at most.
 pub const BACKLOG: usize = 65_536;

@@ -20,6 +20,11 @@ use crate::workload::{Shard, Workload, WorkloadConfig};
 pub const PARTIAL_FILE: &str = "shard.json";
 /// The partial format this hookbench writes and reads.
 const FORMAT: u32 = 2;
+/// The seal's file name in a shard's directory: HMAC-SHA256, hex, over its shard.json and history.
+pub const SEAL_FILE: &str = "shard.hmac";
+/// The environment variable holding the key shards seal their files with, and `merge
+/// --shard-key` checks them with (a Kubernetes Secret given to every pod).
+pub const SHARD_KEY_ENV: &str = "HOOKBENCH_SHARD_KEY";
 /// The largest shard.json `merge` reads, bytes (256 MiB). A bench shard's is a few kilobytes; an
 /// audit shard's lists its attempts (about 150 bytes each), so this holds well over a million.
 pub const MAX_PARTIAL_BYTES: u64 = 256 << 20;
@@ -167,6 +172,14 @@ pub enum PartialError {
         /// Why.
         source: serde_json::Error,
     },
+    /// A seal missing or not the key's.
+    #[error("{}: {what}", dir.display())]
+    Seal {
+        /// The shard's directory.
+        dir: PathBuf,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// Written by a format this hookbench does not read.
     #[error("{} is shard format {found}; this hookbench reads format {FORMAT}", path.display())]
     Format {
@@ -215,6 +228,9 @@ impl Partial {
         let partly = dir.join(format!("{PARTIAL_FILE}.part"));
         std::fs::write(&partly, json).map_err(io)?;
         std::fs::rename(&partly, &path).map_err(io)?;
+        if let Some(key) = std::env::var_os(SHARD_KEY_ENV).filter(|k| !k.is_empty()) {
+            seal(dir, key.as_encoded_bytes())?;
+        }
         Ok(path)
     }
 
@@ -258,6 +274,71 @@ impl Partial {
             elapsed_s: self.elapsed_s,
         }
     }
+}
+
+/// HMAC-SHA256 with `key` over the shard's files in `dir` (shard.json, then its history), each
+/// preceded by its name and length so that no bytes can move from one to the other.
+fn seal_of(dir: &Path, key: &[u8]) -> Result<hmac::Hmac<Sha256>, PartialError> {
+    use hmac::{KeyInit, Mac};
+    use std::io::Read;
+    // HMAC takes keys of any length, so this cannot fail.
+    let mut mac = <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC accepts any key length");
+    mac.update(b"hookbench shard seal 1\n");
+    let (history, _) = crate::history::path_in(dir)
+        .map_err(|e| PartialError::Invalid { path: dir.to_path_buf(), what: e.to_string() })?;
+    for (path, limit) in
+        [(dir.join(PARTIAL_FILE), MAX_PARTIAL_BYTES), (history, crate::history::MAX_HISTORY_BYTES)]
+    {
+        let io = |source| PartialError::Io { path: path.clone(), source };
+        let file = crate::files::open_regular(&path)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len > limit {
+            let what = "a shard's file to seal";
+            return Err(crate::files::ReadError::TooLarge { path: path.clone(), limit, what }.into());
+        }
+        let name = path.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default();
+        mac.update(&(name.len() as u64).to_le_bytes());
+        mac.update(name);
+        mac.update(&len.to_le_bytes());
+        let mut reader = file.take(len);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = reader.read(&mut buf).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            mac.update(&buf[..n]);
+        }
+    }
+    Ok(mac)
+}
+
+/// Seals the shard's files in `dir` with `key`: `shard.hmac` beside them; its path.
+pub fn seal(dir: &Path, key: &[u8]) -> Result<PathBuf, PartialError> {
+    use hmac::Mac;
+    let path = dir.join(SEAL_FILE);
+    let hex = hex::encode(seal_of(dir, key)?.finalize().into_bytes());
+    crate::files::write_nofollow(&path, hex.as_bytes())
+        .map_err(|source| PartialError::Io { path: path.clone(), source })?;
+    Ok(path)
+}
+
+/// Refuses the shard in `dir` unless its seal is `key`'s over its files as they are.
+pub fn verify_seal(dir: &Path, key: &[u8]) -> Result<(), PartialError> {
+    use hmac::Mac;
+    let refuse = |what| PartialError::Seal { dir: dir.to_path_buf(), what };
+    let path = dir.join(SEAL_FILE);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(refuse(
+            "no shard.hmac: the shard was not sealed (set HOOKBENCH_SHARD_KEY for every shard)",
+        ));
+    }
+    let text = crate::files::read_text_capped(&path, 1024, "a shard's seal")?;
+    let Ok(said) = hex::decode(text.trim()) else { return Err(refuse("shard.hmac is not hex")) };
+    // verify_slice compares in constant time.
+    seal_of(dir, key)?
+        .verify_slice(&said)
+        .map_err(|_| refuse("its seal is not the --shard-key's over its shard.json and history: the files were edited, or sealed with another key"))
 }
 
 /// SHA-256 of the delivery plan: every event (its kind, account, amount or version) and every

@@ -60,6 +60,9 @@ pub struct MergeConfig {
     /// shard that recorded other ones is refused (a shard.json is a file anyone with the volume
     /// can edit; its queries are never run).
     pub queries: Queries,
+    /// The key every shard sealed its files with (`HOOKBENCH_SHARD_KEY`); `None`: seals are not
+    /// checked.
+    pub shard_key: Option<Vec<u8>>,
 }
 
 /// Why shards could not be merged.
@@ -197,10 +200,14 @@ fn shard_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// [`read_shards`], again every second while shards are missing, for up to `wait`.
-async fn wait_for_shards(dirs: &[PathBuf], wait: Duration) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
+async fn wait_for_shards(
+    dirs: &[PathBuf],
+    wait: Duration,
+    key: Option<&[u8]>,
+) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
     let deadline = tokio::time::Instant::now() + wait;
     loop {
-        match read_shards(&shard_dirs(dirs)) {
+        match read_shards(&shard_dirs(dirs), key) {
             Err(
                 MergeError::Missing { .. }
                 | MergeError::Partial(PartialError::Io { .. } | PartialError::Read(ReadError::Io { .. })),
@@ -213,7 +220,7 @@ async fn wait_for_shards(dirs: &[PathBuf], wait: Duration) -> Result<Vec<(PathBu
 }
 
 /// Reads every shard's partial result, in index order, refusing shards that are not one run's.
-fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
+fn read_shards(dirs: &[PathBuf], key: Option<&[u8]>) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
     if dirs.len() > Shard::MAX_COUNT {
         return Err(MergeError::TooManyShards(dirs.len()));
     }
@@ -223,8 +230,15 @@ fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Partial)>, MergeError> 
     if total > MAX_SHARD_FILES_BYTES {
         return Err(MergeError::TooLarge(total));
     }
-    let read: Vec<(PathBuf, Partial)> =
-        dirs.iter().map(|d| Ok((d.clone(), Partial::read(d)?))).collect::<Result<_, MergeError>>()?;
+    let read: Vec<(PathBuf, Partial)> = dirs
+        .iter()
+        .map(|d| {
+            if let Some(key) = key {
+                load::partial::verify_seal(d, key)?;
+            }
+            Ok((d.clone(), Partial::read(d)?))
+        })
+        .collect::<Result<_, MergeError>>()?;
     let Some(((first_dir, first), rest)) = read.split_first() else { return Err(MergeError::NoShards) };
     for (dir, p) in rest {
         same_run(dir, p, first_dir, first)?;
@@ -385,7 +399,7 @@ fn shards_workload(first: &Partial) -> Result<Workload, MergeError> {
 /// against the database the receivers shared, the merged history written, and the report (not
 /// yet written, its thresholds not yet held).
 pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
-    let shards = wait_for_shards(&config.dirs, config.wait).await?;
+    let shards = wait_for_shards(&config.dirs, config.wait, config.shard_key.as_deref()).await?;
     let first = &shards[0].1;
     for (dir, p) in &shards {
         if let Target::Audit(a) = &p.target {

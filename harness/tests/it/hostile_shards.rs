@@ -25,6 +25,8 @@ const EVENTS: &str = "400";
 /// A memory cap for runs that, before their fix, grew without bound: the test then fails on an
 /// aborted process instead of exhausting a machine several engineers share.
 const DATA_LIMIT: &str = "--data=1073741824";
+/// The key the bench shards seal their files with.
+const SHARD_KEY: &str = "a-kubernetes-secret";
 /// What a refused shard may cost at most: a refusal reads a line or a header, not the file.
 const REFUSAL_MIB: f64 = 100.0;
 
@@ -52,6 +54,9 @@ fn bench_shards() -> &'static Path {
                     .arg("--out")
                     .arg(root.path().join(format!("shards/{i}")))
                     .env_remove("DATABASE_URL")
+                    // Sealed as a Kubernetes run's shards would be (a merge without the key does
+                    // not look at the seals).
+                    .env("HOOKBENCH_SHARD_KEY", SHARD_KEY)
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
@@ -571,4 +576,38 @@ fn a_shards_text_reaches_merges_errors_escaped() {
     let ran = copy.merge_bench(&[]);
     ran.refused(&["line 1", "evt_\\u{1b}[2J", "not an event of this workload"]);
     assert!(!ran.stderr.contains('\u{1b}'), "{:?}", ran.stderr);
+}
+
+#[test]
+fn with_the_shard_key_sealed_shards_merge_and_an_edited_one_is_refused() {
+    let copy = Copy::of_bench();
+    let ran = copy.merge_bench(&["--shard-key", SHARD_KEY]);
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    // An edit every other check lets through: shard 2 started half a second late.
+    let copy = Copy::of_bench();
+    copy.edit(2, |j| j["late_by_s"] = 0.5.into());
+    assert_eq!(copy.merge_bench(&[]).code, Some(0), "the edit passes without the key");
+    let ran = copy.merge_bench(&["--shard-key", SHARD_KEY]);
+    ran.refused(&["shards/2", "its seal is not the --shard-key's"]);
+    // Another key, and a shard whose seal was removed.
+    let copy = Copy::of_bench();
+    copy.merge_bench(&["--shard-key", "another"]).refused(&["shards/1", "its seal is not"]);
+    std::fs::remove_file(copy.shard(1).join("shard.hmac")).expect("rm");
+    copy.merge_bench(&["--shard-key", SHARD_KEY]).refused(&["shards/1", "no shard.hmac"]);
+}
+
+#[test]
+fn an_audit_shards_attempt_records_edited_are_refused() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let db = sqlite_receiver_db(&root.path().join("app.db"));
+    let _stub = audit_shards(&db, root.path());
+    let copy = Copy::of(&root.path().join("shards"));
+    // Every refused attempt of shard 1 recorded as acknowledged instead.
+    copy.edit(1, |j| {
+        for a in j["target"]["attempts"].as_array_mut().expect("attempts") {
+            a["outcome"] = "200".into();
+        }
+    });
+    let ran = copy.merge(&["merge", "--observe-db", &db, "--quiet", "300ms", "--applied-query", APPLIED]);
+    ran.refused(&["shards/1", "its attempts in shard.json differ from its history's", "200 against 500"]);
 }
