@@ -295,13 +295,15 @@ fn overlapping(a: &AttemptLine, all: &[AttemptLine]) -> Vec<u32> {
 
 fn timeline(out: &mut String, id: &str, t: &Timeline) {
     let what = t.fate.as_ref().map_or_else(|| "not in this cell's history".to_string(), fate);
-    let _ = writeln!(out, "  {id}: {what}");
+    let _ = writeln!(out, "  {}: {what}", crate::printable::line(id));
     let mut attempts = t.attempts.clone();
     attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
     for a in &attempts {
         let status = a.status.map_or("-".to_string(), |s| s.to_string());
         let outcome = match a.outcome {
-            Outcome::Info => format!("info ({})", a.detail.as_deref().unwrap_or("indeterminate")),
+            Outcome::Info => {
+                format!("info ({})", crate::printable::line(a.detail.as_deref().unwrap_or("indeterminate")))
+            }
             other => other.as_str().to_string(),
         };
         let over = overlapping(a, &attempts);
@@ -398,7 +400,7 @@ fn render(question: &Question, cells: &Cells) -> String {
         return out;
     }
     for (cell, found) in cells {
-        let _ = writeln!(out, "{cell}");
+        let _ = writeln!(out, "{}", crate::printable::line(cell));
         match question {
             Question::Anomaly(class, _) if class.of() == Of::Run => {
                 let summary = found.verdict.as_ref().map_or("no verdict recorded", |v| v.summary.as_str());

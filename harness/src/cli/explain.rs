@@ -35,6 +35,8 @@ pub(super) fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<()>
     };
     let text =
         crate::explain::explain(&args.run_dir, &question, args.cell.as_deref()).map_err(super::usage)?;
-    write!(out, "{text}")?;
+    // The history is a file from outside: its ids, details and summaries reach the terminal with
+    // their control characters escaped (each line stays one line).
+    write!(out, "{}", crate::printable::lines(&text))?;
     Ok(())
 }

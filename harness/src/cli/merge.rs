@@ -41,6 +41,21 @@ pub struct MergeArgs {
     /// A sharded audit's observers count as settled after this long without a change.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub quiet: Duration,
+    /// A sharded audit's applied query, as given to its shards' `audit --applied-query`: merge
+    /// runs only the queries given here, and refuses a shard that recorded other ones.
+    #[arg(long, value_name = "SQL")]
+    pub applied_query: Option<String>,
+    /// A sharded audit's state query, as given to its shards (`audit --state-query`).
+    #[arg(long, value_name = "SQL")]
+    pub state_query: Option<String>,
+    /// A sharded audit's dead-letter query, as given to its shards (`audit --dead-letter-query`).
+    #[arg(long, value_name = "SQL")]
+    pub dead_letter_query: Option<String>,
+    /// The key the shards sealed their files with (each shard's HOOKBENCH_SHARD_KEY): every
+    /// shard's shard.hmac must be this key's HMAC-SHA256 over its shard.json and history, or the
+    /// shard is refused.
+    #[arg(long, env = "HOOKBENCH_SHARD_KEY", hide_env_values = true, value_name = "KEY")]
+    pub shard_key: Option<String>,
     /// How long to wait for them to settle at most.
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
     pub settle_max: Duration,
@@ -77,6 +92,12 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         quiet: args.quiet,
         settle_max: args.settle_max,
         witnesses: args.witnesses,
+        queries: crate::observe::Queries {
+            applied: args.applied_query.clone(),
+            state: args.state_query.clone(),
+            dead_letters: args.dead_letter_query.clone(),
+        },
+        shard_key: args.shard_key.clone().filter(|k| !k.is_empty()).map(String::into_bytes),
     };
     let mut report = runtime()?.block_on(merge(&config)).map_err(usage)?;
     let thresholds = if report.audit_section().is_some() { audit } else { bench }?;
@@ -84,7 +105,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let path = report.write_all(&dir).with_context(|| format!("writing {}", dir.display()))?;
     if let Some(file) = &args.metrics {
         let text = render_metrics(&report).context("encoding the metrics")?;
-        std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;
+        crate::files::write_nofollow(file, text.as_bytes()).map_err(|e| usage(format!("--metrics: {e}")))?;
     }
     print_shards(&report, out)?;
     write!(out, "{}", report.table())?;

@@ -11,14 +11,13 @@
 pub mod line;
 mod read;
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 pub use line::{AccountLine, AttemptLine, ChangeLine, EventLine, Line, Outcome, VerdictLine};
-pub use read::{HistoryError, read};
+pub use read::{HistoryError, MAX_HISTORY_BYTES, MAX_LINE_BYTES, path_in, read, read_numbered};
 
 /// Lines waiting for the writer at most.
 pub const BACKLOG: usize = 65_536;
@@ -75,11 +74,12 @@ fn write_lines(rx: &Receiver<Line>, out: &mut dyn Write) -> io::Result<u64> {
 }
 
 impl History {
-    /// Starts writing the history of a run into `dir`, compressed or not.
+    /// Starts writing the history of a run into `dir`, compressed or not; never through a
+    /// symlink planted where the file goes (the error names the file).
     pub fn create(dir: &Path, compress: bool) -> io::Result<Self> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(if compress { FILE_ZST } else { FILE });
-        let file = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+        let file = BufWriter::with_capacity(1 << 20, crate::files::create_nofollow(&path)?);
         let (tx, rx) = sync_channel(BACKLOG);
         let writer = std::thread::Builder::new().name("history".into()).spawn(move || {
             if compress {
@@ -145,6 +145,11 @@ mod tests {
             assert_eq!(back.len(), 1000);
             assert_eq!(back[999], event(999));
         }
+        let long = tempfile::tempdir().expect("tempdir");
+        let text = format!("{}\n", "x".repeat(MAX_LINE_BYTES + 1));
+        std::fs::write(long.path().join(FILE), text).expect("write");
+        let e = read(long.path(), &mut |_| {}).expect_err("too long").to_string();
+        assert!(e.ends_with("line 1 is longer than 1048576 bytes, the limit for a history's line"), "{e}");
         let empty = tempfile::tempdir().expect("tempdir");
         let e = read(empty.path(), &mut |_| {}).expect_err("no history").to_string();
         assert!(e.contains("holds no history.jsonl"), "{e}");

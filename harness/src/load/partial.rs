@@ -20,6 +20,14 @@ use crate::workload::{Shard, Workload, WorkloadConfig};
 pub const PARTIAL_FILE: &str = "shard.json";
 /// The partial format this hookbench writes and reads.
 const FORMAT: u32 = 2;
+/// The seal's file name in a shard's directory: HMAC-SHA256, hex, over its shard.json and history.
+pub const SEAL_FILE: &str = "shard.hmac";
+/// The environment variable holding the key shards seal their files with, and `merge
+/// --shard-key` checks them with (a Kubernetes Secret given to every pod).
+pub const SHARD_KEY_ENV: &str = "HOOKBENCH_SHARD_KEY";
+/// The largest shard.json `merge` reads, bytes (256 MiB). A bench shard's is a few kilobytes; an
+/// audit shard's lists its attempts (about 150 bytes each), so this holds well over a million.
+pub const MAX_PARTIAL_BYTES: u64 = 256 << 20;
 
 /// A shard's partial result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -136,24 +144,44 @@ impl Target {
 /// Why a partial result could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum PartialError {
-    /// The file could not be read or written (the cause follows in the error's chain).
-    #[error("{path}")]
+    /// The file could not be read or written.
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// Why.
         source: std::io::Error,
     },
+    /// The file could not be read within its limit, or is not a regular file.
+    #[error(transparent)]
+    Read(#[from] crate::files::ReadError),
+    /// A field holds what no shard writes (a shard numbered past its count, a time that is not
+    /// one).
+    #[error("{}: {what}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the field.
+        what: String,
+    },
     /// The file is not a partial result.
-    #[error("{path} is not a hookbench shard result: {source}")]
+    #[error("{} is not a hookbench shard result: {source}", path.display())]
     Json {
         /// The file.
         path: PathBuf,
         /// Why.
         source: serde_json::Error,
     },
+    /// A seal missing or not the key's.
+    #[error("{}: {what}", dir.display())]
+    Seal {
+        /// The shard's directory.
+        dir: PathBuf,
+        /// What is wrong.
+        what: &'static str,
+    },
     /// Written by a format this hookbench does not read.
-    #[error("{path} is shard format {found}; this hookbench reads format {FORMAT}")]
+    #[error("{} is shard format {found}; this hookbench reads format {FORMAT}", path.display())]
     Format {
         /// The file.
         path: PathBuf,
@@ -200,19 +228,39 @@ impl Partial {
         let partly = dir.join(format!("{PARTIAL_FILE}.part"));
         std::fs::write(&partly, json).map_err(io)?;
         std::fs::rename(&partly, &path).map_err(io)?;
+        if let Some(key) = std::env::var_os(SHARD_KEY_ENV).filter(|k| !k.is_empty()) {
+            seal(dir, key.as_encoded_bytes())?;
+        }
         Ok(path)
     }
 
-    /// Reads `shard.json` from `dir`.
+    /// Reads `shard.json` from `dir` (at most [`MAX_PARTIAL_BYTES`]), refusing fields no shard
+    /// writes: a shard outside 1..=N or N past `MAX_SHARDS`, times that are not durations.
     pub fn read(dir: &Path) -> Result<Self, PartialError> {
         let path = dir.join(PARTIAL_FILE);
-        let bytes = std::fs::read(&path).map_err(|source| PartialError::Io { path: path.clone(), source })?;
+        let bytes = crate::files::read_capped(&path, MAX_PARTIAL_BYTES, "a shard's result")?;
         let partial: Self = serde_json::from_slice(&bytes)
             .map_err(|source| PartialError::Json { path: path.clone(), source })?;
         if partial.format != FORMAT {
             return Err(PartialError::Format { path, found: partial.format });
         }
+        let invalid = |what: String| PartialError::Invalid { path: path.clone(), what };
+        Shard::new(partial.shard.index, partial.shard.count)
+            .map_err(|e| invalid(format!("its shard: {e}")))?;
+        partial.elapsed().map_err(|e| invalid(format!("elapsed_s {:?}: {e}", partial.elapsed_s)))?;
+        partial.late_by().map_err(|e| invalid(format!("late_by_s {:?}: {e}", partial.late_by_s)))?;
         Ok(partial)
+    }
+
+    /// `elapsed_s` as a duration; an error for what is not one (negative, NaN, past
+    /// `Duration::MAX`).
+    pub fn elapsed(&self) -> Result<std::time::Duration, std::time::TryFromFloatSecsError> {
+        std::time::Duration::try_from_secs_f64(self.elapsed_s)
+    }
+
+    /// `late_by_s` as a duration, as [`Partial::elapsed`].
+    pub fn late_by(&self) -> Result<std::time::Duration, std::time::TryFromFloatSecsError> {
+        std::time::Duration::try_from_secs_f64(self.late_by_s)
     }
 
     /// The shard as the merged report lists it.
@@ -226,6 +274,71 @@ impl Partial {
             elapsed_s: self.elapsed_s,
         }
     }
+}
+
+/// HMAC-SHA256 with `key` over the shard's files in `dir` (shard.json, then its history), each
+/// preceded by its name and length so that no bytes can move from one to the other.
+fn seal_of(dir: &Path, key: &[u8]) -> Result<hmac::Hmac<Sha256>, PartialError> {
+    use hmac::{KeyInit, Mac};
+    use std::io::Read;
+    // HMAC takes keys of any length, so this cannot fail.
+    let mut mac = <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC accepts any key length");
+    mac.update(b"hookbench shard seal 1\n");
+    let (history, _) = crate::history::path_in(dir)
+        .map_err(|e| PartialError::Invalid { path: dir.to_path_buf(), what: e.to_string() })?;
+    for (path, limit) in
+        [(dir.join(PARTIAL_FILE), MAX_PARTIAL_BYTES), (history, crate::history::MAX_HISTORY_BYTES)]
+    {
+        let io = |source| PartialError::Io { path: path.clone(), source };
+        let file = crate::files::open_regular(&path)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len > limit {
+            let what = "a shard's file to seal";
+            return Err(crate::files::ReadError::TooLarge { path: path.clone(), limit, what }.into());
+        }
+        let name = path.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default();
+        mac.update(&(name.len() as u64).to_le_bytes());
+        mac.update(name);
+        mac.update(&len.to_le_bytes());
+        let mut reader = file.take(len);
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = reader.read(&mut buf).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            mac.update(&buf[..n]);
+        }
+    }
+    Ok(mac)
+}
+
+/// Seals the shard's files in `dir` with `key`: `shard.hmac` beside them; its path.
+pub fn seal(dir: &Path, key: &[u8]) -> Result<PathBuf, PartialError> {
+    use hmac::Mac;
+    let path = dir.join(SEAL_FILE);
+    let hex = hex::encode(seal_of(dir, key)?.finalize().into_bytes());
+    crate::files::write_nofollow(&path, hex.as_bytes())
+        .map_err(|source| PartialError::Io { path: path.clone(), source })?;
+    Ok(path)
+}
+
+/// Refuses the shard in `dir` unless its seal is `key`'s over its files as they are.
+pub fn verify_seal(dir: &Path, key: &[u8]) -> Result<(), PartialError> {
+    use hmac::Mac;
+    let refuse = |what| PartialError::Seal { dir: dir.to_path_buf(), what };
+    let path = dir.join(SEAL_FILE);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(refuse(
+            "no shard.hmac: the shard was not sealed (set HOOKBENCH_SHARD_KEY for every shard)",
+        ));
+    }
+    let text = crate::files::read_text_capped(&path, 1024, "a shard's seal")?;
+    let Ok(said) = hex::decode(text.trim()) else { return Err(refuse("shard.hmac is not hex")) };
+    // verify_slice compares in constant time.
+    seal_of(dir, key)?
+        .verify_slice(&said)
+        .map_err(|_| refuse("its seal is not the --shard-key's over its shard.json and history: the files were edited, or sealed with another key"))
 }
 
 /// SHA-256 of the delivery plan: every event (its kind, account, amount or version) and every

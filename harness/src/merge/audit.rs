@@ -17,26 +17,20 @@ use crate::workload::Workload;
 /// The whole load of audit `run` judged from its shards: `sent` (the shards' counters and
 /// histograms added up, and each event's answers read from their histories) with their attempts
 /// (moved, not copied) for the witnesses, the observers asked once they have settled (`settle`:
-/// how long they must be quiet, and the longest wait) through the receiver's database at `url`,
-/// the verdict into `tap`.
+/// how long they must be quiet, and the longest wait) through the receiver's database at `url`
+/// with `queries` (merge's own, which the shards' were checked to be), the verdict into `tap`.
 pub async fn judge_shards(
-    run: &AuditRun,
+    (run, queries): (&AuditRun, Queries),
     shards: Vec<AuditShard>,
     url: &str,
     workload: Workload,
     mut sent: SendReport,
-    tap: Tap,
-    settle: (Duration, Duration),
+    (tap, settle): (Tap, (Duration, Duration)),
 ) -> Result<AuditSection, ObserveError> {
     for s in shards {
         sent.attempts.extend(s.attempts);
     }
     sent.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-    let queries = Queries {
-        applied: run.applied_query.clone(),
-        state: run.state_query.clone(),
-        dead_letters: run.dead_letter_query.clone(),
-    };
     let observers = Observers::new(vec![Box::new(SqlObserver::connect(url, queries).await?)]);
     let seen = observers.settled(settle.0, settle.1).await?;
     let ids = IdSpace { prefix: run.id_prefix.clone(), account_base: run.account_base };

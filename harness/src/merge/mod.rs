@@ -6,6 +6,7 @@
 //! the judge runs once: a bench's cell (`load::judge_cell`), or an audit's load ([`audit`]).
 
 mod audit;
+mod check;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,16 +17,21 @@ use receivers::design::Design;
 use receivers::store::Backend;
 use serde::Serialize;
 
-use crate::history::{self, AttemptLine, History, HistoryError, Line};
+use crate::files::ReadError;
+use crate::history::{self, History, HistoryError, Line};
 use crate::judge::history::workload_index;
-use crate::load::partial::{PARTIAL_FILE, Partial, PartialError, Target, plan_digest};
+use crate::load::partial::{AuditRun, PARTIAL_FILE, Partial, PartialError, Target, plan_digest};
 use crate::load::{self, bench_row, judge_cell};
 use crate::model;
-use crate::observe::{ObserveError, Observers, Tables};
+use crate::observe::{ObserveError, Observers, Queries, Tables};
 use crate::report::{Check, HistoryFile, Merged, Report};
 use crate::sender::SendReport;
 use crate::stats::{CounterSnapshot, HistogramError, Histograms};
 use crate::workload::{Shard, Workload, WorkloadError};
+
+/// The most bytes of shard.json files a merge reads, all shards together (1 GiB; each one is
+/// also held to `MAX_PARTIAL_BYTES`).
+pub const MAX_SHARD_FILES_BYTES: u64 = 1 << 30;
 
 /// What a merge needs.
 #[derive(Debug, Clone)]
@@ -50,6 +56,13 @@ pub struct MergeConfig {
     pub settle_max: Duration,
     /// Witnesses per anomaly class in the report.
     pub witnesses: usize,
+    /// An audit's queries, as `merge` was given them: the only SQL it runs on `observe_db`. A
+    /// shard that recorded other ones is refused (a shard.json is a file anyone with the volume
+    /// can edit; its queries are never run).
+    pub queries: Queries,
+    /// The key every shard sealed its files with (`HOOKBENCH_SHARD_KEY`); `None`: seals are not
+    /// checked.
+    pub shard_key: Option<Vec<u8>>,
 }
 
 /// Why shards could not be merged.
@@ -62,7 +75,11 @@ pub enum MergeError {
     #[error(transparent)]
     Partial(#[from] PartialError),
     /// Two shards disagree on what the run was.
-    #[error("{dir} is not a shard of the same run as {first}: its {what} differs ({theirs} against {ours})")]
+    #[error(
+        "{} is not a shard of the same run as {}: its {what} differs ({theirs} against {ours})",
+        dir.display(),
+        first.display()
+    )]
     Mismatch {
         /// The shard that differs.
         dir: PathBuf,
@@ -76,7 +93,7 @@ pub enum MergeError {
         ours: String,
     },
     /// The same shard given twice.
-    #[error("shard {shard} is given twice: {a} and {b}")]
+    #[error("shard {shard} is given twice: {} and {}", a.display(), b.display())]
     Duplicate {
         /// Which.
         shard: Shard,
@@ -99,8 +116,40 @@ pub enum MergeError {
     /// The workload's parameters are out of range.
     #[error(transparent)]
     Workload(#[from] WorkloadError),
+    /// A shard does not hold to itself (its counters, histograms, groups and history).
+    #[error(transparent)]
+    Refused(#[from] check::Refused),
+    /// A shard recorded other queries than `merge` was given.
+    #[error(
+        "{} recorded {flag} {theirs}; merge was given {ours}: give merge the shards' own {flag} (it runs only the queries on its own command line, never those a shard.json holds)",
+        dir.display()
+    )]
+    Queries {
+        /// The shard.
+        dir: PathBuf,
+        /// Which query.
+        flag: &'static str,
+        /// What the shard recorded, quoted (or `none`).
+        theirs: String,
+        /// What merge was given, quoted (or `none`).
+        ours: String,
+    },
+    /// More shard directories than a run has shards.
+    #[error("{0} shard directories: a run has at most {max} shards", max = Shard::MAX_COUNT)]
+    TooManyShards(usize),
+    /// The shards' files are too large together.
+    #[error(
+        "the shards' shard.json files hold {0} bytes together; merge reads at most {MAX_SHARD_FILES_BYTES}"
+    )]
+    TooLarge(u64),
+    /// More events than any run sends.
+    #[error("the shards' workload has {0} events; a run has at most {max}", max = check::MAX_EVENTS)]
+    TooManyEvents(usize),
+    /// A figure that would not fit when added up.
+    #[error("the shards' {0} add up past what a counter holds")]
+    Overflow(&'static str),
     /// A histogram could not be added.
-    #[error("shard {shard}'s latencies")]
+    #[error("shard {shard}'s latencies: {source}")]
     Histogram {
         /// Which shard.
         shard: Shard,
@@ -111,7 +160,7 @@ pub enum MergeError {
     #[error("the shards recorded the database as {0} (without its password): give {1}")]
     NoDatabase(String, &'static str),
     /// The observers (the database the receivers shared) could not be read.
-    #[error("reading the database")]
+    #[error("reading the database: {0}")]
     Observe(#[from] ObserveError),
     /// The inbox did not drain.
     #[error("the inbox still had {0} pending rows after the quiet timeout")]
@@ -120,7 +169,7 @@ pub enum MergeError {
     #[error(transparent)]
     History(#[from] HistoryError),
     /// The merged history could not be written.
-    #[error("writing the merged history")]
+    #[error("writing the merged history: {0}")]
     WriteHistory(#[source] std::io::Error),
 }
 
@@ -151,13 +200,18 @@ fn shard_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// [`read_shards`], again every second while shards are missing, for up to `wait`.
-async fn wait_for_shards(dirs: &[PathBuf], wait: Duration) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
+async fn wait_for_shards(
+    dirs: &[PathBuf],
+    wait: Duration,
+    key: Option<&[u8]>,
+) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
     let deadline = tokio::time::Instant::now() + wait;
     loop {
-        match read_shards(&shard_dirs(dirs)) {
-            Err(MergeError::Missing { .. } | MergeError::Partial(PartialError::Io { .. }))
-                if tokio::time::Instant::now() < deadline =>
-            {
+        match read_shards(&shard_dirs(dirs), key) {
+            Err(
+                MergeError::Missing { .. }
+                | MergeError::Partial(PartialError::Io { .. } | PartialError::Read(ReadError::Io { .. })),
+            ) if tokio::time::Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
             done => return done,
@@ -166,9 +220,25 @@ async fn wait_for_shards(dirs: &[PathBuf], wait: Duration) -> Result<Vec<(PathBu
 }
 
 /// Reads every shard's partial result, in index order, refusing shards that are not one run's.
-fn read_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
-    let read: Vec<(PathBuf, Partial)> =
-        dirs.iter().map(|d| Ok((d.clone(), Partial::read(d)?))).collect::<Result<_, MergeError>>()?;
+fn read_shards(dirs: &[PathBuf], key: Option<&[u8]>) -> Result<Vec<(PathBuf, Partial)>, MergeError> {
+    if dirs.len() > Shard::MAX_COUNT {
+        return Err(MergeError::TooManyShards(dirs.len()));
+    }
+    // Each file is read to its own limit; together they are held to this one before any is read.
+    let total: u64 =
+        dirs.iter().filter_map(|d| std::fs::metadata(d.join(PARTIAL_FILE)).ok()).map(|m| m.len()).sum();
+    if total > MAX_SHARD_FILES_BYTES {
+        return Err(MergeError::TooLarge(total));
+    }
+    let read: Vec<(PathBuf, Partial)> = dirs
+        .iter()
+        .map(|d| {
+            if let Some(key) = key {
+                load::partial::verify_seal(d, key)?;
+            }
+            Ok((d.clone(), Partial::read(d)?))
+        })
+        .collect::<Result<_, MergeError>>()?;
     let Some(((first_dir, first), rest)) = read.split_first() else { return Err(MergeError::NoShards) };
     for (dir, p) in rest {
         same_run(dir, p, first_dir, first)?;
@@ -206,6 +276,9 @@ fn same_run(dir: &Path, p: &Partial, first: &Path, f: &Partial) -> Result<(), Me
     ];
     for (what, theirs, ours) in checks {
         if theirs != ours {
+            // Both are the files': escaped before they reach a terminal.
+            let (theirs, ours) =
+                (crate::printable::line(&theirs).into_owned(), crate::printable::line(&ours).into_owned());
             return Err(MergeError::Mismatch { dir: dir.into(), first: first.into(), what, theirs, ours });
         }
     }
@@ -217,48 +290,66 @@ fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// The shards' sends added up: counters summed, histograms added, the longest elapsed time.
+/// The shards' sends added up: counters summed (refused past u64), histograms added, the
+/// longest elapsed time.
 fn add_up(shards: &[(PathBuf, Partial)]) -> Result<SendReport, MergeError> {
     let histograms = Arc::new(Histograms::default());
     let mut counters = CounterSnapshot::default();
-    let mut elapsed = 0f64;
-    for (_, p) in shards {
+    let mut elapsed = Duration::ZERO;
+    for (dir, p) in shards {
         let add = |h: &crate::stats::Latency, text: &str| {
             h.add_v2_base64(text).map_err(|source| MergeError::Histogram { shard: p.shard, source })
         };
         add(&histograms.intended, &p.latency_planned_v2)?;
         add(&histograms.actual, &p.latency_actual_v2)?;
-        counters += p.counters;
-        elapsed = elapsed.max(p.elapsed_s);
+        counters = checked_sum(&counters, &p.counters)?;
+        let e = p.elapsed().map_err(|e| check::Refused {
+            dir: dir.clone(),
+            what: format!("elapsed_s {:?}: {e}", p.elapsed_s),
+        })?;
+        elapsed = elapsed.max(e);
     }
-    Ok(SendReport::from_histograms(counters, histograms, Duration::from_secs_f64(elapsed)))
+    Ok(SendReport::from_histograms(counters, histograms, elapsed))
 }
 
-/// Every shard's attempt lines into `tap`, in the order they were answered, each shard's
-/// connections renumbered after the previous shards' so that every connection has one number;
-/// each event's answers (attempts, 2xx, 4xx, last status) into `sent`, from the lines, for the
-/// judge. `index` names an event's workload index from its id.
+/// `a + b` counter by counter, refused where one would not fit.
+fn checked_sum(a: &CounterSnapshot, b: &CounterSnapshot) -> Result<CounterSnapshot, MergeError> {
+    let add = |x: u64, y: u64, name| x.checked_add(y).ok_or(MergeError::Overflow(name));
+    Ok(CounterSnapshot {
+        deliveries: add(a.deliveries, b.deliveries, "deliveries")?,
+        status_2xx: add(a.status_2xx, b.status_2xx, "status_2xx")?,
+        status_4xx: add(a.status_4xx, b.status_4xx, "status_4xx")?,
+        status_5xx: add(a.status_5xx, b.status_5xx, "status_5xx")?,
+        timeouts: add(a.timeouts, b.timeouts, "timeouts")?,
+        connect_errors: add(a.connect_errors, b.connect_errors, "connect_errors")?,
+        retries: add(a.retries, b.retries, "retries")?,
+        poison_attempts: add(a.poison_attempts, b.poison_attempts, "poison_attempts")?,
+        poison_non_2xx: add(a.poison_non_2xx, b.poison_non_2xx, "poison_non_2xx")?,
+        gave_up: add(a.gave_up, b.gave_up, "gave_up")?,
+    })
+}
+
+/// Every shard's attempts (checked, in shard order) into `tap`, in the order they were answered,
+/// each shard's connections renumbered after the previous shards' so that every connection has
+/// one number; each event's answers (attempts, 2xx, 4xx, last status) into `sent`, from the
+/// lines, for the judge. `index` names an event's workload index from its id.
 fn write_attempts(
-    shards: &[(PathBuf, Partial)],
+    checked: Vec<check::Checked>,
     tap: &history::Tap,
     sent: &mut SendReport,
     index: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<(), MergeError> {
-    let mut attempts: Vec<AttemptLine> = Vec::new();
-    let mut offset = 0;
-    for (dir, _) in shards {
-        let mut most = 0;
-        history::read(dir, &mut |line| {
-            if let Line::Attempt(mut a) = line {
-                most = most.max(a.connection);
-                if a.connection > 0 {
-                    a.connection += offset;
-                }
-                a.cell = tap.cell().to_string();
-                attempts.push(a);
+    let mut attempts = Vec::new();
+    let mut offset: u64 = 0;
+    for shard in checked {
+        for mut a in shard.attempts {
+            if a.connection > 0 {
+                a.connection = a.connection.checked_add(offset).ok_or(MergeError::Overflow("connections"))?;
             }
-        })?;
-        offset += most;
+            a.cell = tap.cell().to_string();
+            attempts.push(a);
+        }
+        offset = offset.checked_add(shard.most_connection).ok_or(MergeError::Overflow("connections"))?;
     }
     attempts.sort_by(|a, b| a.answered_ms.total_cmp(&b.answered_ms));
     for a in attempts {
@@ -270,12 +361,30 @@ fn write_attempts(
     Ok(())
 }
 
-/// Merges the shards in `config.dirs`: the checker (or, for an audit, its observers) run once
-/// against the database the receivers shared, the merged history written, and the report (not
-/// yet written, its thresholds not yet held).
-pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
-    let shards = wait_for_shards(&config.dirs, config.wait).await?;
-    let first = &shards[0].1;
+/// Refuses a shard of an audit whose recorded queries are not those `merge` was given: only the
+/// operator's own SQL runs on the receiver's database.
+fn same_queries(dir: &Path, recorded: &AuditRun, given: &Queries) -> Result<(), MergeError> {
+    let quoted = |q: &Option<String>| {
+        q.as_ref().map_or_else(|| "none".to_string(), |q| format!("{:?}", crate::printable::line(q)))
+    };
+    for (flag, theirs, ours) in [
+        ("--applied-query", &recorded.applied_query, &given.applied),
+        ("--state-query", &recorded.state_query, &given.state),
+        ("--dead-letter-query", &recorded.dead_letter_query, &given.dead_letters),
+    ] {
+        if theirs != ours {
+            let ours = if ours.is_some() { format!("{flag} {}", quoted(ours)) } else { "none".to_string() };
+            return Err(MergeError::Queries { dir: dir.into(), flag, theirs: quoted(theirs), ours });
+        }
+    }
+    Ok(())
+}
+
+/// The workload the shards name, with its poison marks, refused unless it is the plan they sent.
+fn shards_workload(first: &Partial) -> Result<Workload, MergeError> {
+    if first.workload.events > check::MAX_EVENTS {
+        return Err(MergeError::TooManyEvents(first.workload.events));
+    }
     let mut workload = Workload::generate(&first.workload)?;
     if let Target::Bench { parameters, .. } = &first.target {
         workload.poison(parameters.poison);
@@ -283,6 +392,31 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
     if plan_digest(&workload) != first.plan_digest {
         return Err(MergeError::Plan);
     }
+    Ok(workload)
+}
+
+/// Merges the shards in `config.dirs`: the checker (or, for an audit, its observers) run once
+/// against the database the receivers shared, the merged history written, and the report (not
+/// yet written, its thresholds not yet held).
+pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
+    let shards = wait_for_shards(&config.dirs, config.wait, config.shard_key.as_deref()).await?;
+    let first = &shards[0].1;
+    for (dir, p) in &shards {
+        if let Target::Audit(a) = &p.target {
+            same_queries(dir, &a.run, &config.queries)?;
+        }
+    }
+    let workload = shards_workload(first)?;
+    let prefix = match &first.target {
+        Target::Audit(a) => a.run.id_prefix.clone(),
+        Target::Bench { .. } => String::new(),
+    };
+    let n = workload.events.len();
+    let index = |id: &str| workload_index(&prefix, id, n);
+    let checked: Vec<check::Checked> = shards
+        .iter()
+        .map(|(dir, p)| check::check_shard(dir, p, &workload, &index))
+        .collect::<Result<_, _>>()?;
     let mut sent = add_up(&shards)?;
     load::size_answers(&mut sent, workload.events.len());
     let compress = sent.counters.deliveries > history::COMPRESS_PAST_ATTEMPTS;
@@ -297,8 +431,7 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
         Target::Bench { backend, design, database, parameters } => {
             let url = database_url(config.database_url.as_ref(), database, "--database-url")?;
             let tap = history.tap(format!("{backend}/{design}"));
-            let n = workload.events.len();
-            write_attempts(&shards, &tap, &mut sent, &|id| workload_index("", id, n))?;
+            write_attempts(checked, &tap, &mut sent, &index)?;
             let mut report = Report::bench(config.run_id.clone(), (**parameters).clone());
             let cell = (*backend, *design);
             merge_bench(&mut report, cell, &url, workload, sent, (tap, config)).await?;
@@ -307,8 +440,7 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
         Target::Audit(shard) => {
             let url = database_url(config.observe_db.as_ref(), &shard.run.observe_db, "--observe-db")?;
             let tap = history.tap(format!("audit/{}", Check::ParallelLoad.as_str()));
-            let (n, prefix) = (workload.events.len(), shard.run.id_prefix.as_str());
-            write_attempts(&shards, &tap, &mut sent, &|id| workload_index(prefix, id, n))?;
+            write_attempts(checked, &tap, &mut sent, &index)?;
             let run = shard.run.clone();
             let audits = shards
                 .into_iter()
@@ -318,7 +450,9 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
                 })
                 .collect();
             let settle = (config.quiet, config.settle_max);
-            let section = audit::judge_shards(&run, audits, &url, workload, sent, tap, settle).await?;
+            let queries = config.queries.clone();
+            let section =
+                audit::judge_shards((&run, queries), audits, &url, workload, sent, (tap, settle)).await?;
             Report::audit(config.run_id.clone(), section)
         }
     };
@@ -339,7 +473,9 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
 fn database_url(given: Option<&String>, recorded: &str, flag: &'static str) -> Result<String, MergeError> {
     match given {
         Some(url) => Ok(url.clone()),
-        None if recorded.contains("***") => Err(MergeError::NoDatabase(recorded.to_string(), flag)),
+        None if recorded.contains("***") => {
+            Err(MergeError::NoDatabase(crate::printable::line(recorded).into_owned(), flag))
+        }
         None => Ok(recorded.to_string()),
     }
 }

@@ -15,6 +15,11 @@ use serde::{Deserialize, Serialize};
 /// The environment variable a Kubernetes Indexed Job sets in each pod: its index, from 0.
 pub const JOB_COMPLETION_INDEX: &str = "JOB_COMPLETION_INDEX";
 
+/// The most shards a run may have. Far above what a run needs (docs/scale.md: three shards send
+/// 100,000 attempts/s), and low enough that a count read from a file (a shard.json someone
+/// edited) never sizes a loop or an allocation past a few thousand entries.
+pub const MAX_SHARDS: usize = 256;
+
 /// What a shard says before it sends when it starts after `--start-at`: what is already due goes
 /// at once, and its latencies still count from the planned times. `None` when it is on time or
 /// has no `--start-at`. Bench and audit shards say the same.
@@ -51,6 +56,14 @@ pub enum ShardError {
         /// The count given.
         count: usize,
     },
+    /// N past [`MAX_SHARDS`].
+    #[error("--shard {index}/{count}: at most {MAX_SHARDS} shards")]
+    TooMany {
+        /// The index given.
+        index: usize,
+        /// The count given.
+        count: usize,
+    },
     /// `--shards` without the Job's index.
     #[error(
         "--shards {0} takes the shard's index from {JOB_COMPLETION_INDEX} (set in each pod of a Kubernetes Indexed Job), which is not set; give --shard I/N instead"
@@ -67,9 +80,14 @@ pub enum ShardError {
 impl Shard {
     /// The whole plan: one shard of one.
     pub const WHOLE: Shard = Shard { index: 1, count: 1 };
+    /// The most shards a run may have ([`MAX_SHARDS`], reachable where the module is not).
+    pub const MAX_COUNT: usize = MAX_SHARDS;
 
-    /// Shard `index` of `count`, refused unless `1 <= index <= count`.
+    /// Shard `index` of `count`, refused unless `1 <= index <= count <= MAX_SHARDS`.
     pub fn new(index: usize, count: usize) -> Result<Self, ShardError> {
+        if count > MAX_SHARDS {
+            return Err(ShardError::TooMany { index, count });
+        }
         if count == 0 || index == 0 || index > count {
             return Err(ShardError::OutOfRange { index, count });
         }
@@ -168,6 +186,10 @@ mod tests {
         let one = Some(Shard::WHOLE);
         assert_eq!(Shard::from_flags(one, Some(3), Some("0")), Err(ShardError::Both));
         assert!(ShardError::NoJobIndex(3).to_string().contains("--shard I/N"));
+        let huge = "1/18446744073709551615".parse::<Shard>().expect_err("past the bound");
+        assert_eq!(huge.to_string(), "--shard 1/18446744073709551615: at most 256 shards");
+        assert!(Shard::new(256, 256).is_ok());
+        assert!(matches!(Shard::from_flags(None, Some(257), Some("0")), Err(ShardError::TooMany { .. })));
     }
 
     #[test]

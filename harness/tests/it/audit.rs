@@ -166,11 +166,13 @@ pub(crate) fn audit_shards(url: &str, flags: &[&str], shards: &Path) {
     }
 }
 
-/// `hookbench merge` of the shards under `shards` into `merged`: how it ended, and what it printed.
-pub(crate) fn merge(shards: &Path, merged: &Path) -> (anyhow::Result<()>, String) {
+/// `hookbench merge` of the shards under `shards` into `merged`, with `flags` (the queries the
+/// shards were given: merge runs only its own): how it ended, and what it printed.
+pub(crate) fn merge(shards: &Path, merged: &Path, flags: &[&str]) -> (anyhow::Result<()>, String) {
     let args =
         ["hookbench", "merge", shards.to_str().expect("utf-8"), "--out", merged.to_str().expect("utf-8")];
-    let cli = Cli::try_parse_from(args.iter().chain(&["--quiet", "300ms"])).expect("arguments parse");
+    let cli =
+        Cli::try_parse_from(args.iter().chain(&["--quiet", "300ms"]).chain(flags)).expect("arguments parse");
     let mut printed = Vec::new();
     let result = run(cli, &mut printed);
     (result, String::from_utf8_lossy(&printed).into_owned())
@@ -497,7 +499,7 @@ fn a_sharded_audit_merged_judges_the_whole_load() {
     let shards = dir.path().join("shards");
     audit_shards(&url, &[&["--secret", SECRET_2][..], &load[..], &observer[..]].concat(), &shards);
     let merged = dir.path().join("merged");
-    let (result, printed) = merge(&shards, &merged);
+    let (result, printed) = merge(&shards, &merged, &observer);
     assert!(result.is_ok(), "{result:?}\n{printed}");
     let report = Report::read_json(&merged.join("report.json")).expect("report.json");
     assert_eq!(verdicts(&report), vec![(Check::ParallelLoad, Status::Pass)], "{printed}");

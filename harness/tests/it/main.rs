@@ -13,6 +13,7 @@ mod fleet;
 mod hardening;
 mod hostile;
 mod hostile_reports;
+mod hostile_shards;
 mod judge;
 mod model;
 mod observe_limits;

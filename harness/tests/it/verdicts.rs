@@ -219,7 +219,7 @@ fn a_merged_sharded_audit_of_a_receiver_that_fails_every_delivery_fails() {
     let flags = ["--events", "100", "--max-attempts", "2", "--observe-db", &observe];
     audit_shards(&url, &[&flags[..], &["--applied-query", "SELECT event_id FROM applied"]].concat(), &shards);
     let merged = dir.path().join("merged");
-    let (merged_ok, printed) = merge(&shards, &merged);
+    let (merged_ok, printed) = merge(&shards, &merged, &["--applied-query", "SELECT event_id FROM applied"]);
     let err = merged_ok.expect_err("a failed merged audit");
     let exit = err.downcast_ref::<Exit>().expect("an exit status");
     assert_eq!((exit.code(), exit.message.as_str()), (1, "audit FAILED: parallel-load"), "{printed}");
