@@ -28,7 +28,7 @@ pub const CONCURRENCY: RangeInclusive<usize> = 1..=4096;
 /// One attempt's timeout.
 pub const TIMEOUT: RangeInclusive<Duration> = ms(10)..=s(10 * MINUTE);
 /// Attempts per event.
-pub const MAX_ATTEMPTS: RangeInclusive<u32> = 1..=1000;
+pub const MAX_ATTEMPTS: RangeInclusive<u32> = 1..=100;
 /// The wait before the late replay.
 pub const REPLAY_AFTER: RangeInclusive<Duration> = s(0)..=s(DAY);
 /// How long a stalled body may be held.

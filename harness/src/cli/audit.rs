@@ -101,7 +101,7 @@ pub struct AuditArgs {
     /// provider's timeout, or 10s].
     #[arg(long, value_parser = humantime::parse_duration)]
     pub timeout: Option<Duration>,
-    /// Attempts per event in the load before it is given up (1 to 1000; at least 30 in the crash
+    /// Attempts per event in the load before it is given up (1 to 100; at least 30 in the crash
     /// check).
     #[arg(long, default_value_t = 10)]
     pub max_attempts: u32,
@@ -205,16 +205,16 @@ pub struct AuditArgs {
     /// check's status, the loads' figures; docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
-    /// Send only shard I of N of the parallel load (the events whose index is I-1 modulo N) and
+    /// Send only shard I of N (N at most 256) of the parallel load (the events whose index is I-1 modulo N) and
     /// write a partial result (shard.json and the shard's history, no verdict) for `hookbench
     /// merge`, which asks the --observe-db once every shard is done. Runs the load alone; needs
     /// --observe-db and one id space for every shard (--start-at, or --id-prefix and
     /// --account-base). docs/scale.md.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
-    /// Like --shard, with N shards and this shard's index (from 0) taken from
+    /// Like --shard, with N shards (1 to 256) and this shard's index (from 0) taken from
     /// JOB_COMPLETION_INDEX, which a Kubernetes Indexed Job sets in each pod.
-    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::workload::MAX_SHARDS as u64))]
     pub shards: Option<usize>,
     /// When a sharded load's first position is due (RFC 3339), the same for every shard; the
     /// run's ids and accounts are made from it.

@@ -117,14 +117,14 @@ pub struct BenchArgs {
     /// textfile collector or a push gateway; docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
-    /// Send only shard I of N of the plan (the events whose index is I-1 modulo N, every copy and
+    /// Send only shard I of N (N at most 256) of the plan (the events whose index is I-1 modulo N, every copy and
     /// duplicate of each) to --targets, and write a partial result (shard.json and the shard's
     /// history, no verdict) for `hookbench merge`. Needs --targets; docs/scale.md.
     #[arg(long, value_name = "I/N", requires = "targets")]
     pub shard: Option<Shard>,
-    /// Like --shard, with N shards and this shard's index (from 0) taken from
+    /// Like --shard, with N shards (1 to 256) and this shard's index (from 0) taken from
     /// JOB_COMPLETION_INDEX, which a Kubernetes Indexed Job sets in each pod.
-    #[arg(long, value_name = "N", conflicts_with = "shard", requires = "targets", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    #[arg(long, value_name = "N", conflicts_with = "shard", requires = "targets", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=crate::workload::MAX_SHARDS as u64))]
     pub shards: Option<usize>,
     /// When the plan's first position is due (RFC 3339, e.g. 2026-12-01T10:00:00Z), so that
     /// shards started apart keep one open-loop clock. A shard that starts late says so, sends what
@@ -215,7 +215,8 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut report = runtime()?.block_on(bench::run(&config)).map_err(usage)?;
     hold_to(&mut report, &thresholds);
     let dir = &config.out;
-    let path = report.write_all(dir).with_context(|| format!("writing {}", dir.display()))?;
+    let path =
+        report.write_all(dir).map_err(|e| super::write_error(e, format!("writing {}", dir.display())))?;
     if let Some(file) = &args.metrics {
         let text = render_metrics(&report).context("encoding the metrics")?;
         std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;

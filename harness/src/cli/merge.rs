@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use super::flags::ThresholdArgs;
+use super::flags::{MAX_WAIT, ThresholdArgs, duration_within};
 use super::{breached, hold_to, run_dir, runtime, usage};
 use crate::merge::{MergeConfig, merge};
 use crate::report::{AUDIT_FIGURES, BENCH_FIGURES, Report, audit_scopes, bench_scopes, render_metrics};
@@ -21,8 +21,8 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
     /// Wait up to this long for shards that have not finished (as a Kubernetes Job started
-    /// beside the shards does) before refusing a missing one.
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    /// beside the shards does) before refusing a missing one (0s to 1h).
+    #[arg(long, default_value = "0s", value_parser = duration_within(Duration::ZERO, MAX_WAIT))]
     pub wait: Duration,
     /// The database the receivers shared [default: the one the shards recorded, when it needs no
     /// password].
@@ -31,15 +31,17 @@ pub struct MergeArgs {
     /// The merged run's directory [default: reports/merge-TIMESTAMP-SHA].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// How long to wait for the receivers to go quiet (the inbox drained) before checking.
-    #[arg(long, default_value = "120s", value_parser = humantime::parse_duration)]
+    /// How long to wait for the receivers to go quiet (the inbox drained) before checking (0s
+    /// to 1h).
+    #[arg(long, default_value = "120s", value_parser = duration_within(Duration::ZERO, MAX_WAIT))]
     pub quiet_timeout: Duration,
     /// A sharded audit's receiver database, read-only [default: the one the shards recorded, when
     /// it needs no password].
     #[arg(long, value_name = "URL")]
     pub observe_db: Option<String>,
-    /// A sharded audit's observers count as settled after this long without a change.
-    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    /// A sharded audit's observers count as settled after this long without a change (10ms to
+    /// 10m).
+    #[arg(long, default_value = "1s", value_parser = duration_within(Duration::from_millis(10), Duration::from_secs(600)))]
     pub quiet: Duration,
     /// A sharded audit's applied query, as given to its shards' `audit --applied-query`: merge
     /// runs only the queries given here, and refuses a shard that recorded other ones.
@@ -51,16 +53,19 @@ pub struct MergeArgs {
     /// A sharded audit's dead-letter query, as given to its shards (`audit --dead-letter-query`).
     #[arg(long, value_name = "SQL")]
     pub dead_letter_query: Option<String>,
+    /// What each of those queries may take.
+    #[command(flatten)]
+    pub query_limits: super::query_limits::QueryLimitArgs,
     /// The key the shards sealed their files with (each shard's HOOKBENCH_SHARD_KEY): every
     /// shard's shard.hmac must be this key's HMAC-SHA256 over its shard.json and history, or the
     /// shard is refused.
     #[arg(long, env = "HOOKBENCH_SHARD_KEY", hide_env_values = true, value_name = "KEY")]
     pub shard_key: Option<String>,
-    /// How long to wait for them to settle at most.
-    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    /// How long to wait for them to settle at most (100ms to 1h).
+    #[arg(long, default_value = "60s", value_parser = duration_within(Duration::from_millis(100), MAX_WAIT))]
     pub settle_max: Duration,
-    /// Witnesses per anomaly class in the report.
-    #[arg(long, default_value_t = 5)]
+    /// Witnesses per anomaly class in the report (0 to 1000).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1000))]
     pub witnesses: usize,
     /// Thresholds that fail the run, held to the merged figures.
     #[command(flatten)]
@@ -97,12 +102,14 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             state: args.state_query.clone(),
             dead_letters: args.dead_letter_query.clone(),
         },
+        query_limits: args.query_limits.limits(),
         shard_key: args.shard_key.clone().filter(|k| !k.is_empty()).map(String::into_bytes),
     };
     let mut report = runtime()?.block_on(merge(&config)).map_err(usage)?;
     let thresholds = if report.audit_section().is_some() { audit } else { bench }?;
     hold_to(&mut report, &thresholds);
-    let path = report.write_all(&dir).with_context(|| format!("writing {}", dir.display()))?;
+    let path =
+        report.write_all(&dir).map_err(|e| super::write_error(e, format!("writing {}", dir.display())))?;
     if let Some(file) = &args.metrics {
         let text = render_metrics(&report).context("encoding the metrics")?;
         crate::files::write_nofollow(file, text.as_bytes()).map_err(|e| usage(format!("--metrics: {e}")))?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::history::Tap;
 use crate::load::partial::{AuditRun, AuditShard};
 use crate::load::{Load, judge_load, parallel_rules};
-use crate::observe::{ObserveError, Observers, Queries, SqlObserver};
+use crate::observe::{ObserveError, Observers, Queries, QueryLimits, SqlObserver};
 use crate::report::{AuditSection, Check, CheckFigures};
 use crate::sender::SendReport;
 use crate::wire::{IdSpace, Payload, Poison, Scheme, Signer, Wire};
@@ -20,7 +20,7 @@ use crate::workload::Workload;
 /// how long they must be quiet, and the longest wait) through the receiver's database at `url`
 /// with `queries` (merge's own, which the shards' were checked to be), the verdict into `tap`.
 pub async fn judge_shards(
-    (run, queries): (&AuditRun, Queries),
+    (run, (queries, limits)): (&AuditRun, (Queries, QueryLimits)),
     shards: Vec<AuditShard>,
     url: &str,
     workload: Workload,
@@ -31,7 +31,8 @@ pub async fn judge_shards(
         sent.attempts.extend(s.attempts);
     }
     sent.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-    let observers = Observers::new(vec![Box::new(SqlObserver::connect(url, queries).await?)]);
+    let observers =
+        Observers::new(vec![Box::new(SqlObserver::connect_with_limits(url, queries, limits).await?)]);
     let seen = observers.settled(settle.0, settle.1).await?;
     let ids = IdSpace { prefix: run.id_prefix.clone(), account_base: run.account_base };
     // The merge sends nothing: its wire only names the events and their accounts as the shards

@@ -23,7 +23,7 @@ use crate::judge::history::workload_index;
 use crate::load::partial::{AuditRun, PARTIAL_FILE, Partial, PartialError, Target, plan_digest};
 use crate::load::{self, bench_row, judge_cell};
 use crate::model;
-use crate::observe::{ObserveError, Observers, Queries, Tables};
+use crate::observe::{ObserveError, Observers, Queries, QueryLimits, Tables};
 use crate::report::{Check, HistoryFile, Merged, Report};
 use crate::sender::SendReport;
 use crate::stats::{CounterSnapshot, HistogramError, Histograms};
@@ -60,6 +60,8 @@ pub struct MergeConfig {
     /// shard that recorded other ones is refused (a shard.json is a file anyone with the volume
     /// can edit; its queries are never run).
     pub queries: Queries,
+    /// What each of those queries may take (`--query-timeout`, `--max-rows`).
+    pub query_limits: QueryLimits,
     /// The key every shard sealed its files with (`HOOKBENCH_SHARD_KEY`); `None`: seals are not
     /// checked.
     pub shard_key: Option<Vec<u8>>,
@@ -450,7 +452,7 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
                 })
                 .collect();
             let settle = (config.quiet, config.settle_max);
-            let queries = config.queries.clone();
+            let queries = (config.queries.clone(), config.query_limits);
             let section =
                 audit::judge_shards((&run, queries), audits, &url, workload, sent, (tap, settle)).await?;
             Report::audit(config.run_id.clone(), section)

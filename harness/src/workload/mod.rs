@@ -15,7 +15,7 @@ use std::fmt;
 
 pub use events::{Event, EventId, EventKind};
 pub use plan::{Group, GroupKind};
-pub use shard::{JOB_COMPLETION_INDEX, Shard, ShardError, late_start};
+pub use shard::{JOB_COMPLETION_INDEX, MAX_SHARDS, Shard, ShardError, late_start};
 
 use rng::keyed;
 

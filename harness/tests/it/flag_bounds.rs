@@ -1,4 +1,4 @@
-//! Every numeric and duration flag of bench, the experiments, serve and sign held to its bound,
+//! Every numeric and duration flag of bench, merge, the experiments, serve and sign held to its bound,
 //! through the real binary: a value out of range exits 2 naming the flag and the bound, before
 //! anything runs (a flag accepted would start a bench, a worker or a sleep of years, which the
 //! time limit here turns into a failure). Files given as flags are read within a limit.
@@ -101,4 +101,24 @@ fn serve_jitter_and_sign_flags_outside_their_bounds_are_refused() {
         "/dev/zero",
         &["not a regular file"],
     );
+}
+
+#[test]
+fn merge_and_shard_flags_outside_their_bounds_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shards = dir.path().to_str().expect("utf-8");
+    let cases: [(&str, &str, &str); 7] = [
+        ("--wait", "500000y", "1h"),
+        ("--quiet-timeout", "500000y", "1h"),
+        ("--quiet", "0s", "10ms"),
+        ("--settle-max", "500000y", "1h"),
+        ("--witnesses", "1000000", "1000"),
+        ("--query-timeout", "500000y", "1h"),
+        ("--max-rows", "0", "100000000"),
+    ];
+    for (flag, value, bound) in cases {
+        refused(&["merge", shards, flag, value], flag, &[bound]);
+    }
+    refused(&["audit", "http://127.0.0.1:1/", "--shards", "257"], "--shards", &["256"]);
+    refused(&["bench", "--targets", "http://127.0.0.1:1/", "--shards", "257"], "--shards", &["256"]);
 }
