@@ -140,7 +140,7 @@ fn base36(mut n: u64) -> String {
 
 /// The observers the flags name, connected (each query's shape checked) and asked once, so that a
 /// query that fails stops the audit before anything is sent.
-async fn start_observers(config: &AuditConfig) -> Result<Observers, AuditError> {
+async fn start_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observers, AuditError> {
     let w = &config.watch;
     let mut list: Vec<Box<dyn Observer>> = Vec::new();
     if let Some(url) = &w.observe_db {
@@ -149,7 +149,7 @@ async fn start_observers(config: &AuditConfig) -> Result<Observers, AuditError> 
     if let Some(addr) = &w.sink {
         list.push(Box::new(Sink::start(addr, &w.sink_key).await?));
     }
-    let observers = Observers::new(list);
+    let observers = Observers::new(list).only_ids(&ids.prefix);
     observers.snapshot().await?;
     Ok(observers)
 }
@@ -220,8 +220,8 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         .reachable()
         .await
         .map_err(|e| AuditError::Unreachable { url: t.url.clone(), reason: e.to_string() })?;
-    let observers = by(deadline, start_observers(config)).await?;
     let ids = id_space(config);
+    let observers = by(deadline, start_observers(config, &ids)).await?;
     let signer = Signer::new(t.signing, &t.secrets)?;
     let poison = config.poison.as_ref().map(|p| p.poison.clone()).unwrap_or_default();
     let wire = Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison });

@@ -31,8 +31,8 @@ pub async fn judge_shards(
         sent.attempts.extend(s.attempts);
     }
     sent.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-    let observers =
-        Observers::new(vec![Box::new(SqlObserver::connect_with_limits(url, queries, limits).await?)]);
+    let observer = SqlObserver::connect_with_limits(url, queries, limits).await?;
+    let observers = Observers::new(vec![Box::new(observer)]).only_ids(&run.id_prefix);
     let seen = observers.settled(settle.0, settle.1).await?;
     let ids = IdSpace { prefix: run.id_prefix.clone(), account_base: run.account_base };
     // The merge sends nothing: its wire only names the events and their accounts as the shards

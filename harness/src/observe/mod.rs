@@ -163,12 +163,20 @@ pub trait Observer: Send + Sync {
 #[derive(Default)]
 pub struct Observers {
     list: Vec<Box<dyn Observer>>,
+    /// The run's id prefix, when its snapshots keep only its own ids.
+    only: Option<String>,
 }
 
 impl Observers {
     /// A run's observers.
     pub fn new(list: Vec<Box<dyn Observer>>) -> Self {
-        Self { list }
+        Self { list, only: None }
+    }
+
+    /// These observers, their snapshots keeping only ids that start with `prefix` (the run's).
+    #[must_use]
+    pub fn only_ids(self, prefix: &str) -> Self {
+        Self { only: Some(prefix.to_string()), ..self }
     }
 
     /// What they see together.
@@ -207,7 +215,7 @@ impl Observers {
 
     /// What they all see now.
     pub async fn snapshot(&self) -> Result<Snapshot, ObserveError> {
-        let mut s = Snapshot::default();
+        let mut s = self.only.as_deref().map_or_else(Snapshot::default, Snapshot::only_ids);
         self.look(&mut s).await?;
         Ok(s)
     }
