@@ -75,10 +75,11 @@ pub enum Payload {
 #[derive(Debug, thiserror::Error)]
 pub enum PayloadError {
     /// The file could not be read within its limit ([`MAX_TEMPLATE_BYTES`], a regular file).
-    #[error("--payload {source}")]
+    #[error("--payload {problem}")]
     Read {
-        /// Why (the file named in it).
-        source: crate::files::ReadError,
+        /// Why (the file named in it). Not the error's source: its text is already said, and a
+        /// chain would print it twice.
+        problem: crate::files::ReadError,
     },
     /// The file is not JSON.
     #[error("--payload {path} is not JSON")]
@@ -186,7 +187,7 @@ impl Template {
     /// Reads and checks a template file, at most [`MAX_TEMPLATE_BYTES`] of a regular file.
     pub fn read(path: &Path) -> Result<Self, PayloadError> {
         let text = crate::files::read_text_capped(path, MAX_TEMPLATE_BYTES, "a template")
-            .map_err(|source| PayloadError::Read { source })?;
+            .map_err(|problem| PayloadError::Read { problem })?;
         Self::from_text(path, &text)
     }
 

@@ -243,6 +243,7 @@ fn every_flag_out_of_its_bounds_exits_2_naming_it_at_once() {
         (&["--account-base", "9223372036854775807"], "--account-base 9223372036854775807 is out of bounds"),
         (&["--deadline", "0s"], "--deadline 0s is out of bounds"),
         (&["--accounts", "4000000000"], "--accounts"),
+        (&["--payload", "/dev/zero"], "--payload /dev/zero: not a regular file\n"),
         (
             &["--poison-account=-9223372036854775808"],
             "--poison-account -9223372036854775808 is out of bounds",
