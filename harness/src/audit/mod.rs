@@ -34,7 +34,7 @@ pub use config::{
 pub use control::{Control, ControlError};
 pub use shard::run_shard;
 
-use crate::observe::{ObserveError, Observer, Observers, Sink, SqlObserver};
+use crate::observe::{ObserveError, Observer, Observers, Sink, SinkLimits, SqlObserver};
 use crate::report::{AuditSection, CheckResult};
 pub use crate::report::{Check, Status};
 use crate::sender::SendError;
@@ -147,7 +147,9 @@ async fn start_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observer
         list.push(Box::new(SqlObserver::connect_with_limits(url, w.queries.clone(), w.query_limits).await?));
     }
     if let Some(addr) = &w.sink {
-        list.push(Box::new(Sink::start(addr, &w.sink_key).await?));
+        list.push(Box::new(
+            Sink::start_for_run(addr, &w.sink_key, SinkLimits::default(), &ids.prefix).await?,
+        ));
     }
     let observers = Observers::new(list).only_ids(&ids.prefix);
     observers.snapshot().await?;

@@ -56,6 +56,8 @@ struct SinkState {
     counts: Arc<Mutex<Counts>>,
     key_field: String,
     limits: SinkLimits,
+    /// Only keys that start with this are kept (a run's id prefix); `None`: every key.
+    only: Option<String>,
 }
 
 /// The call's key: its `Idempotency-Key` header, else the body's `key_field`.
@@ -72,6 +74,11 @@ async fn sink_call(State(s): State<SinkState>, headers: HeaderMap, body: axum::b
     // A std Mutex: held for one count, never across an await.
     let Ok(mut counts) = s.counts.lock() else { return StatusCode::INTERNAL_SERVER_ERROR };
     let Some(key) = key else { return StatusCode::BAD_REQUEST };
+    if s.only.as_deref().is_some_and(|p| !key.starts_with(p)) {
+        // Another event's call (other traffic, an earlier run): answered as the downstream
+        // would, and not kept, since no verdict of this run reads it.
+        return StatusCode::OK;
+    }
     if key.len() > s.limits.max_key_bytes {
         counts.refused += 1;
         return StatusCode::BAD_REQUEST;
@@ -102,11 +109,32 @@ impl Sink {
         key_field: &str,
         limits: SinkLimits,
     ) -> Result<Self, ObserveError> {
+        Self::serve(addr, key_field, limits, None).await
+    }
+
+    /// Like [`Sink::start_with_limits`], keeping only keys that start with `prefix` (the run's
+    /// ids): a receiver calling with keys of its own invention cannot fill the audit's memory
+    /// unless they carry the run's prefix, and then at most [`SinkLimits::max_keys`] of them.
+    pub async fn start_for_run(
+        addr: &str,
+        key_field: &str,
+        limits: SinkLimits,
+        prefix: &str,
+    ) -> Result<Self, ObserveError> {
+        Self::serve(addr, key_field, limits, Some(prefix.to_string())).await
+    }
+
+    async fn serve(
+        addr: &str,
+        key_field: &str,
+        limits: SinkLimits,
+        only: Option<String>,
+    ) -> Result<Self, ObserveError> {
         let sink_error = |reason: String| ObserveError::Sink { addr: addr.to_string(), reason };
         let listener = TcpListener::bind(addr).await.map_err(|e| sink_error(e.to_string()))?;
         let bound = listener.local_addr().map_err(|e| sink_error(e.to_string()))?;
         let counts = Arc::new(Mutex::new(Counts::default()));
-        let state = SinkState { counts: counts.clone(), key_field: key_field.to_string(), limits };
+        let state = SinkState { counts: counts.clone(), key_field: key_field.to_string(), limits, only };
         let app = axum::Router::new().fallback(sink_call).with_state(state);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(async move {

@@ -89,3 +89,20 @@ async fn the_sinks_default_bounds_keep_huge_keys_out_of_memory() {
     let short = format!("evt_{}", "x".repeat(SinkLimits::default().max_key_bytes - 4));
     assert_eq!(call(&client, &sink, Some(&short), String::new()).await, 200);
 }
+
+#[tokio::test]
+async fn a_runs_sink_keeps_only_the_runs_own_keys() {
+    let limits = SinkLimits { max_key_bytes: 64, max_keys: 10 };
+    let sink = Sink::start_for_run("127.0.0.1:0", "event_id", limits, "run7_").await.expect("listens");
+    let client = reqwest::Client::new();
+    // Past max_keys of other keys: answered, never kept, so they cannot crowd out the run's.
+    for k in 0..50 {
+        assert_eq!(call(&client, &sink, Some(&format!("other_{k}")), String::new()).await, 200);
+    }
+    assert_eq!(call(&client, &sink, Some("run7_evt_1"), String::new()).await, 200);
+    assert_eq!(call(&client, &sink, None, r#"{"event_id":"run7_evt_1"}"#.into()).await, 200);
+    let applies = sink.applies();
+    assert_eq!(applies.len(), 1, "{applies:?}");
+    assert_eq!(applies.get("run7_evt_1"), Some(&2));
+    assert_eq!(sink.refused(), 0);
+}
