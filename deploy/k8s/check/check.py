@@ -28,11 +28,14 @@ MADE_ELSEWHERE = {
 
 
 def references(doc):
-    """(kind, name) of every ConfigMap and Secret a pod template of `doc` reads."""
+    """(kind, name) of every ConfigMap and Secret a pod template of `doc` needs. A reference
+    marked `optional: true` (the shard key: sealing is the user's choice) needs nothing."""
     spec = doc.get("spec", {}).get("template", {}).get("spec", {})
     for c in spec.get("containers", []) + spec.get("initContainers", []):
         for env in c.get("env", []):
             source = env.get("valueFrom", {})
+            if any(ref.get("optional") for ref in source.values() if isinstance(ref, dict)):
+                continue
             if "configMapKeyRef" in source:
                 yield ("ConfigMap", source["configMapKeyRef"]["name"])
             if "secretKeyRef" in source:
