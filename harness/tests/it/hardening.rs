@@ -12,15 +12,26 @@ use testkit::{Db, SECRET};
 
 /// `url` with `password` for its user (the test server trusts local connections, so any
 /// password connects).
-fn with_password(url: &str, password: &str) -> String {
-    url.replacen("postgres://postgres@", &format!("postgres://postgres:{password}@"), 1)
+/// `url` as the role `ROLE`, whose password is `PASSWORD`, whatever user and password it had (a
+/// container's URL carries one; a local server's may not).
+fn as_role(url: &str) -> String {
+    let (_, at) = url.split_once('@').expect("a URL with a host");
+    format!("postgres://{ROLE}:{PASSWORD}@{at}")
 }
+
+const ROLE: &str = "hookbench_argv_test";
+const PASSWORD: &str = "hunter2-not-in-argv";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workers_database_password_is_not_on_its_command_line() {
     let db = Db::fresh(Backend::Postgres).await;
-    let url = with_password(&db.url, "hunter2-not-in-argv");
-    assert!(url.contains("hunter2"), "{url}");
+    db.execute(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'hookbench_argv_test') THEN \
+         CREATE ROLE hookbench_argv_test LOGIN SUPERUSER PASSWORD 'hunter2-not-in-argv'; END IF; END $$",
+    )
+    .await;
+    let url = as_role(&db.url);
+    assert!(url.contains(PASSWORD), "{url}");
     let spec = WorkerSpec {
         exe: env!("CARGO_BIN_EXE_hookbench").into(),
         design: Design::Atomic,

@@ -24,11 +24,12 @@ async fn look(url: &str, sql: &str, limits: QueryLimits) -> Result<(), ObserveEr
     looked.map(|_| ())
 }
 
-/// Backends of `db`'s database still running `pg_sleep`.
+/// Backends of `db`'s database still running `pg_sleep` (active: an idle connection shows its
+/// last query, which may be this count itself, from another connection of the pool).
 async fn sleeping_backends(db: &Db) -> i64 {
     db.scalar(
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
-         AND query LIKE '%pg_sleep(3600)%' AND pid <> pg_backend_pid()",
+         AND state = 'active' AND query LIKE '%pg_sleep(3600)%' AND pid <> pg_backend_pid()",
     )
     .await
 }
@@ -65,6 +66,7 @@ async fn a_postgres_backend_stops_even_when_hookbench_is_gone() {
     // statement_timeout stops the backend.
     let _ = tokio::time::timeout(Duration::from_millis(500), observers.snapshot()).await;
     std::mem::forget(observers);
+    assert!(sleeping_backends(&db).await > 0, "the query was running when hookbench left");
     let deadline = Instant::now() + Duration::from_secs(30);
     while sleeping_backends(&db).await > 0 {
         assert!(Instant::now() < deadline, "the backend still runs pg_sleep");
