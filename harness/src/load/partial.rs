@@ -25,9 +25,10 @@ pub const SEAL_FILE: &str = "shard.hmac";
 /// The environment variable holding the key shards seal their files with, and `merge
 /// --shard-key` checks them with (a Kubernetes Secret given to every pod).
 pub const SHARD_KEY_ENV: &str = "HOOKBENCH_SHARD_KEY";
-/// The largest shard.json `merge` reads, bytes (256 MiB). A bench shard's is a few kilobytes; an
-/// audit shard's lists its attempts (about 150 bytes each), so this holds well over a million.
-pub const MAX_PARTIAL_BYTES: u64 = 256 << 20;
+/// The largest shard.json `merge` reads, bytes (4 GiB). A bench shard's is a few kilobytes; an
+/// audit shard's lists its attempts (about 150 bytes each): an audit of `--events 10000000` (its
+/// bound) with a few attempts each fits in one shard.
+pub const MAX_PARTIAL_BYTES: u64 = 4 << 30;
 
 /// A shard's partial result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -227,10 +228,12 @@ impl Partial {
         let json = serde_json::to_vec_pretty(self).map_err(|e| io(std::io::Error::other(e)))?;
         let partly = dir.join(format!("{PARTIAL_FILE}.part"));
         std::fs::write(&partly, json).map_err(io)?;
-        std::fs::rename(&partly, &path).map_err(io)?;
+        // The seal is whole before shard.json appears: a `merge --wait` that sees shard.json
+        // finds its seal complete.
         if let Some(key) = std::env::var_os(SHARD_KEY_ENV).filter(|k| !k.is_empty()) {
-            seal(dir, key.as_encoded_bytes())?;
+            seal_as(dir, &partly, key.as_encoded_bytes())?;
         }
+        std::fs::rename(&partly, &path).map_err(io)?;
         Ok(path)
     }
 
@@ -278,7 +281,7 @@ impl Partial {
 
 /// HMAC-SHA256 with `key` over the shard's files in `dir` (shard.json, then its history), each
 /// preceded by its name and length so that no bytes can move from one to the other.
-fn seal_of(dir: &Path, key: &[u8]) -> Result<hmac::Hmac<Sha256>, PartialError> {
+fn seal_of(dir: &Path, json: &Path, key: &[u8]) -> Result<hmac::Hmac<Sha256>, PartialError> {
     use hmac::{KeyInit, Mac};
     use std::io::Read;
     // HMAC takes keys of any length, so this cannot fail.
@@ -286,9 +289,12 @@ fn seal_of(dir: &Path, key: &[u8]) -> Result<hmac::Hmac<Sha256>, PartialError> {
     mac.update(b"hookbench shard seal 1\n");
     let (history, _) = crate::history::path_in(dir)
         .map_err(|e| PartialError::Invalid { path: dir.to_path_buf(), what: e.to_string() })?;
-    for (path, limit) in
-        [(dir.join(PARTIAL_FILE), MAX_PARTIAL_BYTES), (history, crate::history::MAX_HISTORY_BYTES)]
-    {
+    // Each file is sealed under its final name, whatever it is read from.
+    let files = [
+        (json.to_path_buf(), PARTIAL_FILE.as_ref(), MAX_PARTIAL_BYTES),
+        (history.clone(), history.file_name().unwrap_or_default(), crate::history::MAX_HISTORY_BYTES),
+    ];
+    for (path, name, limit) in files {
         let io = |source| PartialError::Io { path: path.clone(), source };
         let file = crate::files::open_regular(&path)?;
         let len = file.metadata().map_err(io)?.len();
@@ -296,7 +302,7 @@ fn seal_of(dir: &Path, key: &[u8]) -> Result<hmac::Hmac<Sha256>, PartialError> {
             let what = "a shard's file to seal";
             return Err(crate::files::ReadError::TooLarge { path: path.clone(), limit, what }.into());
         }
-        let name = path.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default();
+        let name = std::ffi::OsStr::as_encoded_bytes(name);
         mac.update(&(name.len() as u64).to_le_bytes());
         mac.update(name);
         mac.update(&len.to_le_bytes());
@@ -315,11 +321,19 @@ fn seal_of(dir: &Path, key: &[u8]) -> Result<hmac::Hmac<Sha256>, PartialError> {
 
 /// Seals the shard's files in `dir` with `key`: `shard.hmac` beside them; its path.
 pub fn seal(dir: &Path, key: &[u8]) -> Result<PathBuf, PartialError> {
+    seal_as(dir, &dir.join(PARTIAL_FILE), key)
+}
+
+/// [`seal`], with the shard.json about to be renamed into place read from `json`; the seal is
+/// written beside, then renamed, so it is never seen half-written.
+fn seal_as(dir: &Path, json: &Path, key: &[u8]) -> Result<PathBuf, PartialError> {
     use hmac::Mac;
     let path = dir.join(SEAL_FILE);
-    let hex = hex::encode(seal_of(dir, key)?.finalize().into_bytes());
-    crate::files::write_nofollow(&path, hex.as_bytes())
-        .map_err(|source| PartialError::Io { path: path.clone(), source })?;
+    let io = |source| PartialError::Io { path: path.clone(), source };
+    let hex = hex::encode(seal_of(dir, json, key)?.finalize().into_bytes());
+    let partly = dir.join(format!("{SEAL_FILE}.part"));
+    crate::files::write_nofollow(&partly, hex.as_bytes()).map_err(io)?;
+    std::fs::rename(&partly, &path).map_err(io)?;
     Ok(path)
 }
 
@@ -336,7 +350,7 @@ pub fn verify_seal(dir: &Path, key: &[u8]) -> Result<(), PartialError> {
     let text = crate::files::read_text_capped(&path, 1024, "a shard's seal")?;
     let Ok(said) = hex::decode(text.trim()) else { return Err(refuse("shard.hmac is not hex")) };
     // verify_slice compares in constant time.
-    seal_of(dir, key)?
+    seal_of(dir, &dir.join(PARTIAL_FILE), key)?
         .verify_slice(&said)
         .map_err(|_| refuse("its seal is not the --shard-key's over its shard.json and history: the files were edited, or sealed with another key"))
 }

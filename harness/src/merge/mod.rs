@@ -29,9 +29,9 @@ use crate::sender::SendReport;
 use crate::stats::{CounterSnapshot, HistogramError, Histograms};
 use crate::workload::{Shard, Workload, WorkloadError};
 
-/// The most bytes of shard.json files a merge reads, all shards together (1 GiB; each one is
-/// also held to `MAX_PARTIAL_BYTES`).
-pub const MAX_SHARD_FILES_BYTES: u64 = 1 << 30;
+/// The most bytes of shard.json files a merge reads, all shards together (8 GiB, the attempts of
+/// the largest audit twice over; each one is also held to `MAX_PARTIAL_BYTES`).
+pub const MAX_SHARD_FILES_BYTES: u64 = 8 << 30;
 
 /// What a merge needs.
 #[derive(Debug, Clone)]
@@ -235,7 +235,11 @@ fn read_shards(dirs: &[PathBuf], key: Option<&[u8]>) -> Result<Vec<(PathBuf, Par
     let read: Vec<(PathBuf, Partial)> = dirs
         .iter()
         .map(|d| {
-            if let Some(key) = key {
+            // A shard still running has no shard.json yet (nor a seal): reading it says it is
+            // missing, and `--wait` waits. A shard.json appears only after its seal is whole.
+            if let Some(key) = key
+                && d.join(PARTIAL_FILE).exists()
+            {
                 load::partial::verify_seal(d, key)?;
             }
             Ok((d.clone(), Partial::read(d)?))

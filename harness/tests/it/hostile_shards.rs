@@ -506,7 +506,8 @@ fn merge_runs_only_the_queries_on_its_own_command_line_sqlite() {
     // The honest shards, given the query they recorded, merge and are judged.
     let honest = Copy::of(&root.path().join("shards"));
     let ran = honest.merge(&["merge", "--observe-db", &db, "--quiet", "300ms", "--applied-query", APPLIED]);
-    assert_ne!(ran.code, Some(2), "{ran:?}");
+    // Judged, not refused: the stub answers 500 to everything, so the verdict is FAIL (exit 1).
+    assert_eq!(ran.code, Some(1), "{ran:?}");
     assert!(ran.stdout.contains("merged 2 shards"), "{ran:?}");
 }
 
@@ -545,18 +546,18 @@ fn more_shard_directories_than_a_run_has_shards_are_refused_before_they_are_read
 #[test]
 fn shard_files_too_large_together_are_refused_before_they_are_read() {
     let copy = Copy::of_bench();
-    // Sparse files: 5 x 300 MiB on paper, nothing on disk; reading them would be 1.5 GB.
+    // Sparse files: 5 x 2 GiB on paper, nothing on disk; reading them would be 10 GiB.
     for i in 1..=5 {
         let dir = copy.shard(i);
         std::fs::create_dir_all(&dir).expect("mkdir");
         let file = std::fs::File::create(dir.join("shard.json")).expect("create");
-        file.set_len(300 << 20).expect("set_len");
+        file.set_len(2 << 30).expect("set_len");
     }
     let (out, shards) = (copy.out(), copy.shards());
     let args = ["merge", "--database-url", "sqlite:///nonexistent.db", "--out", out.to_str().expect("utf-8")];
     let m = measured(&[&args[..], &[shards.to_str().expect("utf-8")]].concat());
     assert_eq!(m.code, Some(2), "{}", m.stderr());
-    assert!(m.stderr().contains("merge reads at most 1073741824"), "{}", m.stderr());
+    assert!(m.stderr().contains("merge reads at most 8589934592"), "{}", m.stderr());
     assert!(m.peak_rss_mib() < REFUSAL_MIB, "{} MiB", m.peak_rss_mib());
 }
 
