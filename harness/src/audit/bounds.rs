@@ -29,8 +29,8 @@ pub const CONCURRENCY: RangeInclusive<usize> = 1..=4096;
 pub const TIMEOUT: RangeInclusive<Duration> = ms(10)..=s(10 * MINUTE);
 /// Attempts per event.
 pub const MAX_ATTEMPTS: RangeInclusive<u32> = 1..=100;
-/// The wait before the late replay.
-pub const REPLAY_AFTER: RangeInclusive<Duration> = s(0)..=s(DAY);
+/// The wait before the late replay (Stripe retries for three days).
+pub const REPLAY_AFTER: RangeInclusive<Duration> = s(0)..=s(7 * DAY);
 /// How long a stalled body may be held.
 pub const STALL_WAIT: RangeInclusive<Duration> = ms(100)..=s(10 * MINUTE);
 /// The oversized body: past every provider's cap, within what one allocation should take.
@@ -53,6 +53,8 @@ pub const OUTAGE: RangeInclusive<Duration> = s(1)..=s(30 * DAY);
 pub const TIME_SCALE: RangeInclusive<f64> = 1.0..=1_000_000.0;
 /// The first account: any range a JSON number (and a JavaScript receiver) holds exactly.
 pub const ACCOUNT_BASE: RangeInclusive<i64> = 0..=1_000_000_000_000_000;
+/// An account the user names: any integer a JSON number holds exactly (-1 is a natural poison).
+pub const JSON_INTEGER: RangeInclusive<i64> = -(1 << 53) + 1..=(1 << 53) - 1;
 /// The id prefix's length; its characters are letters, digits, `_` and `-`.
 pub const ID_PREFIX_LEN: RangeInclusive<usize> = 1..=32;
 /// The whole audit.
@@ -106,7 +108,7 @@ pub fn check(c: &AuditConfig) -> Result<(), AuditError> {
     if let Some(poison) = &c.poison {
         within("--poison-p99-factor", poison.p99_factor, &P99_FACTOR, number)?;
         if let Poison::Account(account) = poison.poison {
-            within("--poison-account", account, &ACCOUNT_BASE, number)?;
+            within("--poison-account", account, &JSON_INTEGER, number)?;
         }
     }
     if let Some(capacity) = &c.capacity {
@@ -136,7 +138,34 @@ pub fn check(c: &AuditConfig) -> Result<(), AuditError> {
     if let Some(prefix) = &c.id_prefix {
         id_prefix(prefix)?;
     }
-    Ok(())
+    deadline_fits(c)
+}
+
+/// The least the audit's waits add up to: the parallel load at its rate, the late replay's wait,
+/// the ramp's steps and the storm's outage in real time. (Checked after every bound above, so
+/// each term is finite.)
+fn planned_at_least(c: &AuditConfig) -> Duration {
+    let load = c.load.workload.events as f64 / c.load.rate;
+    let ramp =
+        c.capacity.as_ref().map_or(0.0, |k| f64::from(k.ramp.steps) * k.ramp.step_duration.as_secs_f64());
+    let storm = c.storm.as_ref().map_or(0.0, |s| s.outage.as_secs_f64() / s.time_scale);
+    let secs = load + ramp + storm + c.probes.replay_after.as_secs_f64();
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+}
+
+/// A `--deadline` shorter than the audit's own waits would stop every run of it: refused at the
+/// start, not after the deadline has been spent.
+fn deadline_fits(c: &AuditConfig) -> Result<(), AuditError> {
+    let planned = planned_at_least(c);
+    if c.deadline >= planned {
+        return Ok(());
+    }
+    let round = Duration::from_secs(planned.as_secs().saturating_add(1));
+    Err(AuditError::Config(format!(
+        "--deadline {} is shorter than the audit's own waits (at least {}: the load's events at --rate, --replay-after, the ramp's steps, the outage): raise --deadline",
+        duration(&c.deadline),
+        duration(&round)
+    )))
 }
 
 /// An id prefix goes into headers and bodies as it is: letters, digits, `_` and `-` only (a CR or

@@ -147,13 +147,28 @@ async fn start_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observer
         list.push(Box::new(SqlObserver::connect_with_limits(url, w.queries.clone(), w.query_limits).await?));
     }
     if let Some(addr) = &w.sink {
-        list.push(Box::new(
-            Sink::start_for_run(addr, &w.sink_key, SinkLimits::default(), &ids.prefix).await?,
-        ));
+        list.push(Box::new(Sink::start_for_run(addr, &w.sink_key, sink_limits(config), &ids.prefix).await?));
     }
     let observers = Observers::new(list).only_ids(&ids.prefix);
     observers.snapshot().await?;
     Ok(observers)
+}
+
+/// The sink's bounds, with room for every event this audit may send: past `max_keys` a new key
+/// is refused, and a refused effect of the run's own would be judged lost. The loads (parallel,
+/// crash, poison) each send the workload; the ramp at most its top rate in every step; the
+/// probes and the storm a few thousand more.
+fn sink_limits(config: &AuditConfig) -> SinkLimits {
+    let loads = config.load.workload.events.saturating_mul(3);
+    let ramp = config
+        .capacity
+        .as_ref()
+        .map_or(0.0, |k| f64::from(k.ramp.steps) * k.ramp.to * k.ramp.step_duration.as_secs_f64());
+    let storm = config.storm.as_ref().map_or(0, |s| s.events);
+    // Each term is bounded by the flags' own bounds (audit/bounds.rs), so this cannot overflow.
+    let planned = loads + ramp.ceil() as usize + storm + 100_000;
+    let default = SinkLimits::default();
+    SinkLimits { max_keys: default.max_keys.max(planned), ..default }
 }
 
 /// What the audit has found so far, for its report.

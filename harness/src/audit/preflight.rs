@@ -22,7 +22,15 @@ pub type Fix = String;
 /// The preflight: `Err` names what to fix before the receiver can be audited.
 pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
     let f = ctx.credit("pre", 0, ctx.account(), 100);
-    let signed = ctx.deliver(&f, "preflight, signed").await;
+    let mut signed = ctx.deliver(&f, "preflight, signed").await;
+    // A receiver warming up (a cold start, a pool filling) may miss one timeout: three in a row
+    // is a receiver that does not answer.
+    for _ in 1..PREFLIGHT_TRIES {
+        if !signed.timed_out {
+            break;
+        }
+        signed = ctx.deliver(&f, "preflight, signed, again").await;
+    }
     let Some(status) = signed.status else { return unanswered(&signed, ctx.probe.timeout()) };
     let scheme = ctx.wire.signer.scheme();
     match status {
@@ -54,7 +62,11 @@ pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
     }
 }
 
-/// The preflight's delivery got no whole answer. One that ran out of `--timeout` stops the audit:
+/// How many times the preflight's delivery is tried before a receiver that never answers within
+/// `--timeout` stops the audit.
+const PREFLIGHT_TRIES: usize = 3;
+
+/// The preflight's delivery got no whole answer. Three that ran out of `--timeout` stop the audit:
 /// every delivery after it would wait as long and prove nothing (a receiver that accepts and never
 /// answers kept an audit busy for 15 minutes). One cut short goes on, to be judged.
 fn unanswered(signed: &Answer, timeout: Duration) -> Result<(), Fix> {
@@ -62,7 +74,7 @@ fn unanswered(signed: &Answer, timeout: Duration) -> Result<(), Fix> {
         return Ok(());
     }
     Err(format!(
-        "the receiver did not answer a signed delivery within --timeout {}: check that it answers, or raise --timeout",
+        "the receiver did not answer a signed delivery within --timeout {} ({PREFLIGHT_TRIES} tries): check that it answers, or raise --timeout",
         humantime::format_duration(timeout)
     ))
 }

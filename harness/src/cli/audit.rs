@@ -70,7 +70,7 @@ pub struct AuditArgs {
     /// Copies released together in the concurrent check.
     #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=64))]
     pub copies: usize,
-    /// How long after the run the late replay is sent (0s to 1 day).
+    /// How long after the run the late replay is sent (0s to 7 days).
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
     pub replay_after: Duration,
     /// A shell command run before the late replay (your purge job), e.g. `./purge-old-keys.sh`.
@@ -123,7 +123,7 @@ pub struct AuditArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub kills: u32,
     /// Poison events are credits to this account, which your handler is known to refuse (runs the
-    /// poison check; 0 to 10^15).
+    /// poison check; any integer a JSON number holds exactly, e.g. -1).
     #[arg(long, value_name = "N", conflicts_with = "poison_template")]
     pub poison_account: Option<i64>,
     /// Poison events take the credit body of this template (the --payload template format), a
@@ -188,8 +188,8 @@ pub struct AuditArgs {
     /// audit used).
     #[arg(long)]
     pub account_base: Option<i64>,
-    /// How long the whole audit may take (1s to 7 days); then it stops, writes its report so far
-    /// and exits 2.
+    /// How long the whole audit may take (1s to 7 days, not less than its own waits); then it stops,
+    /// writes its report so far and exits 2.
     #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
     pub deadline: Duration,
     /// Where the reports go (default `reports/audit-<time>-<sha>`).

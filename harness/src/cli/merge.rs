@@ -13,6 +13,9 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The longest `--wait` or `--settle-max`.
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
 /// Arguments of `hookbench merge`.
 #[derive(Debug, Clone, Args)]
 pub struct MergeArgs {
@@ -21,8 +24,9 @@ pub struct MergeArgs {
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
     /// Wait up to this long for shards that have not finished (as a Kubernetes Job started
-    /// beside the shards does) before refusing a missing one (0s to 1h).
-    #[arg(long, default_value = "0s", value_parser = duration_within(Duration::ZERO, MAX_WAIT))]
+    /// beside the shards does) before refusing a missing one (0s to 1 day: shards of a long load
+    /// run for hours).
+    #[arg(long, default_value = "0s", value_parser = duration_within(Duration::ZERO, DAY))]
     pub wait: Duration,
     /// The database the receivers shared [default: the one the shards recorded, when it needs no
     /// password].
@@ -61,8 +65,8 @@ pub struct MergeArgs {
     /// shard is refused.
     #[arg(long, env = "HOOKBENCH_SHARD_KEY", hide_env_values = true, value_name = "KEY")]
     pub shard_key: Option<String>,
-    /// How long to wait for them to settle at most (100ms to 1h).
-    #[arg(long, default_value = "60s", value_parser = duration_within(Duration::from_millis(100), MAX_WAIT))]
+    /// How long to wait for them to settle at most (100ms to 1 day, as audit's).
+    #[arg(long, default_value = "60s", value_parser = duration_within(Duration::from_millis(100), DAY))]
     pub settle_max: Duration,
     /// Witnesses per anomaly class in the report (0 to 1000).
     #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1000))]

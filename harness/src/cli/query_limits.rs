@@ -18,8 +18,9 @@ pub struct QueryLimitArgs {
     /// Postgres by the server itself: statement_timeout) and the run stops naming this flag.
     #[arg(long, default_value = "30s", value_parser = duration_within(MIN_TIMEOUT, MAX_TIMEOUT))]
     pub query_timeout: Duration,
-    /// How many rows one observer query may return (1 to 100000000), counted as they stream in.
-    #[arg(long, default_value_t = 10_000_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    /// How many rows one observer query may return (1 to 10000000000), counted as they stream in
+    /// (other runs' rows too: they cost time, not memory).
+    #[arg(long, default_value_t = 100_000_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000_000))]
     pub max_rows: u64,
 }
 

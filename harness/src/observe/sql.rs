@@ -49,9 +49,9 @@ pub struct QueryLimits {
     /// itself (the session's `statement_timeout`, so its backend stops even if hookbench is gone);
     /// SQLite is interrupted by a progress handler. At least 1 ms (0 would turn Postgres's off).
     pub timeout: Duration,
-    /// How many rows one query may return (`--max-rows`; default 10,000,000), counted as they
-    /// stream in. A check's applied query returns a row per event (or per apply): ten million
-    /// is the largest `--events` an audit sends (its ids are what memory is spent on).
+    /// How many rows one query may return (`--max-rows`; default 100,000,000), counted as they
+    /// stream in, the run's own or not: the table may hold every earlier run and production's
+    /// rows, which cost time, not memory (a run's snapshots keep only its own ids).
     pub max_rows: u64,
 }
 
@@ -64,7 +64,7 @@ impl QueryLimits {
 
 impl Default for QueryLimits {
     fn default() -> Self {
-        Self { timeout: Duration::from_secs(30), max_rows: 10_000_000 }
+        Self { timeout: Duration::from_secs(30), max_rows: 100_000_000 }
     }
 }
 

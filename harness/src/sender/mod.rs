@@ -482,7 +482,11 @@ pub fn seconds(secs: f64) -> Duration {
 /// `start` plus `secs` seconds (as [`seconds`]), never overflowing.
 pub fn after(start: Instant, secs: f64) -> Instant {
     let wait = seconds(secs);
-    start.checked_add(wait).unwrap_or(start)
+    // FAR fits any Instant on Linux; were it not to, a year is still never "now".
+    start
+        .checked_add(wait)
+        .or_else(|| start.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(start)
 }
 
 /// Sends lane `lane`'s groups (every `lanes`-th, from `lane`) at their planned times.
@@ -500,7 +504,12 @@ async fn send_lane(ctx: Arc<Ctx>, lane: usize, lanes: usize) {
                 pacer.until(planned).await;
                 planned
             }
-            None => Instant::now(),
+            None => {
+                // Unpaced, but not before the run's start (a shard's --start-at): a time before
+                // it would read as 0 ms in the history, unlike the latency the histogram holds.
+                pacer.until(start).await;
+                Instant::now()
+            }
         };
         let Ok(slots) = ctx.slots.clone().acquire_many_owned(u32::from(g.copies)).await else {
             break;

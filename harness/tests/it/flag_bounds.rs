@@ -108,13 +108,13 @@ fn merge_and_shard_flags_outside_their_bounds_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let shards = dir.path().to_str().expect("utf-8");
     let cases: [(&str, &str, &str); 7] = [
-        ("--wait", "500000y", "1h"),
+        ("--wait", "500000y", "1day"),
         ("--quiet-timeout", "500000y", "1h"),
         ("--quiet", "0s", "10ms"),
-        ("--settle-max", "500000y", "1h"),
+        ("--settle-max", "500000y", "1day"),
         ("--witnesses", "1000000", "1000"),
         ("--query-timeout", "500000y", "1h"),
-        ("--max-rows", "0", "100000000"),
+        ("--max-rows", "0", "10000000000"),
     ];
     for (flag, value, bound) in cases {
         refused(&["merge", shards, flag, value], flag, &[bound]);

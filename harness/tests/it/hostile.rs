@@ -242,6 +242,10 @@ fn every_flag_out_of_its_bounds_exits_2_naming_it_at_once() {
         (&["--id-prefix", "a\r\nx-injected: 1"], "--id-prefix"),
         (&["--account-base", "9223372036854775807"], "--account-base 9223372036854775807 is out of bounds"),
         (&["--deadline", "0s"], "--deadline 0s is out of bounds"),
+        (
+            &["--events", "100000", "--rate", "10", "--deadline", "1h"],
+            "--deadline 1h is shorter than the audit's own waits (at least 2h 46m 41s",
+        ),
         (&["--accounts", "4000000000"], "--accounts"),
         (&["--payload", "/dev/zero"], "--payload /dev/zero: not a regular file\n"),
         (
