@@ -246,17 +246,13 @@ impl SqlObserver {
                     .fetch_one(&mut *conn)
                     .await
                     .map_err(failed)?;
-                let streamed = tokio::time::timeout_at(backstop, async {
-                    let mut stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
-                    while let Some(row) = stream.try_next().await.map_err(failed)? {
-                        rows.count()?;
-                        let cells: Vec<Cell> = (0..row.len()).map(|i| Cell::of_pg(&row, i)).collect();
-                        each(&cells)?;
-                    }
-                    Ok(())
-                })
-                .await
-                .unwrap_or_else(|_| Err(timed_out()));
+                let stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
+                let cells =
+                    |row: &sqlx::postgres::PgRow| (0..row.len()).map(|i| Cell::of_pg(row, i)).collect();
+                let streamed =
+                    tokio::time::timeout_at(backstop, drain(stream, cells, &mut rows, each, &failed))
+                        .await
+                        .unwrap_or_else(|_| Err(timed_out()));
                 if streamed.is_err() {
                     abandon_pg(p, conn, pid).await;
                 }
@@ -269,17 +265,13 @@ impl SqlObserver {
                     .await
                     .map_err(failed)?
                     .set_progress_handler(SQLITE_STEPS, move || Instant::now() < interrupt_at);
-                let streamed = tokio::time::timeout_at(backstop, async {
-                    let mut stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
-                    while let Some(row) = stream.try_next().await.map_err(failed)? {
-                        rows.count()?;
-                        let cells: Vec<Cell> = (0..row.len()).map(|i| Cell::of_sqlite(&row, i)).collect();
-                        each(&cells)?;
-                    }
-                    Ok(())
-                })
-                .await
-                .unwrap_or_else(|_| Err(timed_out()));
+                let stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
+                let cells =
+                    |row: &sqlx::sqlite::SqliteRow| (0..row.len()).map(|i| Cell::of_sqlite(row, i)).collect();
+                let streamed =
+                    tokio::time::timeout_at(backstop, drain(stream, cells, &mut rows, each, &failed))
+                        .await
+                        .unwrap_or_else(|_| Err(timed_out()));
                 if streamed.is_ok()
                     && let Ok(mut handle) = conn.lock_handle().await
                 {
@@ -398,6 +390,22 @@ impl Rows {
 }
 
 /// A query stopped mid-way (past its rows or its time): its backend is cancelled from the pool's
+/// Each row of `stream`, counted against the row limit as it comes, made `cells` and handed to
+/// `each`: nothing is collected first. `failed` says what a database error means.
+async fn drain<R>(
+    mut stream: impl futures_util::Stream<Item = Result<R, sqlx::Error>> + Unpin,
+    cells: impl Fn(&R) -> Vec<Cell>,
+    rows: &mut Rows,
+    each: &mut (dyn FnMut(&[Cell]) -> Result<(), ObserveError> + Send),
+    failed: &impl Fn(sqlx::Error) -> ObserveError,
+) -> Result<(), ObserveError> {
+    while let Some(row) = stream.try_next().await.map_err(failed)? {
+        rows.count()?;
+        each(&cells(&row))?;
+    }
+    Ok(())
+}
+
 /// other connection and its own connection closed, never handed to the next query.
 async fn abandon_pg(pool: &PgPool, conn: PoolConnection<Postgres>, pid: i32) {
     let cancel = sqlx::query("SELECT pg_cancel_backend($1)").bind(pid).execute(pool);
