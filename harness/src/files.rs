@@ -86,8 +86,18 @@ pub fn read_text_capped(path: &Path, limit: u64, what: &'static str) -> Result<S
     String::from_utf8(bytes).map_err(|_| ReadError::NotText { path: path.to_path_buf() })
 }
 
+/// A symbolic link where hookbench was to write a file: refused, never written through (someone
+/// who can write into `--out` must not make hookbench overwrite what the link points at).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: a symbolic link; hookbench writes no file through one (remove it)", path.display())]
+pub struct SymlinkRefused {
+    /// Where the link is.
+    pub path: PathBuf,
+}
+
 /// Creates (or truncates) `path` for writing without following a symlink at its last component:
-/// a link planted in `--out` as `report.html` makes this fail (ELOOP) instead of writing where
+/// a link planted in `--out` as `report.html` makes this fail with a [`SymlinkRefused`] (inside
+/// the `io::Error`, for the command line to tell it from a full disk) instead of writing where
 /// it points.
 pub fn create_nofollow(path: &Path) -> io::Result<File> {
     OpenOptions::new()
@@ -96,7 +106,14 @@ pub fn create_nofollow(path: &Path) -> io::Result<File> {
         .truncate(true)
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+        .map_err(|e| {
+            let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            if is_link {
+                io::Error::other(SymlinkRefused { path: path.to_path_buf() })
+            } else {
+                io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+            }
+        })
 }
 
 /// Writes `bytes` to `path` as [`create_nofollow`] opens it.

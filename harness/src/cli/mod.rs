@@ -31,8 +31,9 @@ pub use audit::AuditArgs;
 pub use bench::BenchArgs;
 pub use flags::{PostgresArgs, ThresholdArgs, WorkloadArgs};
 
+use crate::files::SymlinkRefused;
 use crate::printable;
-use crate::report::{Report, SymlinkRefused};
+use crate::report::Report;
 use crate::threshold::Threshold;
 
 /// Does your webhook handler apply every event exactly once? hookbench measures it.

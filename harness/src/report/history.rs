@@ -234,7 +234,7 @@ pub fn rebuild_index(dir: &Path, limit: u64) -> std::io::Result<usize> {
         let (shown, link) = (escape::text(name), escape::path_segment(name));
         let _ = writeln!(md, "| [{shown}]({link}/report.md) | {} |", cells.join(" | "));
     }
-    super::write_file(&dir.join("index.md"), md.as_bytes())?;
+    crate::files::write_nofollow(&dir.join("index.md"), md.as_bytes())?;
 
     let body = maud::html! {
         p {
@@ -254,7 +254,7 @@ pub fn rebuild_index(dir: &Path, limit: u64) -> std::io::Result<usize> {
         }
     };
     let html = page::page("hookbench runs", body);
-    super::write_file(&dir.join("index.html"), html.as_bytes())?;
+    crate::files::write_nofollow(&dir.join("index.html"), html.as_bytes())?;
     Ok(runs.len())
 }
 

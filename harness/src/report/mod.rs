@@ -36,25 +36,6 @@ pub use sections::{markdown as sections_markdown, text as sections_text};
 pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
 pub use table::render_table;
 
-/// A file of a report that is a symbolic link where hookbench was to write it: refused, never
-/// written through (someone who can write into `--out` must not make hookbench overwrite what
-/// the link points at).
-#[derive(Debug, thiserror::Error)]
-#[error("{}: a symbolic link; hookbench writes no report file through one (remove it)", path.display())]
-pub struct SymlinkRefused {
-    /// Where the link is.
-    pub path: PathBuf,
-}
-
-/// Writes `bytes` to `path` with [`crate::files::write_nofollow`]; a symbolic link there is a
-/// [`SymlinkRefused`] (inside the `io::Error`, for the command line to tell it from a full disk).
-pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::files::write_nofollow(path, bytes).map_err(|e| {
-        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-        if is_link { std::io::Error::other(SymlinkRefused { path: path.to_path_buf() }) } else { e }
-    })
-}
-
 impl Report {
     /// Writes report.json, report.md and report.html into `dir`, through no symbolic link.
     pub fn write_all(&self, dir: &Path) -> std::io::Result<PathBuf> {
@@ -67,8 +48,8 @@ impl Report {
     /// as it is (`report render`: rewritten pretty, a report.json near its size limit would
     /// grow past it).
     pub fn write_pages(&self, dir: &Path) -> std::io::Result<()> {
-        write_file(&dir.join("report.md"), render_markdown(self).as_bytes())?;
-        write_file(&dir.join("report.html"), render_html(self).as_bytes())
+        crate::files::write_nofollow(&dir.join("report.md"), render_markdown(self).as_bytes())?;
+        crate::files::write_nofollow(&dir.join("report.html"), render_html(self).as_bytes())
     }
 
     /// The run's table for the terminal: a bench's cells, or an audit's verdicts.

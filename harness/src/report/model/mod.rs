@@ -170,7 +170,7 @@ impl Report {
     /// before reports named their kind is read as what it was: an audit's when it has an `audit`
     /// section, else a bench's.
     pub fn read_json_capped(path: &Path, limit: u64) -> std::io::Result<Self> {
-        let bytes = read_report_bytes(path, limit).map_err(std::io::Error::other)?;
+        let bytes = crate::files::read_capped(path, limit, "a report.json").map_err(std::io::Error::other)?;
         // Straight into the types when it names its kind: a serde_json::Value of a large report
         // is several times its size.
         if let Ok(report) = serde_json::from_slice(&bytes) {
@@ -191,7 +191,7 @@ impl Report {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("report.json");
         let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        super::write_file(&path, &json)?;
+        crate::files::write_nofollow(&path, &json)?;
         Ok(path)
     }
 }
@@ -201,12 +201,6 @@ impl Report {
 /// events). Rendering one costs some 30 times its size in memory (a 45 MiB report of nothing but
 /// witnesses: 1.4 GiB), so the limit keeps `report render` and `report index` under 0.5 GiB.
 pub const MAX_REPORT_BYTES: u64 = 16 << 20;
-
-/// What a report.json is, when it is a regular file of at most `limit` bytes
-/// ([`crate::files::read_capped`]: a FIFO refused, not waited on; a larger file refused by its size).
-fn read_report_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    crate::files::read_capped(path, limit, "a report.json")
-}
 
 /// What went wrong reading the report.json at `path`, naming it once: a size limit, a FIFO or a
 /// device names it already, and a JSON error does not. A larger report says which flag raises
