@@ -56,6 +56,7 @@ impl Ctx {
             version: 0,
             created: now_s(),
             poisoned: false,
+            object: None,
         }
     }
 
@@ -71,6 +72,7 @@ impl Ctx {
             version,
             created: now_s() + version,
             poisoned: false,
+            object: None,
         }
     }
 

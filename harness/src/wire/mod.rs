@@ -82,7 +82,17 @@ impl Wire {
                     _ => (account, amount),
                 };
                 let plan = String::new();
-                Fields { id, kind: Kind::Credit, account, amount, plan, version: 0, created, poisoned }
+                Fields {
+                    id,
+                    kind: Kind::Credit,
+                    account,
+                    amount,
+                    plan,
+                    version: 0,
+                    created,
+                    poisoned,
+                    object: None,
+                }
             }
             EventKind::Plan { version, .. } => Fields {
                 id,
@@ -93,6 +103,7 @@ impl Wire {
                 version: i64::from(version),
                 created,
                 poisoned: false,
+                object: None,
             },
         }
     }

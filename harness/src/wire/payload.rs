@@ -49,6 +49,10 @@ pub struct Fields {
     pub created: i64,
     /// A poison event: its body comes from the run's poison template, when it has one.
     pub poisoned: bool,
+    /// The provider object the event is about (a Stripe PaymentIntent's id, a GitHub issue's
+    /// number), when two events share one: the same change sent twice under two event ids (a
+    /// semantic duplicate). `None`: the event's own object, derived from its id.
+    pub object: Option<String>,
 }
 
 /// The two kinds of event every workload has.
@@ -396,6 +400,7 @@ mod tests {
             version: 0,
             created: 1_764_460_800,
             poisoned: false,
+            object: None,
         }
     }
 
@@ -529,6 +534,7 @@ mod tests {
                 version: g.version,
                 created: g.created,
                 poisoned: false,
+                object: None,
             };
             assert_eq!(String::from_utf8(Payload::Hookbench.render(&f)).expect("utf-8"), g.body);
         }

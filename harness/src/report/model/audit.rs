@@ -89,7 +89,7 @@ impl Check {
     }
 }
 
-/// PASS, FAIL or SKIPPED.
+/// PASS, FAIL, SKIPPED or WARN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Status {
@@ -99,6 +99,9 @@ pub enum Status {
     Fail,
     /// Not run; the evidence says why.
     Skipped,
+    /// An advisory finding (a semantic duplicate): reported with its witnesses, the exit status
+    /// unchanged unless `--strict`.
+    Warn,
 }
 
 impl Status {
@@ -108,6 +111,7 @@ impl Status {
             Self::Pass => "PASS",
             Self::Fail => "FAIL",
             Self::Skipped => "SKIPPED",
+            Self::Warn => "WARN",
         }
     }
 }
