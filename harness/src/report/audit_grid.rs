@@ -141,7 +141,7 @@ fn remedies_html(row: &Row<'_>) -> Markup {
     html! {
         tr class="remedy" {
             td colspan="3" style="text-align:left" {
-                "What to change"
+                b { "What to change" }
                 @if row.remedies.is_empty() {
                     ": no remedy to name; the witnesses and the evidence say what failed."
                 }
@@ -166,11 +166,15 @@ pub fn audit_grid_html(a: &AuditSection) -> Markup {
             p { (summary(a)) }
             @if !rows.is_empty() {
                 table {
-                    tr { th { "check" } th { "verdict" } th style="text-align:left" { "evidence" } }
+                    tr {
+                        th style="text-align:left" { "check" }
+                        th style="text-align:left" { "verdict" }
+                        th style="text-align:left" { "evidence" }
+                    }
                     @for row in &rows {
                         @let c = row.result;
                         tr class="check" {
-                            td { (c.check.as_str()) }
+                            td style="white-space:nowrap" { (c.check.as_str()) }
                             td class="verdict" style=(colour(c.status)) {
                                 b { (c.status.as_str()) }
                                 @if let Some(link) = &row.witnesses { (witnesses_link_html(link)) }
