@@ -74,14 +74,20 @@ fn summary(a: &AuditSection) -> String {
     if count(Status::Skipped) == a.checks.len() {
         return "Every check was skipped: nothing was judged.".to_string();
     }
-    format!(
+    let counts = format!(
         "{} FAIL, {} WARN, {} PASS, {} SKIPPED, of {} checks.",
         count(Status::Fail),
         count(Status::Warn),
         count(Status::Pass),
         count(Status::Skipped),
         a.checks.len()
-    )
+    );
+    // A stopped audit's verdicts are those of the checks that ran: said with the answer, not
+    // only further down where its reason is.
+    match a.stopped {
+        Some(_) => format!("{counts} The audit stopped before it finished: these are the checks that ran."),
+        None => counts,
+    }
 }
 
 /// The background of a verdict's cell.
@@ -331,6 +337,55 @@ mod tests {
         assert_eq!(md, "## Verdict\n\nNo check ran: nothing was judged.\n\n");
         let html = audit_grid_html(&a).into_string();
         assert!(html.contains("No check ran") && !html.contains("<table"), "{html}");
+    }
+
+    #[test]
+    fn a_stopped_audit_says_so_with_its_verdicts() {
+        let mut a = audit(&[("sequential-duplicate", "PASS", &[])]);
+        assert!(!audit_grid_markdown(&a).contains("stopped"));
+        a.stopped = Some("the kill command failed".to_string());
+        let md = audit_grid_markdown(&a);
+        assert!(md.contains("1 PASS, 0 SKIPPED, of 1 checks. The audit stopped before it finished"), "{md}");
+    }
+
+    /// The in-page links of `md` and the anchors of its headings, as page.rs gives them.
+    fn links_and_anchors(md: &str) -> (Vec<String>, Vec<String>) {
+        use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+        let (mut links, mut anchors, mut heading) = (Vec::new(), Vec::new(), None::<String>);
+        for event in Parser::new_ext(md, Options::ENABLE_TABLES) {
+            match event {
+                Event::Start(Tag::Link { dest_url, .. }) => links.push(dest_url.to_string()),
+                Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
+                Event::Text(t) | Event::Code(t) => heading.iter_mut().for_each(|h| h.push_str(&t)),
+                Event::End(TagEnd::Heading(_)) => {
+                    anchors.extend(heading.take().map(|h| format!("#{}", slug(&h))))
+                }
+                _ => {}
+            }
+        }
+        (links, anchors)
+    }
+
+    #[test]
+    fn every_link_of_the_grid_lands_on_a_witnesses_heading_even_one_without_witnesses() {
+        let mut a = audit(&[
+            ("concurrent-copies", "FAIL", &["duplicate"]),
+            ("parallel-load", "WARN", &["id-conflict"]),
+            ("capacity", "FAIL", &[]),
+            ("lost-ack", "PASS", &[]),
+        ]);
+        a.checks[2].witnesses.clear();
+        let md = super::super::audit_markdown(&super::super::Header::new("r".to_string()), &a);
+        let (links, anchors) = links_and_anchors(&md);
+        let linked: std::collections::BTreeSet<&str> = links.iter().map(String::as_str).collect();
+        let flagged = ["#capacity-witnesses", "#concurrent-copies-witnesses", "#parallel-load-witnesses"];
+        assert_eq!(linked.into_iter().collect::<Vec<_>>(), flagged, "each flagged check linked: {links:?}");
+        assert_eq!(links.len(), 6, "from its row and from what to change: {links:?}");
+        for link in &links {
+            assert!(anchors.contains(link), "{link} has no heading in {md}");
+        }
+        assert!(md.contains("## capacity: witnesses\n\nNo event to show"), "{md}");
+        assert!(!anchors.contains(&"#lost-ack-witnesses".to_string()), "a PASS has no witnesses section");
     }
 
     #[test]
