@@ -150,10 +150,11 @@ fn remedies_html(row: &Row<'_>) -> Markup {
                 b { "What to change" }
                 @if row.remedies.is_empty() {
                     ": no remedy to name; the witnesses and the evidence say what failed."
-                }
-                ul {
-                    @for r in &row.remedies {
-                        li { b { (r.anchor) } ": " (r.change) " (see " code { (r.docs()) } ")" }
+                } @else {
+                    ul {
+                        @for r in &row.remedies {
+                            li { b { (r.anchor) } ": " (r.change) " (see " code { (r.docs()) } ")" }
+                        }
                     }
                 }
             }
@@ -386,6 +387,21 @@ mod tests {
         }
         assert!(md.contains("## capacity: witnesses\n\nNo event to show"), "{md}");
         assert!(!anchors.contains(&"#lost-ack-witnesses".to_string()), "a PASS has no witnesses section");
+    }
+
+    #[test]
+    fn the_terminal_table_ends_with_the_remedies_only_when_a_check_failed() {
+        let report = |a| super::super::Report::audit("r".to_string(), a);
+        let failing =
+            report(audit(&[("concurrent-copies", "FAIL", &["duplicate"]), ("lost-ack", "PASS", &[])]));
+        let table = super::super::render_audit_table(&failing);
+        let change = remedy::for_class(Class::Duplicate).change;
+        let last = format!(
+            "what to change:\n  duplicate (concurrent-copies): {change} [docs/remedies.md#duplicate]\n"
+        );
+        assert!(table.ends_with(&last), "{table}");
+        let passing = report(audit(&[("lost-ack", "PASS", &[]), ("crash", "SKIPPED", &[])]));
+        assert!(!super::super::render_audit_table(&passing).contains("what to change"));
     }
 
     #[test]
