@@ -1,12 +1,14 @@
-//! An audit's report: the verdict table (terminal and Markdown), the witnesses under each failing
-//! check, and each check's figures. report.html is this Markdown as a page.
+//! An audit's report: the verdict table for the terminal, report.md (the verdict grid first, then
+//! the witnesses of each failing or warning check, and each check's figures), and report.html:
+//! the coloured grid, then this Markdown without its grid.
 
 use std::fmt::Write;
 
 use crate::printable::line;
 
+use super::audit_grid::{audit_grid_markdown, flagged, remedies_by_check, witnesses_heading};
 use super::escape::{code, text as cell};
-use super::{AuditSection, CheckFigures, Header, Report, Status, Witness};
+use super::{AuditSection, CheckFigures, Header, Report, Witness};
 
 /// The verdict table: one line per check. What the receiver chose (its URL, its answers quoted
 /// in the evidence, the ids) is printed with its control characters escaped.
@@ -34,7 +36,22 @@ pub fn render_audit_table(report: &Report) -> String {
     if let Some(why) = &a.stopped {
         let _ = writeln!(out, "stopped: {}", line(why));
     }
+    remedies_text(&mut out, a);
     out
+}
+
+/// What to change, one line per remedy the failing and warning checks call for. The remedies
+/// are hookbench's own text; nothing from the receiver is in them.
+fn remedies_text(out: &mut String, a: &AuditSection) {
+    let remedies = remedies_by_check(a);
+    if remedies.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "what to change:");
+    for (r, checks) in remedies {
+        let checks: Vec<&str> = checks.iter().map(|c| c.as_str()).collect();
+        let _ = writeln!(out, "  {} ({}): {} [{}]", r.anchor, checks.join(", "), r.change, r.docs());
+    }
 }
 
 fn witness_md(md: &mut String, w: &Witness) {
@@ -50,6 +67,8 @@ fn witness_md(md: &mut String, w: &Witness) {
 pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# hookbench audit {}\n", cell(&header.run_id));
+    // The answer first: the verdict grid and what to change, then what was audited and how.
+    md.push_str(&audit_grid_markdown(a));
     let _ = writeln!(
         md,
         "Receiver {}, {} signatures, {} payload, observed through {}. Ids start with {}; accounts \
@@ -73,15 +92,14 @@ pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
             cell(why)
         );
     }
-    let _ = writeln!(md, "| check | verdict | evidence |\n|---|---|---|");
-    for c in &a.checks {
-        let _ = writeln!(md, "| {} | {} | {} |", c.check.as_str(), c.status.as_str(), cell(&c.evidence));
-    }
-    let _ = writeln!(md);
     md.push_str(&super::markdown::thresholds_section(&header.thresholds));
     md.push_str(&super::markdown::shards_section(header.shards.as_ref()));
-    for c in a.checks.iter().filter(|c| c.status == Status::Fail) {
-        let _ = writeln!(md, "\n## {}: witnesses\n", c.check.as_str());
+    // Every check the grid links to has its section, so that no link is left dangling.
+    for c in a.checks.iter().filter(|c| flagged(c.status)) {
+        let _ = writeln!(md, "\n## {}\n", witnesses_heading(c.check));
+        if c.witnesses.is_empty() {
+            let _ = writeln!(md, "No event to show: the evidence and the figures say what failed.");
+        }
         for w in &c.witnesses {
             witness_md(&mut md, w);
         }

@@ -198,7 +198,10 @@ pub fn render_html(report: &Report) -> String {
         RunBody::Audit { audit } => {
             let md = super::audit_markdown(&report.header, audit);
             let without_title = md.split_once('\n').map_or("", |(_, rest)| rest);
-            let mut body = vec![page::markdown(without_title)];
+            // The coloured grid stands for report.md's, first, as in a bench's page.
+            let grid = super::audit_grid::audit_grid_markdown(audit);
+            let without_grid = without_title.replacen(&grid, "", 1);
+            let mut body = vec![super::audit_grid::audit_grid_html(audit), page::markdown(&without_grid)];
             for (id, title) in audit_chart_titles(audit) {
                 match audit_chart(audit, id, title) {
                     Ok(svg) => body.push(page::figure(id, title, &svg)),

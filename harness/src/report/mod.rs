@@ -6,6 +6,7 @@
 
 mod audit;
 mod audit_charts;
+mod audit_grid;
 mod chart;
 mod escape;
 mod history;
@@ -16,6 +17,7 @@ pub mod model;
 mod page;
 #[cfg(test)]
 mod proptests;
+pub mod remedy;
 mod sections;
 mod subjects;
 mod table;

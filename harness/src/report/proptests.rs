@@ -59,13 +59,17 @@ fn audit(s: &[String]) -> Report {
     serde_json::from_value(json).expect("an audit's report")
 }
 
+/// The links hookbench writes in these reports: the bench's grid to its cell's witnesses, the
+/// audit's grid to its failing check's.
+const OWN_LINKS: [&str; 2] = ["#witnesses-in-sqlitenaive", "#sequential-duplicate-witnesses"];
+
 /// What in report.md would render as markup hookbench did not write.
 fn markup_in_markdown(md: &str) -> Vec<String> {
     Parser::new_ext(md, Options::ENABLE_TABLES)
         .filter_map(|e| match e {
             Event::Html(h) | Event::InlineHtml(h) => Some(format!("HTML {h}")),
             Event::Start(Tag::Image { dest_url, .. }) => Some(format!("image {dest_url}")),
-            Event::Start(Tag::Link { dest_url, .. }) if dest_url.as_ref() != "#witnesses-in-sqlitenaive" => {
+            Event::Start(Tag::Link { dest_url, .. }) if !OWN_LINKS.contains(&dest_url.as_ref()) => {
                 Some(format!("link {dest_url}"))
             }
             _ => None,
@@ -161,7 +165,8 @@ proptest! {
         let md = render_markdown(&report);
         prop_assert_eq!(markup_in_markdown(&md), Vec::<String>::new(), "{}", md);
         let html = render_html(&report);
-        prop_assert_eq!(markup_in_html(&html, ("<a ", 0)), Vec::<String>::new(), "{}", html);
+        let own = ("<a href=\"#sequential-duplicate-witnesses\">witnesses</a>", 1);
+        prop_assert_eq!(markup_in_html(&html, own), Vec::<String>::new(), "{}", html);
     }
 }
 

@@ -9,6 +9,25 @@ use maud::{Markup, html};
 use super::page::slug;
 use super::{BenchBody, Row};
 
+/// A verdict that held, as a cell's background.
+pub(super) const GREEN: &str = "background:#d9f2d9";
+/// A verdict that held only in part, or an advisory finding.
+pub(super) const AMBER: &str = "background:#fcefc7";
+/// A verdict that did not hold.
+pub(super) const RED: &str = "background:#f8d0d0";
+/// Nothing judged.
+pub(super) const GREY: &str = "background:#ececec";
+
+/// A link to witnesses in a grid's cell, as report.md writes it.
+pub(super) fn witnesses_link_markdown(anchor: &str) -> String {
+    format!("([witnesses]({anchor}))")
+}
+
+/// A link to witnesses in a grid's cell, as report.html shows it.
+pub(super) fn witnesses_link_html(anchor: &str) -> Markup {
+    html! { " (" a href=(anchor) { "witnesses" } ")" }
+}
+
 /// The heading of a cell's witnesses in report.md (the grid links to it).
 pub(super) fn witnesses_heading(cell: &str) -> String {
     format!("Witnesses in {cell}")
@@ -74,7 +93,7 @@ pub fn verdict_grid_markdown(report: &BenchBody) -> String {
             let text = report.row(b, d).map_or("did not run".to_string(), |r| {
                 let v = verdict(report, r);
                 match v.witnesses {
-                    Some(link) => format!("{} ([witnesses]({link}))", v.words),
+                    Some(link) => format!("{} {}", v.words, witnesses_link_markdown(&link)),
                     None => v.words,
                 }
             });
@@ -91,9 +110,9 @@ pub fn verdict_grid_markdown(report: &BenchBody) -> String {
 pub fn verdict_grid_html(report: &BenchBody) -> Markup {
     let backends = report.backends();
     let colour = |v: &Verdict| match (v.exactly_once, v.latest) {
-        (true, true) => "background:#d9f2d9",
-        (true, false) => "background:#fcefc7",
-        _ => "background:#f8d0d0",
+        (true, true) => GREEN,
+        (true, false) => AMBER,
+        _ => RED,
     };
     html! {
         @if !backends.is_empty() {
@@ -111,7 +130,7 @@ pub fn verdict_grid_html(report: &BenchBody) -> Markup {
                                         td class="verdict" style=(colour(&v)) {
                                             (v.words)
                                             @if let Some(link) = &v.witnesses {
-                                                " (" a href=(link) { "witnesses" } ")"
+                                                (witnesses_link_html(link))
                                             }
                                         }
                                     }

@@ -6,6 +6,7 @@
 
 mod audit;
 mod audit_faults;
+mod audit_report;
 mod bench;
 mod experiments;
 mod flag_bounds;

@@ -1,0 +1,186 @@
+//! What to change, for each anomaly the judge names: one short remedy per class, each with its
+//! section in docs/remedies.md. Plain data: which classes a check found is the judge's; this only
+//! says what a receiver's author does about each.
+
+use crate::judge::Class;
+
+use super::Check;
+
+/// The page every remedy has a section in (its anchor is the remedy's).
+pub const DOCS: &str = "docs/remedies.md";
+
+/// What to change for one kind of failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remedy {
+    /// Its section's anchor in [`DOCS`]: the class's name, or the failure's for a check that
+    /// fails on its figures alone.
+    pub anchor: &'static str,
+    /// What to change, in a sentence.
+    pub change: &'static str,
+}
+
+impl Remedy {
+    /// Where the docs explain it: `docs/remedies.md#duplicate`.
+    pub fn docs(&self) -> String {
+        format!("{DOCS}#{}", self.anchor)
+    }
+}
+
+/// The remedy of `class`. The match has no catch-all arm, so that a class cannot be added without
+/// saying what to change for it.
+pub fn for_class(class: Class) -> Remedy {
+    let change = match class {
+        Class::Duplicate => {
+            "record the id and apply the effect in one transaction: INSERT ... ON CONFLICT DO \
+             NOTHING, and apply only when a row was inserted"
+        }
+        Class::Lost => {
+            "acknowledge only after the effect is committed: answer 2xx after the transaction \
+             commits, never before or beside it"
+        }
+        Class::NeverApplied => {
+            "accept every valid delivery: verify against each secret in rotation, answer within \
+             the timeout, and when the effect fails roll back the recorded id with it so that the \
+             retry applies it"
+        }
+        Class::StaleAccount => {
+            "guard the write by version: UPDATE ... WHERE version < $new, so that an older update \
+             arriving late changes nothing"
+        }
+        Class::StaleWrite => {
+            "never write a version over a newer one: the same guard, UPDATE ... WHERE version < \
+             $new, on the object's own version or timestamp rather than the order of arrival"
+        }
+        Class::RefusedApplied => {
+            "validate before any side effect: check the signature, the timestamp and the body \
+             first, and write nothing for a request you answer 4xx"
+        }
+        Class::NotRefused => {
+            "refuse what is not the provider's: verify the signature over the raw body in constant \
+             time, reject timestamps outside the tolerance and malformed or oversized bodies, and \
+             answer 4xx"
+        }
+        Class::NotDeadLettered => {
+            "keep an event you will never apply: store its id, body and error in a dead-letter \
+             table before answering, so that it can be inspected and replayed"
+        }
+        Class::HeldOpen => {
+            "bound the time a request may take to arrive: a read timeout on headers and body, then \
+             answer 408 or close the connection"
+        }
+        Class::IdConflict => {
+            "treat one id with two bodies as a conflict, not a new event: keep the first, refuse \
+             the second and log it; the sender reusing ids is the bug to find"
+        }
+        Class::HalfWritten => {
+            "write the effect and its evidence (the balance and the ledger row) in one \
+             transaction, so that neither commits without the other"
+        }
+    };
+    Remedy { anchor: class.name(), change }
+}
+
+/// A remedy for a failure no class names: a check that fails on its figures (latency under the
+/// provider's timeout) rather than on an event. `None`: the check fails only with a class.
+pub fn for_unclassed(check: Check) -> Option<Remedy> {
+    match check {
+        Check::Capacity | Check::RetryStorm => Some(Remedy {
+            anchor: "too-slow",
+            change: "answer within the provider's timeout: verify, record the event and answer \
+                     2xx, then do the work from a queue; a slow answer is retried, and each retry \
+                     is a duplicate to dedupe",
+        }),
+        Check::Poison => Some(Remedy {
+            anchor: "slowed-by-poison",
+            change: "refuse an event you can never apply at once and for good (4xx, or 2xx after \
+                     dead-lettering it) instead of failing it slowly on every retry",
+        }),
+        Check::SequentialDuplicate
+        | Check::ConcurrentCopies
+        | Check::LostAck
+        | Check::OutOfOrder
+        | Check::LateReplay
+        | Check::SecretRotation
+        | Check::HostileInput
+        | Check::ParallelLoad
+        | Check::Crash => None,
+    }
+}
+
+/// What to change for a failing check that found `classes`: each class's remedy, or the check's
+/// own when it found none.
+pub fn for_check(check: Check, classes: &[Class]) -> Vec<Remedy> {
+    if classes.is_empty() {
+        return for_unclassed(check).into_iter().collect();
+    }
+    let mut remedies: Vec<Remedy> = Vec::new();
+    for &class in classes {
+        let r = for_class(class);
+        if !remedies.contains(&r) {
+            remedies.push(r);
+        }
+    }
+    remedies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/remedies.md, as committed.
+    fn docs() -> String {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/remedies.md");
+        std::fs::read_to_string(path).expect("docs/remedies.md")
+    }
+
+    /// The section of `docs` under the heading whose GitHub anchor is `anchor`, if there is one.
+    fn section<'a>(docs: &'a str, anchor: &str) -> Option<&'a str> {
+        let mut sections = docs.split("\n## ").skip(1);
+        sections.find(|s| super::super::page::slug(s.lines().next().unwrap_or_default()) == anchor)
+    }
+
+    fn every_remedy() -> Vec<Remedy> {
+        let classed = Class::ALL.iter().map(|&c| for_class(c));
+        classed.chain(Check::ALL.into_iter().filter_map(for_unclassed)).collect()
+    }
+
+    #[test]
+    fn every_class_has_a_remedy_of_its_own_named_by_the_class() {
+        let remedies: Vec<Remedy> = Class::ALL.iter().map(|&c| for_class(c)).collect();
+        for (r, c) in remedies.iter().zip(Class::ALL) {
+            assert_eq!(r.anchor, c.name());
+            assert!(!r.change.is_empty(), "{c:?}");
+        }
+        let changes: std::collections::BTreeSet<&str> = remedies.iter().map(|r| r.change).collect();
+        assert_eq!(changes.len(), Class::ALL.len(), "no two classes share a sentence");
+    }
+
+    #[test]
+    fn every_remedy_has_its_section_in_the_docs_holding_its_sentence() {
+        let docs = docs();
+        for r in every_remedy() {
+            let s = section(&docs, r.anchor).unwrap_or_else(|| panic!("no section #{} in {DOCS}", r.anchor));
+            let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(words(s).contains(&words(r.change)), "#{}'s section lacks `{}`", r.anchor, r.change);
+            assert_eq!(r.docs(), format!("docs/remedies.md#{}", r.anchor));
+        }
+        assert!(section(&docs, "no-such-remedy").is_none(), "the lookup can miss");
+    }
+
+    #[test]
+    fn a_check_that_fails_on_its_figures_alone_has_the_checks_remedy() {
+        assert_eq!(
+            for_check(Check::Capacity, &[]).iter().map(|r| r.anchor).collect::<Vec<_>>(),
+            ["too-slow"]
+        );
+        assert_eq!(for_check(Check::Poison, &[]).len(), 1);
+        assert!(for_check(Check::ConcurrentCopies, &[]).is_empty(), "no class, no remedy to guess");
+    }
+
+    #[test]
+    fn a_check_with_classes_has_one_remedy_per_class_in_order_once_each() {
+        let found = [Class::Duplicate, Class::Lost, Class::Duplicate];
+        let anchors: Vec<&str> = for_check(Check::Capacity, &found).iter().map(|r| r.anchor).collect();
+        assert_eq!(anchors, ["duplicate", "lost"], "the classes' remedies, not the check's");
+    }
+}
