@@ -1,5 +1,5 @@
 //! Shopify's bodies: the topic's resource (an order for `orders/*`, a customer for
-//! `customers/*`) with the keys the Admin REST resources of `@shopify/shopify-api` (12.0.0,
+//! `customers/*`) with the keys the Admin REST resources of `@shopify/shopify-api` (11.14.1,
 //! API version 2025-07) declare, and the `X-Shopify-*` headers beside it. The account is the
 //! customer (`customer.id` in an order, `id` in a customer); amounts are money strings, as
 //! Shopify writes them (`total_price: "1500"`); the tests compare the keys with those resources
