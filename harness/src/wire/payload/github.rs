@@ -18,6 +18,8 @@ pub(super) const EVENTS: &[EventSpec] = &[
     issue_event("issues.edited", Owner::Account),
     issue_event("issues.closed", Owner::Account),
     issue_event("issues.reopened", Owner::Account),
+    pull_request_event("pull_request.opened", Owner::Event),
+    pull_request_event("pull_request.edited", Owner::Account),
     star_event("star.created"),
     star_event("star.deleted"),
     EventSpec {
@@ -41,6 +43,19 @@ const fn issue_event(name: &'static str, owner: Owner) -> EventSpec {
         account: REPOSITORY,
         amount: None,
         version: Some("/issue/comments"),
+    }
+}
+
+const fn pull_request_event(name: &'static str, owner: Owner) -> EventSpec {
+    EventSpec {
+        name,
+        header: "pull_request",
+        owner,
+        build: pull_request,
+        account: REPOSITORY,
+        amount: None,
+        // The pull request's commit count, which grows as it is pushed to.
+        version: Some("/pull_request/commits"),
     }
 }
 
@@ -191,6 +206,57 @@ fn issue(s: &Subject<'_>) -> Value {
 fn issues(s: &Subject<'_>) -> Value {
     let mut body =
         json!({ "action": action(s), "issue": issue(s), "repository": repository(s), "sender": user() });
+    if action(s) == "edited" {
+        body["changes"] = json!({ "title": { "from": "hookbench event (before the edit)" } });
+    }
+    body
+}
+
+/// The pull request the event is about, from `feature-<number>` into `main` of the account's
+/// repository: its id and number made from the object's token.
+fn pull_request(s: &Subject<'_>) -> Value {
+    let number = s.numeric_id("pull-number") % 100_000 + 1;
+    let full = format!("{OWNER}/repo-{}", s.f.account);
+    let api = format!("https://api.github.com/repos/{full}");
+    let html = format!("https://github.com/{full}/pull/{number}");
+    let at = s.created_rfc3339();
+    let side = |branch: &str, sha: String| json!({ "label": format!("{OWNER}:{branch}"), "ref": branch, "sha": sha, "user": user(), "repo": repository(s) });
+    let link = |href: String| json!({ "href": href });
+    let head = json!({
+        "url": format!("{api}/pulls/{number}"), "id": s.numeric_id("pull"),
+        "node_id": format!("PR_{}", s.hex("pull", 16)), "html_url": html, "diff_url": format!("{html}.diff"),
+        "patch_url": format!("{html}.patch"), "issue_url": format!("{api}/issues/{number}"),
+        "number": number, "state": "open", "locked": false, "title": format!("hookbench event {}", s.token),
+        "user": user(), "body": format!("Sent by hookbench as {}.", s.f.id), "created_at": at,
+        "updated_at": at, "closed_at": null, "merged_at": null, "merge_commit_sha": null,
+        "assignee": null, "assignees": [], "requested_reviewers": [], "requested_teams": [],
+        "labels": [], "milestone": null,
+    });
+    let rest = json!({
+        "commits_url": format!("{api}/pulls/{number}/commits"),
+        "review_comments_url": format!("{api}/pulls/{number}/comments"),
+        "review_comment_url": format!("{api}/pulls/comments{{/number}}"),
+        "comments_url": format!("{api}/issues/{number}/comments"),
+        "statuses_url": format!("{api}/statuses/{}", s.hex("head", 40)),
+        "head": side(&format!("feature-{number}"), s.hex("head", 40)), "base": side("main", s.hex("base", 40)),
+        "_links": {
+            "self": link(format!("{api}/pulls/{number}")), "html": link(html.clone()),
+            "issue": link(format!("{api}/issues/{number}")),
+            "comments": link(format!("{api}/issues/{number}/comments")),
+            "review_comments": link(format!("{api}/pulls/{number}/comments")),
+            "review_comment": link(format!("{api}/pulls/comments{{/number}}")),
+            "commits": link(format!("{api}/pulls/{number}/commits")),
+            "statuses": link(format!("{api}/statuses/{}", s.hex("head", 40))),
+        },
+        "author_association": "OWNER", "auto_merge": null, "active_lock_reason": null, "draft": false,
+        "merged": false, "mergeable": null, "rebaseable": null, "mergeable_state": "unknown",
+        "merged_by": null, "comments": 0, "review_comments": 0, "maintainer_can_modify": false,
+        "commits": 1, "additions": 1, "deletions": 0, "changed_files": 1,
+    });
+    let mut body = json!({
+        "action": action(s), "number": number, "pull_request": joined([head, rest]),
+        "repository": repository(s), "sender": user(),
+    });
     if action(s) == "edited" {
         body["changes"] = json!({ "title": { "from": "hookbench event (before the edit)" } });
     }
