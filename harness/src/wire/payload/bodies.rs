@@ -44,6 +44,11 @@ impl Format {
         }
     }
 
+    /// The format `--payload` names `s`, if it names one.
+    pub fn named(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
     fn specs(self) -> &'static [EventSpec] {
         match self {
             Self::Stripe => super::stripe::EVENTS,
@@ -76,14 +81,6 @@ impl Format {
     }
 }
 
-impl FromStr for Format {
-    type Err = ();
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|f| f.as_str() == s).ok_or(())
-    }
-}
-
 /// Whose object an event is about, when [`Fields::object`] names none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Owner {
@@ -110,16 +107,21 @@ impl Subject<'_> {
         numeric_id(&format!("{salt}:{}", self.token))
     }
 
-    /// `n` hex digits stable for the token and `salt` (a commit's sha, a secret's suffix).
+    /// `n` hex digits stable for the object's token and `salt` (a commit's sha, a secret's
+    /// suffix).
     pub fn hex(&self, salt: &str, n: usize) -> String {
-        let mut out = String::with_capacity(n + 16);
-        let mut round = 0u32;
-        while out.len() < n {
-            out.push_str(&format!("{:016x}", fnv1a(&format!("{salt}:{round}:{}", self.token))));
-            round += 1;
-        }
-        out.truncate(n);
-        out
+        hex(&self.token, salt, n)
+    }
+
+    /// `n` hex digits stable for the event itself and `salt` (what each event has of its own,
+    /// whatever object it is about: its request's id).
+    pub fn event_hex(&self, salt: &str, n: usize) -> String {
+        hex(&self.f.id, salt, n)
+    }
+
+    /// `n` hex digits stable for the account and `salt` (its repository's node id).
+    pub fn account_hex(&self, salt: &str, n: usize) -> String {
+        hex(&self.f.account.to_string(), salt, n)
     }
 
     /// The event's creation time in RFC 3339 (`2026-12-01T16:00:00Z`).
@@ -144,6 +146,17 @@ pub(super) fn joined<const N: usize>(parts: [Value; N]) -> Value {
 /// Unix seconds in RFC 3339, UTC (the epoch for a time out of range).
 pub(super) fn rfc3339(seconds: i64) -> String {
     jiff::Timestamp::from_second(seconds).unwrap_or(jiff::Timestamp::UNIX_EPOCH).to_string()
+}
+
+fn hex(text: &str, salt: &str, n: usize) -> String {
+    let mut out = String::with_capacity(n + 16);
+    let mut round = 0u32;
+    while out.len() < n {
+        out.push_str(&format!("{:016x}", fnv1a(&format!("{salt}:{round}:{text}"))));
+        round += 1;
+    }
+    out.truncate(n);
+    out
 }
 
 fn fnv1a(text: &str) -> u64 {
@@ -173,6 +186,12 @@ pub(super) struct EventSpec {
     pub amount: Option<&'static str>,
     /// Where the version goes by default (`None`: nowhere).
     pub version: Option<&'static str>,
+}
+
+impl fmt::Debug for EventSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
 }
 
 impl EventSpec {
@@ -229,12 +248,6 @@ pub struct Bodies {
     credit: EventType,
     update: EventType,
     fields: Vec<FieldMapping>,
-}
-
-impl fmt::Debug for EventSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
-    }
 }
 
 impl PartialEq for Bodies {

@@ -146,7 +146,7 @@ fn repository(s: &Subject<'_>) -> Value {
     let api = format!("https://api.github.com/repos/{full}");
     let created = s.created_rfc3339();
     let mut repo = json!({
-        "id": s.f.account, "node_id": format!("R_{}", s.hex("repo", 12)), "name": name, "full_name": full,
+        "id": s.f.account, "node_id": format!("R_{}", s.account_hex("repo", 12)), "name": name, "full_name": full,
         "private": false, "owner": user(), "html_url": format!("https://github.com/{full}"),
         "description": null, "fork": false, "url": api,
         "created_at": created, "updated_at": created, "pushed_at": created,

@@ -149,7 +149,7 @@ impl Payload {
         types: &[EventTypeChoice],
         fields: &[FieldMapping],
     ) -> Result<Self, PayloadError> {
-        if let Ok(format) = name.parse::<Format>() {
+        if let Some(format) = Format::named(name) {
             return Bodies::with(format, types, fields).map(Self::Provider);
         }
         let flag = match (types.first(), fields.first()) {

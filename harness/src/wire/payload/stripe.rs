@@ -64,14 +64,14 @@ fn event(s: &Subject<'_>, object: Value) -> Value {
         "data": { "object": object },
         "livemode": false,
         "pending_webhooks": 1,
-        "request": { "id": format!("req_{}", s.hex("request", 14)), "idempotency_key": idempotency_key(s) },
+        "request": { "id": format!("req_{}", s.event_hex("request", 14)), "idempotency_key": idempotency_key(s) },
         "type": s.event_type,
     })
 }
 
-/// A UUID-shaped key, as the Dashboard and Stripe's libraries send.
+/// A UUID-shaped key, as the Dashboard and Stripe's libraries send: each event's own.
 fn idempotency_key(s: &Subject<'_>) -> String {
-    let h = s.hex("idempotency", 32);
+    let h = s.event_hex("idempotency", 32);
     format!("{}-{}-4{}-a{}-{}", &h[..8], &h[8..12], &h[13..16], &h[17..20], &h[20..32])
 }
 

@@ -282,3 +282,21 @@ fn the_wire_sends_the_providers_headers_once() {
     assert_eq!(events, [&("x-github-event", "issues".to_string())], "{headers:?}");
     assert!(headers.iter().any(|(n, _)| *n == "x-hub-signature-256"));
 }
+
+#[test]
+fn what_is_each_events_own_differs_and_what_the_account_keeps_does_not() {
+    let stripe = Payload::provider(Format::Stripe);
+    let (a, b) = (
+        body(&stripe, &Fields { id: "e1".into(), object: Some("tok".into()), ..credit() }),
+        body(&stripe, &Fields { id: "e2".into(), object: Some("tok".into()), ..credit() }),
+    );
+    assert_eq!(a["data"]["object"]["id"], b["data"]["object"]["id"]);
+    assert_ne!(a["request"]["id"], b["request"]["id"], "two events, two requests");
+    assert_ne!(a["request"]["idempotency_key"], b["request"]["idempotency_key"]);
+    let github = Payload::provider(Format::Github);
+    let (a, b) = (body(&github, &credit()), body(&github, &Fields { id: "e2".into(), ..credit() }));
+    assert_ne!(a["issue"]["id"], b["issue"]["id"], "two issues opened");
+    assert_eq!(a["repository"]["node_id"], b["repository"]["node_id"], "in the account's one repository");
+    let other = body(&github, &Fields { account: 43, ..credit() });
+    assert_ne!(a["repository"]["node_id"], other["repository"]["node_id"]);
+}
