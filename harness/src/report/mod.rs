@@ -16,6 +16,7 @@ pub mod model;
 mod page;
 #[cfg(test)]
 mod proptests;
+mod race_window;
 mod sections;
 mod subjects;
 mod table;
