@@ -18,6 +18,7 @@ mod judge;
 mod model;
 mod observe_limits;
 mod provision;
+mod rates;
 mod reports;
 mod serve_cli;
 mod shards;

@@ -80,11 +80,16 @@ fn median(xs: &[f64]) -> f64 {
 }
 
 /// The spacings' rates in words: "0 ms 18/20, 1 ms 17/20, ..., 50 ms 0/20; doubled up to 20 ms
-/// apart" (the widest spacing that doubled), or "no pair doubled at any spacing".
+/// apart" (the widest spacing that doubled; at the widest sent, the window is at least that), or
+/// "no pair doubled at any spacing".
 fn rates_in_words(rates: &[(u64, Rate)]) -> String {
     let each: Vec<String> = rates.iter().map(|(s, r)| format!("{s} ms {}/{}", r.k, r.n)).collect();
     let widest = rates.iter().filter(|(_, r)| r.k > 0).map(|(s, _)| *s).max();
+    let widest_sent = rates.iter().map(|(s, _)| *s).max();
     let tail = match widest {
+        Some(s) if Some(s) == widest_sent => {
+            format!("doubled even {s} ms apart, the widest spacing sent: the window is at least that wide")
+        }
         Some(s) => format!("doubled up to {s} ms apart"),
         None if rates.iter().all(|(_, r)| r.n == 0) => "no pair applied, so no rate".to_string(),
         None => {
@@ -194,6 +199,11 @@ mod tests {
         assert_eq!(
             rates_in_words(&rates),
             "doubled by spacing: 0 ms 5/5, 10 ms 2/5, 50 ms 0/5; doubled up to 10 ms apart"
+        );
+        let wide = [(0, r(5, 5)), (50, r(1, 5))];
+        assert_eq!(
+            rates_in_words(&wide),
+            "doubled by spacing: 0 ms 5/5, 50 ms 1/5; doubled even 50 ms apart, the widest spacing sent: the window is at least that wide"
         );
         let none = [(0, r(0, 20)), (50, r(0, 20))];
         assert_eq!(
