@@ -50,6 +50,8 @@ fn kill_at(workload: &Workload, k: u32, kills: u32, planned: Duration) -> Durati
 struct Crashed {
     load: Load,
     restarts: Vec<Restart>,
+    /// When each kill command had returned (the kill landed between its start and this).
+    landed_ms: Vec<f64>,
 }
 
 impl Crashed {
@@ -83,26 +85,37 @@ impl Crashed {
     }
 }
 
-/// Deliveries sent and not yet answered at each of `kills` (audit's clock), from the attempts'
-/// `spans` (event, sent, answered): what each kill could catch half done.
-fn in_flight_at(kills: &[f64], spans: &[(usize, f64, f64)]) -> Vec<u64> {
+/// Whether an attempt sent at `sent` and answered at `done` was in flight while a kill command
+/// ran from `kill.0` to `kill.1`: the kill lands somewhere in that stretch.
+fn overlaps(kill: (f64, f64), sent: f64, done: f64) -> bool {
+    sent <= kill.1 && kill.0 < done
+}
+
+/// Deliveries in flight at each of `kills` (each the kill command's start and return, audit's
+/// clock), from the attempts' `spans` (event, sent, answered): what each kill could catch half
+/// done.
+fn in_flight_at(kills: &[(f64, f64)], spans: &[(usize, f64, f64)]) -> Vec<u64> {
     kills
         .iter()
-        .map(|&k| spans.iter().filter(|&&(_, sent, done)| sent <= k && k < done).count() as u64)
+        .map(|&k| spans.iter().filter(|&&(_, sent, done)| overlaps(k, sent, done)).count() as u64)
         .collect()
 }
 
 /// How many kills it took to find a failure: the first kill (from 1) an attempt of a `failed`
 /// event was in flight at, else the first after a failed event's first send, else the last kill.
 /// `None` when nothing failed.
-fn kills_to_failure(kills: &[f64], spans: &[(usize, f64, f64)], failed: &BTreeSet<usize>) -> Option<u32> {
+fn kills_to_failure(
+    kills: &[(f64, f64)],
+    spans: &[(usize, f64, f64)],
+    failed: &BTreeSet<usize>,
+) -> Option<u32> {
     if failed.is_empty() {
         return None;
     }
     let ours: Vec<_> = spans.iter().filter(|(e, _, _)| failed.contains(e)).collect();
-    let caught = kills.iter().position(|&k| ours.iter().any(|&&(_, sent, done)| sent <= k && k < done));
+    let caught = kills.iter().position(|&k| ours.iter().any(|&&(_, sent, done)| overlaps(k, sent, done)));
     let first_send = ours.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
-    let after = kills.iter().position(|&k| k >= first_send);
+    let after = kills.iter().position(|&k| k.0 >= first_send);
     let k = caught.or(after).unwrap_or(kills.len().saturating_sub(1));
     Some(k as u32 + 1)
 }
@@ -134,7 +147,8 @@ impl Delivery for Crashed {
         let rules =
             Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: WITNESSES };
         let (mut result, load, verdict) = judge_load(&self.load, seen, Check::Crash, &rules, &self.marks());
-        let kills: Vec<f64> = self.restarts.iter().map(|r| r.killed_ms).collect();
+        let kills: Vec<(f64, f64)> =
+            self.restarts.iter().zip(&self.landed_ms).map(|(r, &landed)| (r.killed_ms, landed)).collect();
         let spans = self.spans();
         let in_flight = in_flight_at(&kills, &spans);
         let failed = failed_events(&self.load, &verdict, fail);
@@ -220,10 +234,16 @@ impl AuditCheck for Crash<'_> {
             sender.retry.max_attempts = sender.retry.max_attempts.max(MIN_ATTEMPTS);
             let start = Instant::now();
             let killer = async {
-                let mut restarts = Vec::new();
+                let (mut restarts, mut landed) = (Vec::new(), Vec::new());
                 for at in moments {
                     tokio::time::sleep_until(start + at).await;
-                    let r = control.restart(&client, Duration::ZERO, || ctx.probe.now_ms()).await?;
+                    // Not `Control::restart`: the kill command's return is kept too, since a
+                    // delivery sent while it ran may be the one the kill catches.
+                    let killed_ms = ctx.probe.now_ms();
+                    control.kill().await?;
+                    landed.push(ctx.probe.now_ms());
+                    control.start(&client).await?;
+                    let r = Restart { killed_ms, healthy_ms: ctx.probe.now_ms() };
                     (run.step)(&format!(
                         "crash: kill {} of {kills}, healthy again after {:.0} ms",
                         restarts.len() + 1,
@@ -231,11 +251,12 @@ impl AuditCheck for Crash<'_> {
                     ));
                     restarts.push(r);
                 }
-                Ok::<_, AuditError>(restarts)
+                Ok::<_, AuditError>((restarts, landed))
             };
-            let (load, restarts) =
+            let (load, kills) =
                 tokio::join!(ctx.send_load(&config.target.url, workload, wire, sender), killer);
-            Ok(Box::new(Crashed { load: load?, restarts: restarts? }) as Box<dyn Delivery>)
+            let (restarts, landed_ms) = kills?;
+            Ok(Box::new(Crashed { load: load?, restarts, landed_ms }) as Box<dyn Delivery>)
         })
     }
 }
@@ -247,11 +268,13 @@ mod tests {
     #[test]
     fn in_flight_counts_the_attempts_sent_and_not_answered_at_each_kill() {
         let spans = [(0, 10.0, 30.0), (1, 15.0, 20.0), (2, 40.0, 41.0)];
-        assert_eq!(in_flight_at(&[18.0, 35.0, 40.0], &spans), [2, 0, 1]);
-        // Answered at the kill's moment: no longer in flight.
-        assert_eq!(in_flight_at(&[30.0], &spans), [0]);
+        assert_eq!(in_flight_at(&[(18.0, 18.5), (35.0, 36.0), (40.0, 40.0)], &spans), [2, 0, 1]);
+        // Answered as the kill began: no longer in flight.
+        assert_eq!(in_flight_at(&[(30.0, 30.5)], &spans), [0]);
+        // Sent while the kill command ran: the kill may land on it.
+        assert_eq!(in_flight_at(&[(38.0, 40.0)], &spans), [1]);
         assert_eq!(in_flight_at(&[], &spans), Vec::<u64>::new());
-        assert_eq!(in_flight_at(&[5.0], &[]), [0]);
+        assert_eq!(in_flight_at(&[(5.0, 6.0)], &[]), [0]);
     }
 
     #[test]
@@ -280,11 +303,12 @@ mod tests {
     #[test]
     fn the_kills_it_took_name_the_first_that_caught_a_failed_event() {
         let spans = [(0, 10.0, 30.0), (1, 50.0, 70.0), (1, 75.0, 80.0)];
-        let kills = [20.0, 60.0, 90.0];
+        let kills = [(20.0, 21.0), (60.0, 61.0), (90.0, 91.0)];
         assert_eq!(kills_to_failure(&kills, &spans, &BTreeSet::new()), None);
         assert_eq!(kills_to_failure(&kills, &spans, &[1].into()), Some(2));
         assert_eq!(kills_to_failure(&kills, &spans, &[0, 1].into()), Some(1));
         // Failed but in flight at no kill: the first kill after its first send.
-        assert_eq!(kills_to_failure(&[5.0, 40.0, 72.0], &[(1, 20.0, 30.0)], &[1].into()), Some(2));
+        let kills = [(5.0, 6.0), (40.0, 41.0), (72.0, 73.0)];
+        assert_eq!(kills_to_failure(&kills, &[(1, 20.0, 30.0)], &[1].into()), Some(2));
     }
 }
