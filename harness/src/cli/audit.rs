@@ -63,8 +63,8 @@ pub struct AuditArgs {
     /// here that cannot run (its flags or observers missing) makes the audit exit 2.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub checks: Vec<crate::report::Check>,
-    /// Events per probing check (sequential duplicate, concurrent copies, lost ack; accounts for
-    /// out of order).
+    /// Events per probing check (sequential duplicate, lost ack; accounts for out of order; the
+    /// concurrent copies take --trials).
     #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     pub probe_events: usize,
     /// Copies released together in the concurrent check.
