@@ -163,3 +163,15 @@ fn a_crash_audit_whose_kills_caught_nothing_in_flight_is_not_a_pass() {
         assert_eq!(c.status, Status::Pass, "{c:?}");
     }
 }
+
+#[test]
+fn trials_out_of_their_bounds_are_refused_naming_the_flag() {
+    use clap::Parser;
+    for bad in ["0", "10001", "many"] {
+        let args = ["hookbench", "audit", "http://127.0.0.1:9/webhooks", "--trials", bad];
+        let err = hookbench::cli::Cli::try_parse_from(args).expect_err("refused");
+        assert!(err.to_string().contains("--trials"), "{bad}: {err}");
+    }
+    let args = ["hookbench", "audit", "http://127.0.0.1:9/webhooks", "--trials", "10000", "--race-window"];
+    assert!(hookbench::cli::Cli::try_parse_from(args).is_ok(), "the top of the range is taken");
+}
