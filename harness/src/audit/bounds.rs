@@ -29,6 +29,8 @@ pub const CONCURRENCY: RangeInclusive<usize> = 1..=4096;
 pub const TIMEOUT: RangeInclusive<Duration> = ms(10)..=s(10 * MINUTE);
 /// Attempts per event.
 pub const MAX_ATTEMPTS: RangeInclusive<u32> = 1..=100;
+/// Trials of a race check (`--trials`): the race window sends seven times as many pairs.
+pub const TRIALS: RangeInclusive<usize> = 1..=10_000;
 /// The wait before the late replay (Stripe retries for three days).
 pub const REPLAY_AFTER: RangeInclusive<Duration> = s(0)..=s(7 * DAY);
 /// How long a stalled body may be held.
@@ -93,6 +95,7 @@ pub fn check(c: &AuditConfig) -> Result<(), AuditError> {
     within("--concurrency", l.concurrency, &CONCURRENCY, number)?;
     within("--timeout", l.timeout, &TIMEOUT, duration)?;
     within("--max-attempts", l.retry.max_attempts, &MAX_ATTEMPTS, number)?;
+    within("--trials", p.trials, &TRIALS, number)?;
     within("--replay-after", p.replay_after, &REPLAY_AFTER, duration)?;
     within("--stall-wait", p.stall_wait, &STALL_WAIT, duration)?;
     within("--oversized-bytes", p.oversized_bytes, &OVERSIZED_BYTES, number)?;

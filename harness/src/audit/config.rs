@@ -71,6 +71,11 @@ pub struct ProbeSettings {
     pub events: usize,
     /// Copies released together in the concurrent check.
     pub copies: usize,
+    /// Trials of each race check (`--trials`): the concurrent check's events, and the race
+    /// window's pairs per spacing.
+    pub trials: usize,
+    /// Whether to run the race window (`--race-window`).
+    pub race_window: bool,
     /// How long a stalled body may be held (hostile input).
     pub stall_wait: Duration,
     /// The oversized body's size (hostile input).
@@ -183,6 +188,9 @@ impl AuditConfig {
         }
         if p.events == 0 {
             return config("--probe-events must be at least 1");
+        }
+        if p.trials == 0 {
+            return config("--trials must be at least 1");
         }
         if l.rate.is_nan() || l.rate <= 0.0 {
             return config("--rate must be above 0");

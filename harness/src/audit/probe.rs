@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
 use hyper::{Request, Uri};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -54,6 +55,10 @@ pub struct Answer {
     /// Whether the attempt ran out of its `--timeout` with no whole answer.
     pub timed_out: bool,
 }
+
+/// An exchange's end: the answer heard and the connection's name, or what happened instead and
+/// the connection's name.
+type Exchanged = Result<(Heard, String), (String, String)>;
 
 /// A whole answer: its status, `Location` and the start of its body.
 struct Heard {
@@ -126,6 +131,46 @@ impl Probe {
         let at_ms = self.now_ms();
         let path = path.unwrap_or(&self.path).to_string();
         let result = tokio::time::timeout(self.timeout, self.exchange(&path, headers, body)).await;
+        self.answer(at_ms, result, note)
+    }
+
+    /// POSTs `body` with `headers` to the URL on a connection opened and handshaken first, sent
+    /// only once `release` is ready: two such attempts released a set time apart arrive that far
+    /// apart, the connect no part of the spacing. The attempt's time is the release's.
+    pub async fn post_released(
+        &self,
+        headers: &[(&'static str, String)],
+        body: Bytes,
+        release: impl Future<Output = ()>,
+        note: &str,
+    ) -> Answer {
+        let path = self.path.clone();
+        let opened = tokio::time::timeout(self.timeout, self.handshake()).await;
+        let ready = match opened {
+            Ok(Ok(ready)) => Ok(ready),
+            Ok(Err((reason, port))) => Err((reason, port)),
+            Err(_) => {
+                Err((format!("timeout after {:?} opening the connection", self.timeout), String::new()))
+            }
+        };
+        release.await;
+        let at_ms = self.now_ms();
+        let result = match ready {
+            Ok((send, port)) => {
+                tokio::time::timeout(self.timeout, self.request(send, port, &path, headers, body)).await
+            }
+            Err(e) => Ok(Err(e)),
+        };
+        self.answer(at_ms, result, note)
+    }
+
+    /// The answer of an attempt sent at `at_ms`, from its exchange's result.
+    fn answer(
+        &self,
+        at_ms: f64,
+        result: Result<Exchanged, tokio::time::error::Elapsed>,
+        note: &str,
+    ) -> Answer {
         let timed_out = result.is_err();
         let (heard, outcome, connection) = match result {
             Ok(Ok((heard, port))) => {
@@ -145,22 +190,35 @@ impl Probe {
         }
     }
 
-    async fn exchange(
-        &self,
-        path: &str,
-        headers: &[(&'static str, String)],
-        body: Bytes,
-    ) -> Result<(Heard, String), (String, String)> {
+    async fn exchange(&self, path: &str, headers: &[(&'static str, String)], body: Bytes) -> Exchanged {
+        let (send, port) = self.handshake().await?;
+        self.request(send, port, path, headers, body).await
+    }
+
+    /// A new connection, its HTTP/1.1 handshake done, and its name.
+    async fn handshake(&self) -> Result<(SendRequest<Full<Bytes>>, String), (String, String)> {
         let (stream, port) = self.open().await.map_err(|e| (format!("no connection: {e}"), String::new()))?;
-        let fail = |what: &str, e: hyper::Error| (format!("{what}: {e}"), port.clone());
         // hyper reads up to ~400 KB ahead by default; 64 copies in flight at that would hold
         // 25 MB of a hostile receiver's body at once. A response head is capped the same way.
-        let (mut send, conn) = hyper::client::conn::http1::Builder::new()
+        let (send, conn) = hyper::client::conn::http1::Builder::new()
             .max_buf_size(READ_BUFFER)
             .handshake(TokioIo::new(stream))
             .await
-            .map_err(|e| fail("handshake", e))?;
+            .map_err(|e| (format!("handshake: {e}"), port.clone()))?;
         tokio::spawn(conn);
+        Ok((send, port))
+    }
+
+    /// One request on a handshaken connection, and the start of its answer.
+    async fn request(
+        &self,
+        mut send: SendRequest<Full<Bytes>>,
+        port: String,
+        path: &str,
+        headers: &[(&'static str, String)],
+        body: Bytes,
+    ) -> Exchanged {
+        let fail = |what: &str, e: hyper::Error| (format!("{what}: {e}"), port.clone());
         let mut req = Request::post(path).header(hyper::header::HOST, self.authority.as_str());
         for (name, value) in headers {
             req = req.header(*name, value.as_str());

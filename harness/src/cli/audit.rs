@@ -86,13 +86,22 @@ pub struct AuditArgs {
     /// here that cannot run (its flags or observers missing) makes the audit exit 2.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub checks: Vec<crate::report::Check>,
-    /// Events per probing check (sequential duplicate, concurrent copies, lost ack; accounts for
-    /// out of order).
+    /// Events per probing check (sequential duplicate, lost ack; accounts for out of order; the
+    /// concurrent copies take --trials).
     #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     pub probe_events: usize,
     /// Copies released together in the concurrent check.
     #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=64))]
     pub copies: usize,
+    /// Trials of each race check: the concurrent check's fresh events (each sent as --copies
+    /// copies), and the race window's pairs per spacing (1 to 10000). The evidence gives k of n
+    /// trials doubled with a 95 % interval.
+    #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
+    pub trials: usize,
+    /// Run the race-window check: pairs of copies of a fresh credit, the second released 0, 1, 2,
+    /// 5, 10, 20 and 50 ms after the first, --trials pairs per spacing.
+    #[arg(long)]
+    pub race_window: bool,
     /// How long after the run the late replay is sent (0s to 7 days).
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
     pub replay_after: Duration,
@@ -278,6 +287,8 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             probes: ProbeSettings {
                 events: a.probe_events,
                 copies: a.copies,
+                trials: a.trials,
+                race_window: a.race_window,
                 stall_wait: a.stall_wait,
                 oversized_bytes: a
                     .oversized_bytes

@@ -18,6 +18,7 @@ pub mod class;
 pub mod evidence;
 pub mod figures;
 pub mod history;
+pub mod rate;
 mod verdict;
 
 #[cfg(test)]

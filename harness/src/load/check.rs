@@ -135,6 +135,7 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
         gave_up: c.gave_up,
         latency_us: load.sent.latency_intended,
         throughput_per_s: c.deliveries as f64 / load.sent.elapsed.as_secs_f64().max(1e-9),
+        concurrent: None,
     }
 }
 

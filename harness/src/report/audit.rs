@@ -159,19 +159,26 @@ fn figures_markdown(md: &mut String, f: &CheckFigures) {
         CheckFigures::Load(l) => {
             let _ = writeln!(md, "\n## Parallel load\n");
             table(md, &load_rows(l));
+            super::race_window::load_markdown(md, l);
         }
         CheckFigures::Crash(c) => crash_markdown(md, c),
         CheckFigures::Poison(p) => poison_markdown(md, p),
         CheckFigures::Capacity(c) => capacity_markdown(md, c),
         CheckFigures::Storm(s) => storm_markdown(md, s),
+        CheckFigures::Trials(t) => super::race_window::trials_markdown(md, t),
+        CheckFigures::RaceWindow(w) => super::race_window::window_markdown(md, w),
     }
 }
 
 fn crash_markdown(md: &mut String, c: &super::CrashFigures) {
     {
-        let _ = writeln!(md, "\n## Crash\n\n| kill | at (ms) | back after (ms) |\n|---:|---:|---:|");
+        let _ = writeln!(
+            md,
+            "\n## Crash\n\n| kill | at (ms) | in flight | back after (ms) |\n|---:|---:|---:|---:|"
+        );
         for (k, r) in c.restarts.iter().enumerate() {
-            let _ = writeln!(md, "| {} | {:.0} | {:.0} |", k + 1, r.killed_at_ms, r.took_ms);
+            let _ =
+                writeln!(md, "| {} | {:.0} | {} | {:.0} |", k + 1, r.killed_at_ms, r.in_flight, r.took_ms);
         }
         let _ = writeln!(md);
         table(md, &load_rows(&c.load));

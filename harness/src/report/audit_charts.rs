@@ -35,6 +35,7 @@ pub fn audit_chart_titles(a: &AuditSection) -> Vec<(&'static str, &'static str)>
     if storm_of(a).is_some_and(|s| !s.arrivals_per_100ms.is_empty()) {
         titles.push(("storm", "Retry storm: attempts per tenth of a second from the outage on"));
     }
+    titles.extend(super::race_window::chart_title(a));
     titles
 }
 
@@ -44,6 +45,7 @@ pub fn audit_chart(a: &AuditSection, id: &str, title: &str) -> Svg {
         ("capacity-latency", Some(c), _) => capacity_latency(c, title),
         ("capacity-errors", Some(c), _) => capacity_errors(c, title),
         ("storm", _, Some(s)) => storm(s, title),
+        (super::race_window::CHART_ID, _, _) => super::race_window::chart(a, title),
         _ => Ok(String::new()),
     }
 }

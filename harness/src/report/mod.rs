@@ -17,6 +17,7 @@ pub mod model;
 mod page;
 #[cfg(test)]
 mod proptests;
+mod race_window;
 pub mod remedy;
 mod sections;
 mod subjects;

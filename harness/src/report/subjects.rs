@@ -131,7 +131,7 @@ fn audit(a: &AuditSection) -> Vec<Subject> {
                     whole.insert("capacity_per_s".to_string(), rate);
                 }
             }
-            Some(CheckFigures::Storm(_)) | None => {}
+            Some(CheckFigures::Storm(_) | CheckFigures::Trials(_) | CheckFigures::RaceWindow(_)) | None => {}
         }
     }
     subjects.insert(0, Subject { labels: vec!["audit".to_string()], figures: whole });

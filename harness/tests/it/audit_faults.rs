@@ -35,12 +35,12 @@ const INBOX_DEAD_LETTERS: &str =
     "SELECT webhook_id FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5";
 
 /// A receiver run by a start script that writes its pid file; killed through it when dropped.
-struct Supervised {
+pub(crate) struct Supervised {
     _dir: tempfile::TempDir,
     kill_cmd: String,
     start_cmd: String,
     health_url: String,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Supervised {
@@ -67,7 +67,7 @@ impl Supervised {
     }
 
     /// The crash flags.
-    fn flags(&self) -> Vec<&str> {
+    pub(crate) fn flags(&self) -> Vec<&str> {
         vec!["--kill-cmd", &self.kill_cmd, "--start-cmd", &self.start_cmd, "--health-url", &self.health_url]
     }
 }
@@ -112,7 +112,7 @@ fn serve(design: Design, db: &Db) -> Supervised {
 }
 
 /// The Python example on `db` in `mode`, with `extra` arguments.
-fn python(db: &Path, mode: &str, extra: &str) -> Supervised {
+pub(crate) fn python(db: &Path, mode: &str, extra: &str) -> Supervised {
     let port = free_port();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/receiver.py");
     let command = format!(
@@ -130,7 +130,7 @@ fn result(report: &Report, check: Check) -> &CheckResult {
     section(report).checks.iter().find(|c| c.check == check).expect("the check in the report")
 }
 
-fn crash(report: &Report) -> &CrashFigures {
+pub(crate) fn crash(report: &Report) -> &CrashFigures {
     match section(report).figures(Check::Crash) {
         Some(CheckFigures::Crash(c)) => c,
         other => panic!("no crash figures: {other:?}"),

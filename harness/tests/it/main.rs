@@ -20,6 +20,7 @@ mod model;
 mod observe_limits;
 mod provider_bodies;
 mod provision;
+mod rates;
 mod reports;
 mod serve_cli;
 mod shards;

@@ -4,8 +4,11 @@
 //! attempts per event. PASS: every event applied exactly once by the end, and with `--state-query`
 //! no account below the latest version it acknowledged; a design that commits its key before its
 //! side effect acknowledges the retry of an event it never applied (lost, or a stale account for an
-//! update).
+//! update). Its evidence says how many deliveries were in flight at each kill and how many kills
+//! it took to find a failure; a PASS when no kill caught a delivery in flight proved nothing, and
+//! is SKIPPED instead, saying so.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,10 +19,10 @@ use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, CrashSettings};
 use crate::audit::control::Restart;
-use crate::judge::{Class, ClassSet, Needs, Rules};
+use crate::judge::{Class, ClassSet, Needs, Rules, Verdict};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::{Sees, Snapshot};
-use crate::report::{AttemptLog, Check, CheckFigures, CheckResult, CrashFigures, RestartFigure};
+use crate::report::{AttemptLog, Check, CheckFigures, CheckResult, CrashFigures, RestartFigure, Status};
 use crate::workload::Workload;
 
 /// Attempts per event at least, so that the retries outlast the restarts (with backoff capped at
@@ -47,12 +50,14 @@ fn kill_at(workload: &Workload, k: u32, kills: u32, planned: Duration) -> Durati
 struct Crashed {
     load: Load,
     restarts: Vec<Restart>,
+    /// When each kill command had returned (the kill landed between its start and this).
+    landed_ms: Vec<f64>,
 }
 
-impl Delivery for Crashed {
-    fn judge(&self, seen: &Snapshot) -> CheckResult {
-        let marks: Vec<[AttemptLog; 2]> = self
-            .restarts
+impl Crashed {
+    /// A kill and the receiver healthy again, as two lines of a witness's timeline.
+    fn marks(&self) -> Vec<[AttemptLog; 2]> {
+        self.restarts
             .iter()
             .enumerate()
             .map(|(k, r)| {
@@ -70,22 +75,134 @@ impl Delivery for Crashed {
                 };
                 [kill, healthy]
             })
-            .collect();
+            .collect()
+    }
+
+    /// Each attempt's span on the audit's clock, by event: (event, sent, answered).
+    fn spans(&self) -> Vec<(usize, f64, f64)> {
+        let offset = self.load.offset_ms;
+        self.load.sent.attempts.iter().map(|a| (a.event, offset + a.sent_ms, offset + a.done_ms)).collect()
+    }
+}
+
+/// Whether an attempt sent at `sent` and answered at `done` was in flight while a kill command
+/// ran from `kill.0` to `kill.1`: the kill lands somewhere in that stretch.
+fn overlaps(kill: (f64, f64), sent: f64, done: f64) -> bool {
+    sent <= kill.1 && kill.0 < done
+}
+
+/// Deliveries in flight at each of `kills` (each the kill command's start and return, audit's
+/// clock), from the attempts' `spans` (event, sent, answered): what each kill could catch half
+/// done.
+fn in_flight_at(kills: &[(f64, f64)], spans: &[(usize, f64, f64)]) -> Vec<u64> {
+    kills
+        .iter()
+        .map(|&k| spans.iter().filter(|&&(_, sent, done)| overlaps(k, sent, done)).count() as u64)
+        .collect()
+}
+
+/// How many kills it took to find a failure: the first kill (from 1) an attempt of a `failed`
+/// event was in flight at, else the first after a failed event's first send, else the last kill.
+/// `None` when nothing failed.
+fn kills_to_failure(
+    kills: &[(f64, f64)],
+    spans: &[(usize, f64, f64)],
+    failed: &BTreeSet<usize>,
+) -> Option<u32> {
+    if failed.is_empty() {
+        return None;
+    }
+    let ours: Vec<_> = spans.iter().filter(|(e, _, _)| failed.contains(e)).collect();
+    let caught = kills.iter().position(|&k| ours.iter().any(|&&(_, sent, done)| overlaps(k, sent, done)));
+    let first_send = ours.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
+    let after = kills.iter().position(|&k| k.0 >= first_send);
+    let k = caught.or(after).unwrap_or(kills.len().saturating_sub(1));
+    Some(k as u32 + 1)
+}
+
+/// A PASS with no delivery in flight at any kill proves nothing of the receiver's crash safety
+/// (every kill fell between deliveries): it is not a PASS but SKIPPED, saying so. A FAIL stands
+/// whatever was in flight.
+fn held_to_its_kills(status: Status, in_flight: &[u64]) -> Status {
+    if status == Status::Pass && in_flight.iter().all(|&n| n == 0) { Status::Skipped } else { status }
+}
+
+/// The kills in words: "5 kills, 37 deliveries in flight at them (9, 0, 12, 8, 8)".
+fn kills_in_words(in_flight: &[u64]) -> String {
+    let total: u64 = in_flight.iter().sum();
+    let each: Vec<String> = in_flight.iter().map(u64::to_string).collect();
+    let kills =
+        if in_flight.len() == 1 { "1 kill".to_string() } else { format!("{} kills", in_flight.len()) };
+    let empty = in_flight.iter().filter(|&&n| n == 0).count();
+    let note = match empty {
+        0 => String::new(),
+        n => format!(" ({n} with nothing in flight, which prove nothing)"),
+    };
+    format!("{kills}, {total} deliveries in flight at them ({}){note}", each.join(", "))
+}
+
+impl Delivery for Crashed {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
         let fail: ClassSet = EXACTLY_ONCE.iter().copied().chain([Class::StaleAccount]).collect();
         let rules =
             Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: WITNESSES };
-        let (mut result, load, _) = judge_load(&self.load, seen, Check::Crash, &rules, &marks);
+        let (mut result, load, verdict) = judge_load(&self.load, seen, Check::Crash, &rules, &self.marks());
+        let kills: Vec<(f64, f64)> =
+            self.restarts.iter().zip(&self.landed_ms).map(|(r, &landed)| (r.killed_ms, landed)).collect();
+        let spans = self.spans();
+        let in_flight = in_flight_at(&kills, &spans);
+        let failed = failed_events(&self.load, &verdict, fail);
+        let first = kills_to_failure(&kills, &spans, &failed);
         let took: Vec<String> = self.restarts.iter().map(|r| format!("{:.0}", r.took_ms())).collect();
-        result.evidence =
-            format!("{}; {} kills, restarts took {} ms", result.evidence, took.len(), took.join(", "));
+        let found = match first {
+            Some(k) => format!("the first failure at kill {k}"),
+            None => format!("{} lost", load.lost),
+        };
+        result.evidence = format!(
+            "{}; {}, {found}; restarts took {} ms",
+            result.evidence,
+            kills_in_words(&in_flight),
+            took.join(", ")
+        );
+        let status = held_to_its_kills(result.status, &in_flight);
+        if status != result.status {
+            result.status = status;
+            result.evidence = format!(
+                "not a PASS: no kill caught a delivery in flight, so nothing was tested; raise --rate or --kills. {}",
+                result.evidence
+            );
+        }
         let restarts = self
             .restarts
             .iter()
-            .map(|r| RestartFigure { killed_at_ms: r.killed_ms, took_ms: r.took_ms() })
+            .zip(&in_flight)
+            .map(|(r, &n)| RestartFigure { killed_at_ms: r.killed_ms, took_ms: r.took_ms(), in_flight: n })
             .collect();
-        result.figures = Some(CheckFigures::Crash(Box::new(CrashFigures { load, restarts })));
+        let in_flight = in_flight.iter().sum();
+        result.figures = Some(CheckFigures::Crash(Box::new(CrashFigures {
+            load,
+            restarts,
+            in_flight,
+            kills_to_first_loss: first,
+        })));
         result
     }
+}
+
+/// The load's events the verdict failed on `fail`: each event of such a class, and every event of
+/// an account of one (a stale account).
+fn failed_events(load: &Load, verdict: &Verdict, fail: ClassSet) -> BTreeSet<usize> {
+    let fails = |c: ClassSet| c.iter().any(|c| fail.contains(c));
+    let accounts: BTreeSet<i64> =
+        verdict.accounts.iter().filter(|a| fails(a.classes)).map(|a| a.account).collect();
+    let history = load.history();
+    verdict
+        .events
+        .iter()
+        .enumerate()
+        .filter(|&(i, c)| fails(*c) || history.events().get(i).is_some_and(|e| accounts.contains(&e.account)))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 impl AuditCheck for Crash<'_> {
@@ -117,10 +234,16 @@ impl AuditCheck for Crash<'_> {
             sender.retry.max_attempts = sender.retry.max_attempts.max(MIN_ATTEMPTS);
             let start = Instant::now();
             let killer = async {
-                let mut restarts = Vec::new();
+                let (mut restarts, mut landed) = (Vec::new(), Vec::new());
                 for at in moments {
                     tokio::time::sleep_until(start + at).await;
-                    let r = control.restart(&client, Duration::ZERO, || ctx.probe.now_ms()).await?;
+                    // Not `Control::restart`: the kill command's return is kept too, since a
+                    // delivery sent while it ran may be the one the kill catches.
+                    let killed_ms = ctx.probe.now_ms();
+                    control.kill().await?;
+                    landed.push(ctx.probe.now_ms());
+                    control.start(&client).await?;
+                    let r = Restart { killed_ms, healthy_ms: ctx.probe.now_ms() };
                     (run.step)(&format!(
                         "crash: kill {} of {kills}, healthy again after {:.0} ms",
                         restarts.len() + 1,
@@ -128,11 +251,64 @@ impl AuditCheck for Crash<'_> {
                     ));
                     restarts.push(r);
                 }
-                Ok::<_, AuditError>(restarts)
+                Ok::<_, AuditError>((restarts, landed))
             };
-            let (load, restarts) =
+            let (load, kills) =
                 tokio::join!(ctx.send_load(&config.target.url, workload, wire, sender), killer);
-            Ok(Box::new(Crashed { load: load?, restarts: restarts? }) as Box<dyn Delivery>)
+            let (restarts, landed_ms) = kills?;
+            Ok(Box::new(Crashed { load: load?, restarts, landed_ms }) as Box<dyn Delivery>)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_flight_counts_the_attempts_sent_and_not_answered_at_each_kill() {
+        let spans = [(0, 10.0, 30.0), (1, 15.0, 20.0), (2, 40.0, 41.0)];
+        assert_eq!(in_flight_at(&[(18.0, 18.5), (35.0, 36.0), (40.0, 40.0)], &spans), [2, 0, 1]);
+        // Answered as the kill began: no longer in flight.
+        assert_eq!(in_flight_at(&[(30.0, 30.5)], &spans), [0]);
+        // Sent while the kill command ran: the kill may land on it.
+        assert_eq!(in_flight_at(&[(38.0, 40.0)], &spans), [1]);
+        assert_eq!(in_flight_at(&[], &spans), Vec::<u64>::new());
+        assert_eq!(in_flight_at(&[(5.0, 6.0)], &[]), [0]);
+    }
+
+    #[test]
+    fn a_pass_with_nothing_in_flight_at_any_kill_is_not_a_pass() {
+        assert_eq!(held_to_its_kills(Status::Pass, &[0, 0, 0]), Status::Skipped);
+        assert_eq!(held_to_its_kills(Status::Pass, &[0, 3, 0]), Status::Pass);
+        assert_eq!(held_to_its_kills(Status::Pass, &[]), Status::Skipped);
+        // A failure found stands, whatever was in flight.
+        assert_eq!(held_to_its_kills(Status::Fail, &[0, 0]), Status::Fail);
+        assert_eq!(held_to_its_kills(Status::Fail, &[4]), Status::Fail);
+    }
+
+    #[test]
+    fn the_kills_in_words_say_which_proved_nothing() {
+        assert_eq!(kills_in_words(&[9, 12, 16]), "3 kills, 37 deliveries in flight at them (9, 12, 16)");
+        assert_eq!(
+            kills_in_words(&[0, 5]),
+            "2 kills, 5 deliveries in flight at them (0, 5) (1 with nothing in flight, which prove nothing)"
+        );
+        assert_eq!(
+            kills_in_words(&[0]),
+            "1 kill, 0 deliveries in flight at them (0) (1 with nothing in flight, which prove nothing)"
+        );
+    }
+
+    #[test]
+    fn the_kills_it_took_name_the_first_that_caught_a_failed_event() {
+        let spans = [(0, 10.0, 30.0), (1, 50.0, 70.0), (1, 75.0, 80.0)];
+        let kills = [(20.0, 21.0), (60.0, 61.0), (90.0, 91.0)];
+        assert_eq!(kills_to_failure(&kills, &spans, &BTreeSet::new()), None);
+        assert_eq!(kills_to_failure(&kills, &spans, &[1].into()), Some(2));
+        assert_eq!(kills_to_failure(&kills, &spans, &[0, 1].into()), Some(1));
+        // Failed but in flight at no kill: the first kill after its first send.
+        let kills = [(5.0, 6.0), (40.0, 41.0), (72.0, 73.0)];
+        assert_eq!(kills_to_failure(&kills, &[(1, 20.0, 30.0)], &[1].into()), Some(2));
     }
 }

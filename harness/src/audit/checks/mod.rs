@@ -13,6 +13,7 @@ mod lost_ack;
 mod out_of_order;
 mod parallel_load;
 mod poison;
+mod race_window;
 mod retry_storm;
 mod secret_rotation;
 mod sequential_duplicate;
@@ -109,9 +110,10 @@ pub struct Run<'a> {
 pub type Build = for<'a> fn(&'a AuditConfig) -> Result<Box<dyn AuditCheck + 'a>, String>;
 
 /// Every check, in the checklist's order ([`Check::ALL`]'s).
-pub const REGISTRY: [(Check, Build); 12] = [
+pub const REGISTRY: [(Check, Build); 13] = [
     (Check::SequentialDuplicate, sequential_duplicate::build),
     (Check::ConcurrentCopies, concurrent_copies::build),
+    (Check::RaceWindow, race_window::build),
     (Check::LostAck, lost_ack::build),
     (Check::OutOfOrder, out_of_order::build),
     (Check::LateReplay, late_replay::build),

@@ -3,8 +3,10 @@
 //! with backoff. PASS: every credit applied exactly once (none twice, none acknowledged and lost,
 //! none never applied), nothing refused and applied, and with `--state-query` no account below
 //! the latest version it acknowledged (`load::parallel_rules`, which a merged sharded audit is
-//! held to too).
+//! held to too). The evidence adds the events whose first delivery went as concurrent copies: how
+//! many of them applied twice, with a 95 % interval.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -12,10 +14,12 @@ use futures_util::future::BoxFuture;
 use super::{AuditCheck, Delivery, Phase, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
+use crate::judge::Verdict;
+use crate::judge::rate::{Rate, doubled};
 use crate::load::{Load, judge_load, parallel_rules};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckFigures, CheckResult};
-use crate::workload::Workload;
+use crate::workload::{GroupKind, Workload};
 
 /// Builds the check (its settings are the loads').
 pub fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
@@ -29,13 +33,32 @@ struct Loaded(Load, bool);
 
 impl Delivery for Loaded {
     fn judge(&self, seen: &Snapshot) -> CheckResult {
-        let (mut result, figures, _) = judge_load(&self.0, seen, Check::ParallelLoad, &parallel_rules(), &[]);
+        let (mut result, mut figures, verdict) =
+            judge_load(&self.0, seen, Check::ParallelLoad, &parallel_rules(), &[]);
+        let rate = concurrent_rate(&self.0, seen, &verdict);
+        result.evidence =
+            format!("{}; concurrent copies: {}", result.evidence, rate.describe("events", "doubled"));
         if self.1 {
             result.evidence.push_str("; credits only: no --state-query to see plan updates applied");
         }
+        figures.concurrent = Some(rate.into());
         result.figures = Some(CheckFigures::Load(Box::new(figures)));
         result
     }
+}
+
+/// Of the load's events whose first delivery went as concurrent copies, how many the judge found
+/// applied twice (among those seen applied at all).
+fn concurrent_rate(load: &Load, seen: &Snapshot, verdict: &Verdict) -> Rate {
+    let history = load.history();
+    let concurrent: BTreeSet<usize> = load
+        .workload
+        .groups
+        .iter()
+        .filter(|g| g.kind == GroupKind::FirstConcurrent)
+        .map(|g| g.event as usize)
+        .collect();
+    doubled(verdict, &seen.evidence(&history), concurrent)
 }
 
 impl AuditCheck for ParallelLoad {

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::judge::Class;
+use crate::judge::rate::Rate;
 use crate::sender::RetryPolicy;
 use crate::wire::Provider;
 
@@ -28,6 +29,9 @@ pub enum Check {
     SequentialDuplicate,
     /// K copies released together on separate connections: applied once.
     ConcurrentCopies,
+    /// Pairs of copies, the second released 0 to 50 ms after the first (`--race-window`): the
+    /// double-apply rate at each spacing, how wide the window between a check and an insert is.
+    RaceWindow,
     /// Sent whole, connection dropped before the answer, then retried: applied once.
     LostAck,
     /// Each account's updates in a shuffled order: the final state is the latest version.
@@ -55,9 +59,10 @@ pub enum Check {
 
 impl Check {
     /// Every check, in order.
-    pub const ALL: [Check; 12] = [
+    pub const ALL: [Check; 13] = [
         Self::SequentialDuplicate,
         Self::ConcurrentCopies,
+        Self::RaceWindow,
         Self::LostAck,
         Self::OutOfOrder,
         Self::LateReplay,
@@ -75,6 +80,7 @@ impl Check {
         match self {
             Self::SequentialDuplicate => "sequential-duplicate",
             Self::ConcurrentCopies => "concurrent-copies",
+            Self::RaceWindow => "race-window",
             Self::LostAck => "lost-ack",
             Self::OutOfOrder => "out-of-order",
             Self::LateReplay => "late-replay",
@@ -194,6 +200,78 @@ pub enum CheckFigures {
     Capacity(CapacityFigures),
     /// The retry storm's.
     Storm(StormFigures),
+    /// The concurrent copies' trials: how many doubled.
+    Trials(TrialsFigures),
+    /// The race window: the double-apply rate at each spacing of a pair's two copies.
+    RaceWindow(RaceWindowFigures),
+}
+
+/// A race seen in `doubled` of `trials` trials, with Wilson's 95 % interval of its rate. A trial
+/// counts only when the observers saw its event applied at least once: one never applied raced
+/// nothing (and fails the check as never-applied).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RateFigure {
+    /// Trials whose event was seen applied.
+    pub trials: u64,
+    /// Of them, those applied more than once.
+    pub doubled: u64,
+    /// doubled / trials (`null`: no trial).
+    pub share: Option<f64>,
+    /// The interval's lower end, 0 to 1 (`null`: no trial).
+    pub low: Option<f64>,
+    /// Its upper end.
+    pub high: Option<f64>,
+}
+
+impl From<Rate> for RateFigure {
+    fn from(r: Rate) -> Self {
+        let interval = r.interval();
+        Self {
+            trials: r.n,
+            doubled: r.k,
+            share: r.share(),
+            low: interval.map(|i| i.0),
+            high: interval.map(|i| i.1),
+        }
+    }
+}
+
+impl RateFigure {
+    /// The rate it holds.
+    pub fn rate(&self) -> Rate {
+        Rate { k: self.doubled, n: self.trials }
+    }
+}
+
+/// The concurrent copies' trials.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrialsFigures {
+    /// Trials sent (`--trials`), each a fresh event.
+    pub sent: u64,
+    /// Copies of each released together (`--copies`).
+    pub copies: u64,
+    /// How many of the trials applied doubled.
+    pub rate: RateFigure,
+}
+
+/// The race window: pairs of copies, the second released a spacing after the first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RaceWindowFigures {
+    /// Pairs sent per spacing (`--trials`).
+    pub pairs: u64,
+    /// Each spacing, in increasing order.
+    pub spacings: Vec<SpacingFigure>,
+}
+
+/// One spacing of the race window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SpacingFigure {
+    /// How long after the first copy the second was released, milliseconds.
+    pub spacing_ms: f64,
+    /// The median of the measured gaps between the two copies' sends, milliseconds.
+    pub measured_ms: f64,
+    /// How many of the pairs applied doubled.
+    pub rate: RateFigure,
 }
 
 /// The parallel load's figures, as `bench` reports them for a cell.
@@ -238,6 +316,10 @@ pub struct LoadFigures {
     pub latency_us: crate::stats::Percentiles,
     /// Attempts per second.
     pub throughput_per_s: f64,
+    /// Of the events whose first delivery went as concurrent copies, how many applied doubled
+    /// (`null`: not counted, as in a merged sharded audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrent: Option<RateFigure>,
 }
 
 /// The crash check: its load, and each kill and restart.
@@ -248,6 +330,14 @@ pub struct CrashFigures {
     /// For each kill: milliseconds from the audit's start to the kill command, and from the kill
     /// to the health URL's first 2xx after the start command.
     pub restarts: Vec<RestartFigure>,
+    /// Deliveries in flight at the kills, added up.
+    #[serde(default)]
+    pub in_flight: u64,
+    /// How many kills it took to find a failure: the first kill (from 1) that an event which
+    /// failed had an attempt in flight at, else the first after such an event's first send
+    /// (`null`: none failed).
+    #[serde(default)]
+    pub kills_to_first_loss: Option<u32>,
 }
 
 /// One kill and restart.
@@ -257,6 +347,10 @@ pub struct RestartFigure {
     pub killed_at_ms: f64,
     /// From the kill to the health URL's first 2xx.
     pub took_ms: f64,
+    /// Deliveries of the load sent and not yet answered when the kill command ran: what the kill
+    /// could catch half done.
+    #[serde(default)]
+    pub in_flight: u64,
 }
 
 /// The poison check: the poisoned load beside the same load without poison.
