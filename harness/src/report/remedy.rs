@@ -103,7 +103,8 @@ pub fn for_unclassed(check: Check) -> Option<Remedy> {
         | Check::SecretRotation
         | Check::HostileInput
         | Check::ParallelLoad
-        | Check::Crash => None,
+        | Check::Crash
+        | Check::RaceWindow => None,
     }
 }
 
