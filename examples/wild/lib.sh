@@ -1,0 +1,50 @@
+# Shared by the receivers' serve.sh: wait for health, kill a server's process group, stop it.
+# Sourced, not run.
+
+# wild_wait_healthy URL LOG: poll URL until it answers 2xx (60 s at most; the log's tail if not).
+wild_wait_healthy() {
+  local url=$1 log=$2 i
+  for i in $(seq 1 300); do
+    if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then return 0; fi
+    sleep 0.2
+  done
+  echo "serve.sh: $url did not answer within 60 s; the end of $log:" >&2
+  tail -n 30 "$log" >&2 || true
+  return 1
+}
+
+# wild_group PIDFILE: the process group of the pid in PIDFILE (the server runs in its own).
+wild_group() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 1
+  ps -o pgid= -p "$pid" 2>/dev/null | tr -d ' '
+}
+
+# wild_wait_gone PGID SECONDS: wait until no process of the group is left.
+wild_wait_gone() {
+  local i
+  for i in $(seq 1 $(($2 * 10))); do
+    pgrep -g "$1" >/dev/null 2>&1 || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# wild_kill_group PIDFILE: SIGKILL every process of the server's group, as a crash would.
+wild_kill_group() {
+  local pgid
+  pgid=$(wild_group "$1") || { echo "serve.sh: no server running for $1" >&2; return 1; }
+  [ -n "$pgid" ] || { echo "serve.sh: no server running for $1" >&2; return 1; }
+  kill -KILL -- "-$pgid"
+  wild_wait_gone "$pgid" 10
+}
+
+# wild_stop PIDFILE: SIGTERM the group, SIGKILL what is left after 20 s; nothing running is fine.
+wild_stop() {
+  local pgid
+  pgid=$(wild_group "$1") || return 0
+  [ -n "$pgid" ] || return 0
+  kill -TERM -- "-$pgid" 2>/dev/null || return 0
+  wild_wait_gone "$pgid" 20 || kill -KILL -- "-$pgid" 2>/dev/null || true
+  rm -f "$1"
+}

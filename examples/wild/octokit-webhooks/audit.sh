@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The audit of the @octokit/webhooks example, every check that applies:
+#   audit.sh PORT DB_URL PIDFILE OUT_DIR [more hookbench audit flags]
+# The receiver must be running (serve.sh start PORT DB_URL PIDFILE) on a Postgres database set up
+# with serve.sh setup DB_URL. HOOKBENCH names the binary (default hookbench on PATH).
+# Not run: out-of-order (the handler keeps no state to read back), poison (the handler fails on no
+# input: every signed body is recorded), retry-storm (GitHub does not retry; hookbench skips it).
+# Exits with hookbench's status: 0 every check passed, 1 one failed, 2 it could not run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+port=${1:?audit.sh PORT DB_URL PIDFILE OUT_DIR [flags]}
+db=${2:?DB_URL}
+pidfile=${3:?PIDFILE}
+out=${4:?OUT_DIR}
+shift 4
+secret=${WILD_GITHUB_SECRET:-wild-example-secret}
+serve="WILD_GITHUB_SECRET=$secret $here/serve.sh"
+set +e
+"${HOOKBENCH:-hookbench}" audit "http://127.0.0.1:$port/webhooks" \
+  --signing github --secret "$secret" --payload "$here/template.json" \
+  --observe-db "$db" \
+  --applied-query "SELECT delivery_id, count(*) FROM handler_calls GROUP BY delivery_id" \
+  --account-base 100000 --copies 8 \
+  --kill-cmd "$serve kill $pidfile" --start-cmd "$serve start $port $db $pidfile" \
+  --health-url "http://127.0.0.1:$port/healthz" \
+  --ramp 20..160 --ramp-steps 4 --step-duration 5s \
+  --no-progress --out "$out" "$@"
+status=$?
+exit $status
