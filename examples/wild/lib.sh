@@ -1,10 +1,11 @@
+# shellcheck shell=bash
 # Shared by the receivers' serve.sh: wait for health, kill a server's process group, stop it.
 # Sourced, not run.
 
 # wild_wait_healthy URL LOG: poll URL until it answers 2xx (60 s at most; the log's tail if not).
 wild_wait_healthy() {
-  local url=$1 log=$2 i
-  for i in $(seq 1 300); do
+  local url=$1 log=$2
+  for _ in $(seq 1 300); do
     if curl -fsS -o /dev/null --max-time 2 "$url" 2>/dev/null; then return 0; fi
     sleep 0.2
   done
@@ -22,8 +23,8 @@ wild_group() {
 
 # wild_wait_gone PGID SECONDS: wait until no process of the group is left.
 wild_wait_gone() {
-  local i
-  for i in $(seq 1 $(($2 * 10))); do
+
+  for _ in $(seq 1 $(($2 * 10))); do
     pgrep -g "$1" >/dev/null 2>&1 || return 0
     sleep 0.1
   done

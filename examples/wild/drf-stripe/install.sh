@@ -4,7 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 python=${PYTHON:-python3}
-[ -x .venv/bin/python ] || "$python" -m venv .venv
+if [ ! -x .venv/bin/python ]; then
+  # A fresh Debian has python3 without its venv module (as scripts/k8s-validate.sh finds).
+  if ! "$python" -m venv .venv >/dev/null 2>&1; then
+    rm -rf .venv
+    ../../../scripts/apt-install.sh python3-venv
+    "$python" -m venv .venv
+  fi
+fi
 if ! .venv/bin/pip freeze --quiet 2>/dev/null | sort | cmp -s - <(grep -v '^#' requirements.txt | sort); then
   .venv/bin/pip install --quiet --disable-pip-version-check --no-deps -r requirements.txt
 fi

@@ -11,6 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export WILD_STRIPE_WEBHOOK_SECRET=${WILD_STRIPE_WEBHOOK_SECRET:-whsec_wild_example}
 export DJANGO_SETTINGS_MODULE=wildsite.settings PYTHONPATH=$here
+# shellcheck source=/dev/null
 source "$here/../lib.sh"
 cmd=${1:?usage: serve.sh setup|start|kill|stop ...}
 case $cmd in

@@ -10,6 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export WILD_GITHUB_SECRET=${WILD_GITHUB_SECRET:-wild-example-secret}
+# shellcheck source=/dev/null
 source "$here/../lib.sh"
 cmd=${1:?usage: serve.sh setup|start|kill|stop ...}
 case $cmd in
