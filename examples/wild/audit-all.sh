@@ -42,6 +42,8 @@ if [ -z "${HOOKBENCH:-}" ]; then
   (cd "$root" && cargo build --quiet --locked -p hookbench)
   HOOKBENCH="${CARGO_TARGET_DIR:-$root/target}/debug/hookbench"
 fi
+# Absolute, since each audit.sh may run from another directory.
+case $HOOKBENCH in */*) HOOKBENCH="$(cd "$(dirname "$HOOKBENCH")" && pwd)/$(basename "$HOOKBENCH")" ;; esac
 export HOOKBENCH
 
 # fresh_pg NAME: a new, empty database NAME on DATABASE_URL's server; prints its URL.

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Shared by the receivers' serve.sh: wait for health, kill a server's process group, stop it.
-# Sourced, not run.
+# Sourced, not run. Needs only bash, curl and /proc (no procps: a fresh Debian may lack it).
 
 # wild_wait_healthy URL LOG: poll URL until it answers 2xx (60 s at most; the log's tail if not).
 wild_wait_healthy() {
@@ -14,18 +14,21 @@ wild_wait_healthy() {
   return 1
 }
 
-# wild_group PIDFILE: the process group of the pid in PIDFILE (the server runs in its own).
+# wild_group PIDFILE: the process group of the pid in PIDFILE (the server runs in its own, made
+# by setsid); the third field after the command's name in /proc/PID/stat.
 wild_group() {
-  local pid
+  local pid stat pgid
   pid=$(cat "$1" 2>/dev/null) || return 1
-  ps -o pgid= -p "$pid" 2>/dev/null | tr -d ' '
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  read -r _ _ pgid _ <<< "$stat"
+  echo "$pgid"
 }
 
 # wild_wait_gone PGID SECONDS: wait until no process of the group is left.
 wild_wait_gone() {
-
   for _ in $(seq 1 $(($2 * 10))); do
-    pgrep -g "$1" >/dev/null 2>&1 || return 0
+    kill -0 -- "-$1" 2>/dev/null || return 0
     sleep 0.1
   done
   return 1
