@@ -12,7 +12,8 @@
 # reports/wild-<UTC time>/). Postgres comes from DATABASE_URL (a server URL, e.g.
 # postgres://postgres@127.0.0.1:55432/postgres; a database wild_<receiver> is made afresh in it,
 # with psql); without it the Postgres runs are listed as not run. HOOKBENCH names the binary
-# (default: built with cargo, ${CARGO_TARGET_DIR:-target}/debug/hookbench).
+# (default: built with cargo, ${CARGO_TARGET_DIR:-target}/debug/hookbench). The receivers listen on
+# 127.0.0.1 from port WILD_PORT_BASE + 1 on (default 18201), one port per run.
 #
 # Exit status: 0 when every audit ran and gave the verdicts committed for it; 1 when one gave
 # others (the table says which); 2 when one could not run (install, server, or hookbench's exit 2).
@@ -57,7 +58,7 @@ fresh_pg() {
 table="$out/verdicts.md"
 printf '| receiver | db | check | verdict | evidence |\n|---|---|---|---|---|\n' > "$table"
 worst=0
-port=18200
+port=${WILD_PORT_BASE:-18200}
 for run in "${runs[@]}"; do
   name=${run%%:*} db=${run##*:} dir="$here/${run%%:*}" port=$((port + 1))
   run_dir="$out/$name-$db"

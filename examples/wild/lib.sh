@@ -52,3 +52,21 @@ wild_stop() {
   wild_wait_gone "$pgid" 20 || kill -KILL -- "-$pgid" 2>/dev/null || true
   rm -f "$1"
 }
+
+# wild_port_free PORT: fails, saying so, when something already listens on 127.0.0.1:PORT (a
+# health check would otherwise pass against another server).
+wild_port_free() {
+  if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+    echo "serve.sh: 127.0.0.1:$1 is already in use; stop what listens there or pick another port" >&2
+    return 1
+  fi
+}
+
+# wild_alive PIDFILE: fails, saying so, unless the pid in PIDFILE runs (the health URL answered,
+# and it must have been this server that did).
+wild_alive() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) && kill -0 "$pid" 2>/dev/null && return 0
+  echo "serve.sh: the server of $1 is not running" >&2
+  return 1
+}

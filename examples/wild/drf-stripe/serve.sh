@@ -25,9 +25,11 @@ case $cmd in
     export WILD_DB_URL=${3:?DB_URL}
     pidfile=${4:?PIDFILE}
     log="$(dirname "$pidfile")/drf-stripe.log"
+    wild_port_free "$port"
     setsid "$here/.venv/bin/gunicorn" wildsite.wsgi --chdir "$here" --workers 2 \
       --bind "127.0.0.1:$port" --pid "$pidfile" >>"$log" 2>&1 < /dev/null &
     wild_wait_healthy "http://127.0.0.1:$port/healthz" "$log"
+    wild_alive "$pidfile"
     ;;
   kill) wild_kill_group "${2:?serve.sh kill PIDFILE}" ;;
   stop) wild_stop "${2:?serve.sh stop PIDFILE}" ;;

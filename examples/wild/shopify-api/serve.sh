@@ -20,9 +20,11 @@ case $cmd in
     db=${3:?DB_URL}
     pidfile=${4:?PIDFILE}
     log="$(dirname "$pidfile")/shopify-api.log"
+    wild_port_free "$port"
     PORT=$port WILD_DB_URL=$db setsid node "$here/server.js" >>"$log" 2>&1 < /dev/null &
     echo $! > "$pidfile"
     wild_wait_healthy "http://127.0.0.1:$port/healthz" "$log"
+    wild_alive "$pidfile"
     ;;
   kill) wild_kill_group "${2:?serve.sh kill PIDFILE}" ;;
   stop) wild_stop "${2:?serve.sh stop PIDFILE}" ;;
