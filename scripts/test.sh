@@ -23,4 +23,7 @@ if [ -z "${DATABASE_URL:-}" ]; then
 fi
 # The report pages' browser test needs a headless Chromium.
 ./scripts/browser.sh
+# The provider bodies' tests need the providers' published schemas and types (npm); without
+# them those tests fail, naming this script.
+./scripts/provider-schemas/install.sh || echo "warning: the providers' schemas could not be installed"
 cargo test --workspace --locked "$@"

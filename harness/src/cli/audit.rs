@@ -36,9 +36,32 @@ pub struct AuditArgs {
     /// Give it twice, old and new, to hold the rotation check to both.
     #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true)]
     pub secret: Vec<String>,
-    /// The bodies: hookbench, stripe (an Event object), or a template file (docs/audit.md).
-    #[arg(long, default_value = "hookbench", value_name = "hookbench|stripe|FILE")]
+    /// The bodies: hookbench, a provider's own (stripe: an Event; github: the event's payload
+    /// with X-GitHub-Event; shopify: the topic's resource with the X-Shopify-* headers;
+    /// standard-webhooks: {type, timestamp, data}), or a template file (docs/audit.md).
+    #[arg(
+        long,
+        default_value = "hookbench",
+        value_name = "hookbench|stripe|github|shopify|standard-webhooks|FILE"
+    )]
     pub payload: String,
+    /// The provider's event type a credit or an update is sent as (repeatable; a provider's
+    /// payload only). Defaults: stripe credit=payment_intent.succeeded,
+    /// update=customer.subscription.updated; github credit=issues.opened, update=issues.edited;
+    /// shopify credit=orders/create, update=customers/update; standard-webhooks
+    /// credit=credit.added, update=plan.updated. The known types: docs/audit.md.
+    #[arg(long = "event-type", value_name = "credit|update=TYPE")]
+    pub event_type: Vec<crate::wire::EventTypeChoice>,
+    /// Where the account, the amount or the version is written in a provider's body, a JSON
+    /// pointer (repeatable), e.g. account=/data/object/metadata/account. A string there keeps
+    /// its id prefix (cus_<account>); anything else becomes the number. Defaults: stripe
+    /// account=/data/object/customer, amount=/data/object/amount (invoice amount_paid, checkout
+    /// amount_total), version=/data/object/current_period_end (subscriptions); github
+    /// account=/repository/id, version=/issue/comments; shopify account=/customer/id (customers:
+    /// /id), amount=/total_price, version=/orders_count (customers); standard-webhooks /data/account,
+    /// /data/amount, /data/version.
+    #[arg(long = "field", value_name = "account|amount|version=POINTER")]
+    pub field: Vec<crate::wire::FieldMapping>,
     /// The receiver's database, read-only (postgres://... or sqlite:...).
     #[arg(long, value_name = "URL")]
     pub observe_db: Option<String>,
@@ -236,7 +259,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 signing: a.signing,
                 provider,
                 secrets: a.secret.clone(),
-                payload: a.payload.parse()?,
+                payload: Payload::with(&a.payload, &a.event_type, &a.field)?,
             },
             watch: Watch {
                 observe_db: a.observe_db.clone(),

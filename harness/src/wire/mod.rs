@@ -13,7 +13,7 @@ pub mod signing;
 use bytes::Bytes;
 
 use crate::workload::{EventKind, Workload};
-pub use payload::{Fields, Kind, Payload, PayloadError};
+pub use payload::{EventTypeChoice, FieldMapping, Fields, Format, Kind, Payload, PayloadError};
 pub use provider::{IdFrom, Provider, Signatures, Timestamps, Verification};
 pub use signing::{Scheme, SecretError, Signer};
 
@@ -118,10 +118,20 @@ impl Wire {
 
     /// The headers of one attempt of `f` with `body` at `timestamp` (Unix seconds), the
     /// content type included.
+    /// The payload's own headers (`X-GitHub-Event`, `X-Shopify-Topic`) go beside the signer's,
+    /// and replace a signer's header of the same name: a GitHub signer names the event from the
+    /// same type, so the two agree, and a header is never sent twice. A poison event's body may
+    /// come from its template; its headers are the run's payload's, as for every event.
     pub fn headers(&self, f: &Fields, body: &[u8], timestamp: i64) -> Vec<(&'static str, String)> {
         let attempt =
             signing::Attempt { id: &f.id, event_type: self.payload.event_type(f.kind), timestamp, body };
         let mut headers = self.signer.headers(&attempt);
+        for (name, value) in self.payload.headers(f) {
+            match headers.iter_mut().find(|(held, _)| *held == name) {
+                Some(held) => held.1 = value,
+                None => headers.push((name, value)),
+            }
+        }
         headers.push(("content-type", "application/json".to_string()));
         headers
     }
@@ -178,7 +188,7 @@ mod tests {
         let untouched = wire(Poison::Account(7)).fields(&w, clean);
         assert!(!untouched.poisoned && untouched.account >= 1000 && untouched.amount > 0);
         // A template poison changes the body alone, and only a poison event's.
-        let template = wire(Poison::Template(Payload::Stripe));
+        let template = wire(Poison::Template(Payload::provider(Format::Stripe)));
         let body = String::from_utf8(template.body(&template.fields(&w, i)).to_vec()).expect("utf-8");
         assert!(body.contains("\"object\":\"event\""), "the poison template's body: {body}");
         let body = String::from_utf8(template.body(&template.fields(&w, clean)).to_vec()).expect("utf-8");

@@ -24,9 +24,9 @@ use sha2::Sha256;
 type HmacSha256 = hmac::Hmac<Sha256>;
 
 /// The shop a Shopify delivery says it comes from.
-const SHOPIFY_SHOP_DOMAIN: &str = "hookbench-audit.myshopify.com";
+pub(crate) const SHOPIFY_SHOP_DOMAIN: &str = "hookbench-audit.myshopify.com";
 /// The Admin API version a Shopify delivery names.
-const SHOPIFY_API_VERSION: &str = "2025-10";
+pub(crate) const SHOPIFY_API_VERSION: &str = "2025-10";
 
 /// How deliveries are signed (`--signing`).
 #[derive(

@@ -17,6 +17,7 @@ mod hostile_shards;
 mod judge;
 mod model;
 mod observe_limits;
+mod provider_bodies;
 mod provision;
 mod reports;
 mod serve_cli;

@@ -1,183 +1,20 @@
-//! The bodies deliveries carry (`--payload`): hookbench's own wire format, a Stripe Event object,
-//! or the user's template with placeholders.
-//!
-//! A template is a JSON object with the keys `credit` and `update`, each the body for that kind of
-//! event, in which `{{id}}`, `{{account}}`, `{{amount}}`, `{{plan}}`, `{{version}}` and
-//! `{{created}}` are filled in: a string that is exactly one numeric placeholder (`"{{amount}}"`)
-//! becomes that number; placeholders inside longer strings are filled in as text
+//! A template (`--payload FILE`): a JSON object with the keys `credit` and `update`, each the body
+//! for that kind of event, in which `{{id}}`, `{{account}}`, `{{amount}}`, `{{plan}}`, `{{version}}`
+//! and `{{created}}` are filled in: a string that is exactly one numeric placeholder
+//! (`"{{amount}}"`) becomes that number; placeholders inside longer strings are filled in as text
 //! (`"cus_{{account}}"`). Object keys are left as they are. docs/audit.md has a complete example.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// hookbench's own credit `type`.
-pub const CREDIT_TYPE: &str = "credit.added";
-/// hookbench's own plan update `type`.
-pub const PLAN_TYPE: &str = "plan.updated";
-
-/// A body in hookbench's own wire format, as the sender writes it: the harness's own type, held
-/// to what the receivers parse by a golden file both crates test against
-/// (`testkit/golden/hookbench-bodies.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "type")]
-enum HookbenchBody<'a> {
-    #[serde(rename = "credit.added")]
-    Credit { id: &'a str, account: i64, amount: i64, created: i64 },
-    #[serde(rename = "plan.updated")]
-    Plan { id: &'a str, account: i64, plan: &'a str, version: i64, created: i64 },
-}
-
-/// One event as the sender knows it, before it becomes a body.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fields {
-    /// The delivery id, the same on every attempt.
-    pub id: String,
-    /// A credit or a plan update.
-    pub kind: Kind,
-    /// The account the event is for.
-    pub account: i64,
-    /// Credits added (credits only; 0 for updates).
-    pub amount: i64,
-    /// The plan's name (updates only; empty for credits).
-    pub plan: String,
-    /// The account's plan version this update carries (updates only; 0 for credits).
-    pub version: i64,
-    /// Creation time, Unix seconds.
-    pub created: i64,
-    /// A poison event: its body comes from the run's poison template, when it has one.
-    pub poisoned: bool,
-    /// The provider object the event is about (a Stripe PaymentIntent's id, a GitHub issue's
-    /// number), when two events share one: the same change sent twice under two event ids (a
-    /// semantic duplicate). `None`: the event's own object, derived from its id.
-    pub object: Option<String>,
-}
-
-/// The two kinds of event every workload has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Adds `amount` to an account: applying it twice is visible.
-    Credit,
-    /// Sets an account's plan at `version`: applying an older one late is visible.
-    Update,
-}
-
-/// What `--payload` names.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Payload {
-    /// hookbench's wire format (`credit.added`, `plan.updated`).
-    Hookbench,
-    /// A Stripe Event object: `id`, `object: "event"`, `type`, `created`, `data.object`.
-    Stripe,
-    /// The user's template.
-    Template(Template),
-}
-
-/// A template file that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum PayloadError {
-    /// The file could not be read within its limit ([`MAX_TEMPLATE_BYTES`], a regular file).
-    #[error("--payload {problem}")]
-    Read {
-        /// Why (the file named in it). Not the error's source: its text is already said, and a
-        /// chain would print it twice.
-        problem: crate::files::ReadError,
-    },
-    /// The file is not JSON.
-    #[error("--payload {path} is not JSON")]
-    NotJson {
-        /// The file.
-        path: PathBuf,
-        /// Where and why.
-        source: serde_json::Error,
-    },
-    /// The JSON is not an object with `credit` and `update`, or names an unknown placeholder.
-    #[error("--payload {path}: {problem}")]
-    Shape {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        problem: String,
-    },
-}
+use super::{Fields, Kind, PayloadError};
 
 /// The largest template read (1 MiB): a template is two bodies; a webhook body is kilobytes.
 pub const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
 const PLACEHOLDERS: [&str; 6] = ["id", "account", "amount", "plan", "version", "created"];
 const NUMERIC: [&str; 4] = ["account", "amount", "version", "created"];
-
-impl FromStr for Payload {
-    type Err = PayloadError;
-
-    /// `hookbench`, `stripe`, or the path of a template file.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "hookbench" => Ok(Self::Hookbench),
-            "stripe" => Ok(Self::Stripe),
-            path => Template::read(Path::new(path)).map(Self::Template),
-        }
-    }
-}
-
-impl Payload {
-    /// The name a report shows.
-    pub fn name(&self) -> String {
-        match self {
-            Self::Hookbench => "hookbench".to_string(),
-            Self::Stripe => "stripe".to_string(),
-            Self::Template(t) => t.path.display().to_string(),
-        }
-    }
-
-    /// The event type a provider names in a header (`X-GitHub-Event`, `X-Shopify-Topic`).
-    pub fn event_type(&self, kind: Kind) -> &'static str {
-        match (self, kind) {
-            (Self::Stripe, Kind::Credit) => "payment_intent.succeeded",
-            (Self::Stripe, Kind::Update) => "customer.subscription.updated",
-            (_, Kind::Credit) => CREDIT_TYPE,
-            (_, Kind::Update) => PLAN_TYPE,
-        }
-    }
-
-    /// The body of `e`.
-    pub fn render(&self, e: &Fields) -> Vec<u8> {
-        let bytes = match self {
-            // Straight from the typed event: no JSON tree in between.
-            Self::Hookbench => serde_json::to_vec(&hookbench_event(e)),
-            Self::Stripe => serde_json::to_vec(&stripe_event(self.event_type(e.kind), e)),
-            Self::Template(t) => serde_json::to_vec(&t.render(e)),
-        };
-        bytes.unwrap_or_default()
-    }
-}
-
-fn hookbench_event(e: &Fields) -> HookbenchBody<'_> {
-    let (id, account, created) = (e.id.as_str(), e.account, e.created);
-    match e.kind {
-        Kind::Credit => HookbenchBody::Credit { id, account, amount: e.amount, created },
-        Kind::Update => HookbenchBody::Plan { id, account, plan: &e.plan, version: e.version, created },
-    }
-}
-
-fn stripe_event(event_type: &str, e: &Fields) -> Value {
-    let object = match e.kind {
-        Kind::Credit => serde_json::json!({
-            "id": format!("pi_{}", e.id), "object": "payment_intent", "account": e.account,
-            "amount": e.amount, "currency": "usd", "status": "succeeded",
-        }),
-        Kind::Update => serde_json::json!({
-            "id": format!("sub_{}", e.account), "object": "subscription", "account": e.account,
-            "plan": e.plan, "version": e.version, "status": "active",
-        }),
-    };
-    serde_json::json!({
-        "id": e.id, "object": "event", "api_version": "2025-10-29.clover", "type": event_type,
-        "created": e.created, "livemode": false, "pending_webhooks": 1, "data": { "object": object },
-    })
-}
 
 /// A template: the bodies of a credit and of an update, with placeholders.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,6 +25,11 @@ pub struct Template {
 }
 
 impl Template {
+    /// The file it was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Reads and checks a template file, at most [`MAX_TEMPLATE_BYTES`] of a regular file.
     pub fn read(path: &Path) -> Result<Self, PayloadError> {
         let text = crate::files::read_text_capped(path, MAX_TEMPLATE_BYTES, "a template")
@@ -496,56 +338,5 @@ mod tests {
                 let _ = t.render(&credit());
             }
         }
-    }
-
-    #[derive(serde::Deserialize)]
-    struct Golden {
-        bodies: Vec<GoldenBody>,
-    }
-
-    #[derive(serde::Deserialize)]
-    struct GoldenBody {
-        kind: String,
-        id: String,
-        account: i64,
-        amount: i64,
-        plan: String,
-        version: i64,
-        created: i64,
-        body: String,
-    }
-
-    /// The sender's bodies are byte for byte those the receivers' test parses back into the same
-    /// fields (receivers/tests/it/golden.rs reads the same file).
-    #[test]
-    fn hookbench_bodies_are_the_golden_ones() {
-        let golden: Golden =
-            serde_json::from_str(include_str!("../../../testkit/golden/hookbench-bodies.json"))
-                .expect("JSON");
-        assert!(golden.bodies.len() >= 2);
-        for g in golden.bodies {
-            let kind = if g.kind == "credit" { Kind::Credit } else { Kind::Update };
-            let f = Fields {
-                id: g.id,
-                kind,
-                account: g.account,
-                amount: g.amount,
-                plan: g.plan,
-                version: g.version,
-                created: g.created,
-                poisoned: false,
-                object: None,
-            };
-            assert_eq!(String::from_utf8(Payload::Hookbench.render(&f)).expect("utf-8"), g.body);
-        }
-    }
-
-    #[test]
-    fn a_stripe_event_carries_the_fields_in_data_object() {
-        let body: Value = serde_json::from_slice(&Payload::Stripe.render(&credit())).expect("json");
-        assert_eq!(body["object"], "event");
-        assert_eq!(body["type"], "payment_intent.succeeded");
-        assert_eq!(body["data"]["object"]["amount"], 1500);
-        assert_eq!(body["data"]["object"]["account"], 42);
     }
 }

@@ -1,0 +1,449 @@
+//! A provider's own bodies (`--payload stripe|github|shopify|standard-webhooks`): the event types
+//! a credit and an update are sent as (`--event-type`), where the account, the amount and the
+//! version go (`--field`), and the headers the provider sends beside its body.
+//!
+//! Each provider's module lists its event types as [`EventSpec`]s: how the body is built from an
+//! event's [`Fields`], and the default place of each field. The object an event is about (a
+//! PaymentIntent, an issue, an order) has an id made from a token: [`Fields::object`] when the
+//! event names one (two events about one object), else the event's id for objects each event
+//! makes anew (a payment, an opened issue, an order) and the account for objects an account keeps
+//! (a subscription, its issue being edited, a customer).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use super::mapping::{FieldMapping, FieldName, Pointer};
+use super::{Fields, Kind, PayloadError};
+
+/// The providers hookbench writes bodies for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A Stripe Event (`object: "event"`, `data.object` of the named type).
+    Stripe,
+    /// A GitHub webhook payload, its event in `X-GitHub-Event`.
+    Github,
+    /// A Shopify webhook payload, its topic in `X-Shopify-Topic`.
+    Shopify,
+    /// The Standard Webhooks envelope `{type, timestamp, data}`.
+    StandardWebhooks,
+}
+
+impl Format {
+    /// Every format, as `--payload` names them.
+    pub const ALL: [Self; 4] = [Self::Stripe, Self::Github, Self::Shopify, Self::StandardWebhooks];
+
+    /// The name `--payload` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stripe => "stripe",
+            Self::Github => "github",
+            Self::Shopify => "shopify",
+            Self::StandardWebhooks => "standard-webhooks",
+        }
+    }
+
+    fn specs(self) -> &'static [EventSpec] {
+        match self {
+            Self::Stripe => super::stripe::EVENTS,
+            Self::Github => super::github::EVENTS,
+            Self::Shopify => super::shopify::EVENTS,
+            Self::StandardWebhooks => super::standard::EVENTS,
+        }
+    }
+
+    /// The type each kind is sent as without `--event-type`.
+    fn default_type(self, kind: Kind) -> &'static str {
+        match (self, kind) {
+            (Self::Stripe, Kind::Credit) => "payment_intent.succeeded",
+            (Self::Stripe, Kind::Update) => "customer.subscription.updated",
+            (Self::Github, Kind::Credit) => "issues.opened",
+            (Self::Github, Kind::Update) => "issues.edited",
+            (Self::Shopify, Kind::Credit) => "orders/create",
+            (Self::Shopify, Kind::Update) => "customers/update",
+            (Self::StandardWebhooks, Kind::Credit) => super::CREDIT_TYPE,
+            (Self::StandardWebhooks, Kind::Update) => super::PLAN_TYPE,
+        }
+    }
+
+    /// The event types `--event-type` accepts, for messages and `--help`.
+    pub fn known_types(self) -> String {
+        match self {
+            Self::StandardWebhooks => super::standard::ANY_TYPE.to_string(),
+            _ => self.specs().iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+        }
+    }
+}
+
+impl FromStr for Format {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|f| f.as_str() == s).ok_or(())
+    }
+}
+
+/// Whose object an event is about, when [`Fields::object`] names none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Owner {
+    /// Each event's own (made by it): the token is the event id.
+    Event,
+    /// The account's standing object: the token is the account number.
+    Account,
+}
+
+/// What a body is built from: the event, its object's token and the type it is sent as.
+pub(super) struct Subject<'a> {
+    /// The event.
+    pub f: &'a Fields,
+    /// The object's token: ids of the object are made from it.
+    pub token: String,
+    /// The type (`payment_intent.succeeded`, `issues.opened`, `orders/create`).
+    pub event_type: &'a str,
+}
+
+impl Subject<'_> {
+    /// A positive integer id for the object, stable for its token (GitHub and Shopify ids are
+    /// integers): FNV-1a of the token, kept below 2^53 so that any JSON reader holds it exactly.
+    pub fn numeric_id(&self, salt: &str) -> i64 {
+        numeric_id(&format!("{salt}:{}", self.token))
+    }
+
+    /// `n` hex digits stable for the token and `salt` (a commit's sha, a secret's suffix).
+    pub fn hex(&self, salt: &str, n: usize) -> String {
+        let mut out = String::with_capacity(n + 16);
+        let mut round = 0u32;
+        while out.len() < n {
+            out.push_str(&format!("{:016x}", fnv1a(&format!("{salt}:{round}:{}", self.token))));
+            round += 1;
+        }
+        out.truncate(n);
+        out
+    }
+
+    /// The event's creation time in RFC 3339 (`2026-12-01T16:00:00Z`).
+    pub fn created_rfc3339(&self) -> String {
+        rfc3339(self.f.created)
+    }
+}
+
+/// The keys of several objects in one (serde_json's `json!` recurses once per key, past the
+/// compiler's limit for an object as large as a provider's, so large bodies are written in
+/// parts).
+pub(super) fn joined<const N: usize>(parts: [Value; N]) -> Value {
+    let mut out = serde_json::Map::new();
+    for part in parts {
+        if let Value::Object(map) = part {
+            out.extend(map);
+        }
+    }
+    Value::Object(out)
+}
+
+/// Unix seconds in RFC 3339, UTC (the epoch for a time out of range).
+pub(super) fn rfc3339(seconds: i64) -> String {
+    jiff::Timestamp::from_second(seconds).unwrap_or(jiff::Timestamp::UNIX_EPOCH).to_string()
+}
+
+fn fnv1a(text: &str) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    text.bytes().fold(OFFSET, |h, b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+}
+
+fn numeric_id(text: &str) -> i64 {
+    let masked = fnv1a(text) & ((1 << 53) - 1);
+    i64::try_from(masked).unwrap_or(1).max(1)
+}
+
+/// One event type of a provider.
+pub(super) struct EventSpec {
+    /// Its name as `--event-type` takes it.
+    pub name: &'static str,
+    /// The event as the provider's header names it (`issues` for `issues.opened`), if it has one.
+    pub header: &'static str,
+    /// Whose object the event is about.
+    pub owner: Owner,
+    /// The body.
+    pub build: fn(&Subject<'_>) -> Value,
+    /// Where the account goes by default.
+    pub account: &'static str,
+    /// Where the amount goes by default (`None`: nowhere; the provider's object has no amount).
+    pub amount: Option<&'static str>,
+    /// Where the version goes by default (`None`: nowhere).
+    pub version: Option<&'static str>,
+}
+
+impl EventSpec {
+    fn default_place(&self, name: FieldName) -> Option<&'static str> {
+        match name {
+            FieldName::Account => Some(self.account),
+            FieldName::Amount => self.amount,
+            FieldName::Version => self.version,
+        }
+    }
+}
+
+/// One `--event-type KIND=TYPE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventTypeChoice {
+    /// Which kind of event.
+    pub kind: Kind,
+    /// The provider's type it is sent as.
+    pub name: String,
+}
+
+impl FromStr for EventTypeChoice {
+    type Err = String;
+
+    /// `credit=payment_intent.succeeded`, `update=customer.subscription.updated`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (kind, name) =
+            s.split_once('=').ok_or_else(|| format!("`{s}` is not credit=TYPE or update=TYPE"))?;
+        let kind = match kind {
+            "credit" => Kind::Credit,
+            "update" => Kind::Update,
+            other => {
+                return Err(format!("`{other}` is not a kind of event; the kinds are credit and update"));
+            }
+        };
+        if name.is_empty() {
+            return Err(format!("`{s}` names no type"));
+        }
+        Ok(Self { kind, name: name.to_string() })
+    }
+}
+
+/// The type one kind of event is sent as.
+#[derive(Debug, Clone)]
+struct EventType {
+    spec: &'static EventSpec,
+    name: String,
+}
+
+/// A provider's bodies: the two types and the field mappings, checked against each other.
+#[derive(Debug, Clone)]
+pub struct Bodies {
+    format: Format,
+    credit: EventType,
+    update: EventType,
+    fields: Vec<FieldMapping>,
+}
+
+impl fmt::Debug for EventSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartialEq for Bodies {
+    fn eq(&self, other: &Self) -> bool {
+        self.format == other.format
+            && self.credit.name == other.credit.name
+            && self.update.name == other.update.name
+            && self.fields == other.fields
+    }
+}
+
+impl Bodies {
+    /// `format`'s bodies with its default types and places.
+    pub fn new(format: Format) -> Self {
+        Self::with(format, &[], &[]).unwrap_or_else(|e| unreachable!("a provider's defaults are valid: {e}"))
+    }
+
+    /// `format`'s bodies sent as `types` say (the defaults for a kind they do not name), with
+    /// `fields` written where they point: every choice checked now, naming its flag. A kind given
+    /// twice, or a field given twice, is refused.
+    pub fn with(
+        format: Format,
+        types: &[EventTypeChoice],
+        fields: &[FieldMapping],
+    ) -> Result<Self, PayloadError> {
+        let pick = |kind: Kind| -> Result<EventType, PayloadError> {
+            let mut named = types.iter().filter(|c| c.kind == kind);
+            let choice = named.next();
+            if let Some(again) = named.next() {
+                return Err(PayloadError::Flag {
+                    flag: "--event-type",
+                    value: format!("{}={}", kind_name(kind), again.name),
+                    problem: format!("{} is given twice", kind_name(kind)),
+                });
+            }
+            let name = choice.map_or(format.default_type(kind), |c| c.name.as_str());
+            event_type(format, kind, name)
+        };
+        let (credit, update) = (pick(Kind::Credit)?, pick(Kind::Update)?);
+        for name in FieldName::ALL {
+            if let [_, again, ..] = fields.iter().filter(|m| m.name == name).collect::<Vec<_>>()[..] {
+                return Err(PayloadError::Flag {
+                    flag: "--field",
+                    value: format!("{}={}", name.as_str(), again.pointer),
+                    problem: format!("{} is given twice", name.as_str()),
+                });
+            }
+        }
+        let bodies = Self { format, credit, update, fields: fields.to_vec() };
+        bodies.check_places()?;
+        Ok(bodies)
+    }
+
+    /// Each field's place reached in a body of each type it goes in, before anything is sent.
+    fn check_places(&self) -> Result<(), PayloadError> {
+        for kind in [Kind::Credit, Kind::Update] {
+            let f = sample(kind);
+            let t = self.event_type_of(kind);
+            let mut body = (t.spec.build)(&self.subject(t, &f));
+            for (name, pointer, given) in self.places(kind, t) {
+                pointer.write(&mut body, 0).map_err(|problem| {
+                    let problem = format!("in the {} body ({}): {problem}", t.name, self.format.as_str());
+                    if given {
+                        PayloadError::Flag {
+                            flag: "--field",
+                            value: format!("{}={pointer}", name.as_str()),
+                            problem,
+                        }
+                    } else {
+                        PayloadError::Flag { flag: "--event-type", value: t.name.clone(), problem }
+                    }
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The provider.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    fn event_type_of(&self, kind: Kind) -> &EventType {
+        match kind {
+            Kind::Credit => &self.credit,
+            Kind::Update => &self.update,
+        }
+    }
+
+    /// The type `kind` is sent as (`payment_intent.succeeded`).
+    pub fn type_name(&self, kind: Kind) -> &str {
+        &self.event_type_of(kind).name
+    }
+
+    /// The event as the provider's header names it (`X-GitHub-Event: issues`, `X-Shopify-Topic:
+    /// orders/create`; a Stripe or Standard Webhooks type as it is).
+    pub fn header_event(&self, kind: Kind) -> &str {
+        let t = self.event_type_of(kind);
+        if t.spec.header.is_empty() { &t.name } else { t.spec.header }
+    }
+
+    /// The fields `kind`'s bodies carry and where: the flag's place, else the type's default.
+    fn places(&self, kind: Kind, t: &EventType) -> Vec<(FieldName, Pointer, bool)> {
+        let names: &[FieldName] = match kind {
+            Kind::Credit => &[FieldName::Account, FieldName::Amount],
+            Kind::Update => &[FieldName::Account, FieldName::Version],
+        };
+        names
+            .iter()
+            .filter_map(|&name| match self.fields.iter().find(|m| m.name == name) {
+                Some(m) => Some((name, m.pointer.clone(), true)),
+                None => {
+                    let place = t.spec.default_place(name)?;
+                    Some((
+                        name,
+                        Pointer::parse(place).unwrap_or_else(|e| unreachable!("{place}: {e}")),
+                        false,
+                    ))
+                }
+            })
+            .collect()
+    }
+
+    fn subject<'a>(&self, t: &'a EventType, f: &'a Fields) -> Subject<'a> {
+        let token = f.object.clone().unwrap_or_else(|| match t.spec.owner {
+            Owner::Event => f.id.clone(),
+            Owner::Account => f.account.to_string(),
+        });
+        Subject { f, token, event_type: &t.name }
+    }
+
+    /// The body of `f`: the type's body, then each field written at its place.
+    pub fn render(&self, f: &Fields) -> Value {
+        let t = self.event_type_of(f.kind);
+        let mut body = (t.spec.build)(&self.subject(t, f));
+        for (name, pointer, _) in self.places(f.kind, t) {
+            let n = match name {
+                FieldName::Account => f.account,
+                FieldName::Amount => f.amount,
+                FieldName::Version => f.version,
+            };
+            // Every place was reached in a body of this type when the payload was made, and a
+            // type's bodies all have one shape.
+            let _ = pointer.write(&mut body, n);
+        }
+        body
+    }
+
+    /// The headers the provider sends with `f`'s body, beside its signature.
+    pub fn headers(&self, f: &Fields) -> Vec<(&'static str, String)> {
+        match self.format {
+            Format::Github => super::github::headers(self.header_event(f.kind), f),
+            Format::Shopify => super::shopify::headers(self.header_event(f.kind), f),
+            Format::Stripe | Format::StandardWebhooks => Vec::new(),
+        }
+    }
+
+    /// The name a report shows: the provider, the types, the mappings given.
+    pub fn name(&self) -> String {
+        let mut name =
+            format!("{} (credit={}, update={}", self.format.as_str(), self.credit.name, self.update.name);
+        for m in &self.fields {
+            name.push_str(&format!(", {}={}", m.name.as_str(), m.pointer));
+        }
+        name.push(')');
+        name
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Credit => "credit",
+        Kind::Update => "update",
+    }
+}
+
+fn event_type(format: Format, kind: Kind, name: &str) -> Result<EventType, PayloadError> {
+    let unknown = |problem: String| PayloadError::Flag {
+        flag: "--event-type",
+        value: format!("{}={name}", kind_name(kind)),
+        problem,
+    };
+    if format == Format::StandardWebhooks {
+        let spec = super::standard::spec(kind);
+        return super::standard::check_type(name)
+            .map(|()| EventType { spec, name: name.to_string() })
+            .map_err(unknown);
+    }
+    let spec = format.specs().iter().find(|s| s.name == name).ok_or_else(|| {
+        unknown(format!(
+            "{} has no event type `{name}`; the known ones are {}",
+            format.as_str(),
+            format.known_types()
+        ))
+    })?;
+    Ok(EventType { spec, name: name.to_string() })
+}
+
+/// An event of `kind` to build a body of the type's shape from, when checking places.
+fn sample(kind: Kind) -> Fields {
+    Fields {
+        id: "evt_check".to_string(),
+        kind,
+        account: 1,
+        amount: 1,
+        plan: "plan_v1".to_string(),
+        version: 1,
+        created: 0,
+        poisoned: false,
+        object: None,
+    }
+}

@@ -1,0 +1,222 @@
+//! Field mappings (`--field NAME=POINTER`): where in a provider's body the account, the amount
+//! and the version are written, as JSON pointers (RFC 6901).
+//!
+//! What a mapping writes depends on what the body holds at that place: a string is kept as an
+//! id of the provider's form, its prefix up to and including its last `_` followed by the number
+//! in decimal (`"cus_7"` holding account 42 becomes `"cus_42"`; a string without `_` becomes the
+//! bare number as text, `"42"`); anything else (a number, `null`, a key the object lacks) becomes
+//! the JSON number. A pointer must reach its place through objects only: into an array, through a
+//! string, a number or `null`, or through a key the body lacks, it is refused before anything is
+//! sent, naming the flag.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value};
+
+/// What a mapping places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldName {
+    /// The account the event is for (in every body).
+    Account,
+    /// Credits added (in credit bodies).
+    Amount,
+    /// The plan version an update carries (in update bodies).
+    Version,
+}
+
+impl FieldName {
+    /// Every name, in the order `--help` lists them.
+    pub const ALL: [Self; 3] = [Self::Account, Self::Amount, Self::Version];
+
+    /// The name `--field` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Account => "account",
+            Self::Amount => "amount",
+            Self::Version => "version",
+        }
+    }
+}
+
+/// A JSON pointer (RFC 6901) to a place below the body's root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pointer {
+    text: String,
+    tokens: Vec<String>,
+}
+
+impl Pointer {
+    /// Parses `text`: `/` then reference tokens separated by `/`, with `~1` for `/` and `~0` for
+    /// `~` inside a token. The root itself (`""`) is refused: a body is an object, not a number.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let Some(rest) = text.strip_prefix('/') else {
+            return Err(format!("`{text}` is not a JSON pointer (RFC 6901): it starts with `/`"));
+        };
+        let tokens = rest.split('/').map(unescape).collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { text: text.to_string(), tokens })
+    }
+
+    /// The pointer as given.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Writes `n` at this place in `body` by the module's rule, or says why the place cannot be
+    /// reached.
+    pub fn write(&self, body: &mut Value, n: i64) -> Result<(), String> {
+        let (last, parents) = self.tokens.split_last().ok_or("the pointer names no place")?;
+        let mut here = body;
+        let mut walked = String::new();
+        for token in parents {
+            let map = as_object(here, &walked)?;
+            walked.push('/');
+            walked.push_str(token);
+            here = map.get_mut(token.as_str()).ok_or_else(|| format!("the body has nothing at {walked}"))?;
+        }
+        let map = as_object(here, &walked)?;
+        let value = match map.get(last.as_str()) {
+            Some(Value::String(held)) => Value::String(format!("{}{n}", id_prefix(held))),
+            _ => Value::from(n),
+        };
+        map.insert(last.clone(), value);
+        Ok(())
+    }
+}
+
+impl fmt::Display for Pointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// The provider's prefix of an id held as a string: up to and including its last `_`.
+fn id_prefix(held: &str) -> &str {
+    held.rfind('_').map_or("", |i| &held[..=i])
+}
+
+fn as_object<'a>(v: &'a mut Value, walked: &str) -> Result<&'a mut Map<String, Value>, String> {
+    let at = if walked.is_empty() { "the body's root".to_string() } else { walked.to_string() };
+    match v {
+        Value::Object(map) => Ok(map),
+        Value::Array(_) => Err(format!("{at} is an array; a mapping goes through objects only")),
+        other => Err(format!("{at} is {}, not an object", kind_of(other))),
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn unescape(token: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(token.len());
+    let mut chars = token.chars();
+    while let Some(c) = chars.next() {
+        if c != '~' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('0') => out.push('~'),
+            Some('1') => out.push('/'),
+            _ => return Err(format!("`~` in `{token}` is followed by neither 0 nor 1 (RFC 6901)")),
+        }
+    }
+    Ok(out)
+}
+
+/// One `--field NAME=POINTER`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldMapping {
+    /// What is placed.
+    pub name: FieldName,
+    /// Where.
+    pub pointer: Pointer,
+}
+
+impl FromStr for FieldMapping {
+    type Err = String;
+
+    /// `account=/data/object/customer`, `amount=/data/object/amount`, `version=/...`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let names = FieldName::ALL.map(FieldName::as_str).join(", ");
+        let (name, pointer) =
+            s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=POINTER (NAME one of {names})"))?;
+        let name = FieldName::ALL
+            .into_iter()
+            .find(|n| n.as_str() == name)
+            .ok_or_else(|| format!("`{name}` is not a field; the fields are {names}"))?;
+        Ok(Self { name, pointer: Pointer::parse(pointer)? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn written(body: Value, pointer: &str, n: i64) -> Result<Value, String> {
+        let mut body = body;
+        Pointer::parse(pointer)?.write(&mut body, n)?;
+        Ok(body)
+    }
+
+    #[test]
+    fn a_string_keeps_its_id_prefix_and_anything_else_becomes_a_number() {
+        let body =
+            json!({"data": {"object": {"customer": "cus_7", "name": "seven", "amount": 1, "x": null}}});
+        let b = written(body.clone(), "/data/object/customer", 42).expect("written");
+        assert_eq!(b["data"]["object"]["customer"], "cus_42");
+        let b = written(body.clone(), "/data/object/name", 42).expect("written");
+        assert_eq!(b["data"]["object"]["name"], "42", "no `_`: the bare number as text");
+        let b = written(body.clone(), "/data/object/amount", 1500).expect("written");
+        assert_eq!(b["data"]["object"]["amount"], 1500);
+        let b = written(body.clone(), "/data/object/x", 3).expect("written");
+        assert_eq!(b["data"]["object"]["x"], 3, "null becomes the number");
+        let b = written(body, "/data/object/metadata_account", 9).expect("a new key of an object");
+        assert_eq!(b["data"]["object"]["metadata_account"], 9);
+    }
+
+    #[test]
+    fn a_pointer_through_an_array_or_a_non_object_or_a_missing_key_is_refused() {
+        let body = json!({"items": [{"a": 1}], "s": "str", "n": null, "o": {}});
+        let err = written(body.clone(), "/items/0/a", 1).expect_err("array");
+        assert!(err.contains("/items is an array"), "{err}");
+        let err = written(body.clone(), "/s/x", 1).expect_err("string");
+        assert!(err.contains("/s is a string"), "{err}");
+        let err = written(body.clone(), "/n/x", 1).expect_err("null");
+        assert!(err.contains("/n is null"), "{err}");
+        let err = written(body.clone(), "/o/missing/x", 1).expect_err("missing");
+        assert!(err.contains("nothing at /o/missing"), "{err}");
+        let err = written(json!([1]), "/x", 1).expect_err("root array");
+        assert!(err.contains("root is an array"), "{err}");
+        assert!(written(body, "/o/new", 1).is_ok(), "a new key in an object that exists");
+    }
+
+    #[test]
+    fn pointers_unescape_as_rfc_6901_says_and_refuse_what_it_does_not_allow() {
+        let b = written(json!({"a/b": {"m~n": 0}}), "/a~1b/m~0n", 5).expect("escaped");
+        assert_eq!(b["a/b"]["m~n"], 5);
+        assert!(Pointer::parse("data/object").expect_err("no slash").contains("starts with `/`"));
+        assert!(Pointer::parse("").is_err(), "the root is no place for a number");
+        assert!(Pointer::parse("/a~2").expect_err("bad escape").contains("neither 0 nor 1"));
+    }
+
+    #[test]
+    fn a_mapping_names_a_known_field() {
+        let m: FieldMapping = "account=/data/object/customer".parse().expect("a mapping");
+        assert_eq!((m.name, m.pointer.as_str()), (FieldName::Account, "/data/object/customer"));
+        let err = "acount=/x".parse::<FieldMapping>().expect_err("typo");
+        assert!(err.contains("`acount`") && err.contains("account, amount, version"), "{err}");
+        let err = "account".parse::<FieldMapping>().expect_err("no pointer");
+        assert!(err.contains("NAME=POINTER"), "{err}");
+    }
+}

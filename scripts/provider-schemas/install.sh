@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the providers' published schemas and types (npm, versions pinned in
+# package-lock.json) for harness/tests/it/provider_bodies.rs: @octokit/webhooks-schemas (GitHub's
+# payloads as JSON Schema), and shapes.json made from the `stripe` package's and
+# @shopify/shopify-api's type declarations. Exits 3 when npm or the packages cannot be had; the
+# tests then fail, naming this script.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+command -v npm >/dev/null || { echo "npm is needed (Node.js 18 or later)" >&2; exit 3; }
+if ! (cd "$here" && npm ci --silent --no-audit --no-fund >/dev/null 2>&1); then
+  echo "could not install the providers' schemas from npm (npm ci in $here)" >&2
+  exit 3
+fi
+node "$here/shapes.mjs"
