@@ -7,6 +7,8 @@
 # input: every signed body is recorded), retry-storm (GitHub does not retry; hookbench skips it).
 # WILD_QUICK=1 runs the checks whose verdicts do not vary from run to run, on a smaller load
 # (CI: examples/wild/audit-all.sh --quick).
+# Bodies: hookbench's --payload github, issues.opened credits (X-GitHub-Event: issues), which
+# onAny takes like any event.
 # Exits with hookbench's status: 0 every check passed, 1 one failed, 2 it could not run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +26,7 @@ if [ "${WILD_QUICK:-0}" = 1 ]; then
 fi
 set +e
 "${HOOKBENCH:-hookbench}" audit "http://127.0.0.1:$port/webhooks" \
-  --signing github --secret "$secret" --payload "$here/template.json" \
+  --signing github --secret "$secret" --payload github \
   --observe-db "$db" \
   --applied-query "SELECT delivery_id, count(*) FROM handler_calls GROUP BY delivery_id" \
   --account-base 100000 --copies 8 \

@@ -7,6 +7,8 @@
 # input: every signed body is recorded).
 # WILD_QUICK=1 runs the checks whose verdicts do not vary from run to run, on a smaller load
 # (CI: examples/wild/audit-all.sh --quick).
+# Bodies: hookbench's --payload shopify, orders/create credits (X-Shopify-Topic), which
+# webhooks.validate takes like any topic.
 # Exits with hookbench's status: 0 every check passed, 1 one failed, 2 it could not run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +26,7 @@ if [ "${WILD_QUICK:-0}" = 1 ]; then
 fi
 set +e
 "${HOOKBENCH:-hookbench}" audit "http://127.0.0.1:$port/webhooks" \
-  --signing shopify --secret "$secret" --payload "$here/template.json" \
+  --signing shopify --secret "$secret" --payload shopify \
   --observe-db "$db" \
   --applied-query "SELECT webhook_id, count(*) FROM handler_calls GROUP BY webhook_id" \
   --account-base 100000 --copies 8 \
