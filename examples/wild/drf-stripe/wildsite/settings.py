@@ -36,8 +36,9 @@ def database(url):
         }
     if u.scheme == "sqlite":
         # Two gunicorn workers write one file: Django's documented settings for concurrent
-        # SQLite writers (a write lock taken at BEGIN, a busy timeout), or the second writer
-        # fails at once with "database is locked".
+        # SQLite writers. A deferred transaction that reads before it writes (update_or_create
+        # does) cannot wait for the other writer and fails with "database is locked"; IMMEDIATE
+        # takes the write lock at BEGIN, and the timeout lets the other worker wait for it.
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": u.path,
