@@ -2,7 +2,8 @@
 # The nightly job's steps (.github/workflows/nightly.yml runs exactly this; `just nightly` runs it
 # here, without the upload): build, run the bench with defaults and the crash, jitter and
 # retention experiments through testcontainers, rebuild the history index with the earlier runs
-# under reports/, and compare with the previous run.
+# under reports/, compare with the previous run, and audit the receivers in the wild
+# (examples/wild/audit-all.sh; their Postgres runs need DATABASE_URL).
 #
 # The comparison is printed; with NIGHTLY_GATE=1 a regression fails the job. (Designs that are
 # expected to misbehave, naive or check-then-insert, vary from run to run under real concurrency,
@@ -25,3 +26,14 @@ if [ -n "$previous" ]; then
     echo "(regressions reported above; set NIGHTLY_GATE=1 to fail on them)"
   fi
 fi
+# The receivers in the wild, every check on every database; a verdict other than the committed
+# one fails the job (examples/wild/README.md). Their Postgres is DATABASE_URL's, or else a
+# throwaway container of the bench's image.
+if [ -z "${DATABASE_URL:-}" ] && command -v docker >/dev/null; then
+  pg=$(docker run -d --rm -e POSTGRES_HOST_AUTH_METHOD=trust -p 127.0.0.1::5432 "${HOOKBENCH_PG_IMAGE:-postgres:16-alpine}")
+  trap 'docker rm -f "$pg" >/dev/null 2>&1 || true' EXIT
+  DATABASE_URL="postgres://postgres@$(docker port "$pg" 5432/tcp | head -n 1)/postgres"
+  export DATABASE_URL
+  for _ in $(seq 60); do psql "$DATABASE_URL" -qc 'SELECT 1' >/dev/null 2>&1 && break; sleep 1; done
+fi
+HOOKBENCH=./target/release/hookbench ./examples/wild/audit-all.sh --out "$reports/$run_id/wild"

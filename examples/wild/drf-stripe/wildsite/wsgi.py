@@ -1,0 +1,7 @@
+"""The WSGI application gunicorn serves."""
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wildsite.settings")
+application = get_wsgi_application()
