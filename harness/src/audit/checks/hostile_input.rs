@@ -47,6 +47,25 @@ fn timestamp_expect(scheme: Scheme, offset_s: i64) -> Expect {
     }
 }
 
+/// The body sent under `signed`'s signature as a tampered one: `raised` (the credit with its
+/// amount raised) when it differs from what was signed, else `signed` with a key added after its
+/// opening brace. A body that carries no amount (a GitHub issue) renders the same with any
+/// amount, and sending the signed bytes as "tampered" would fail a receiver for accepting an
+/// untouched delivery.
+fn tamper(signed: &Bytes, raised: Bytes) -> Bytes {
+    if raised != signed {
+        return raised;
+    }
+    let mut body = signed.to_vec();
+    match body.iter().position(|&b| b == b'{') {
+        Some(at) => {
+            body.splice(at + 1..at + 1, b"\"hookbench_tampered\":true,".iter().copied());
+        }
+        None => body.extend_from_slice(b" "),
+    }
+    Bytes::from(body)
+}
+
 /// Other paths on the same receiver: the last segment changed, and one added.
 fn other_paths(path: &str) -> Vec<String> {
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
@@ -77,11 +96,12 @@ impl HostileInput {
     async fn refusals(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) {
         let scheme = ctx.wire.signer.scheme();
         let f = next.credit(ctx);
-        let (_, headers) = ctx.wire.attempt(&f, now_s());
+        let (signed, headers) = ctx.wire.attempt(&f, now_s());
         let mut tampered = f.clone();
         tampered.amount += 1_000_000;
+        let tampered = tamper(&signed, ctx.wire.body(&tampered));
         let mut sent = Delivered::new(f, Expect::Refused);
-        sent.push(ctx.probe.post(None, &headers, ctx.wire.body(&tampered), "tampered body").await);
+        sent.push(ctx.probe.post(None, &headers, tampered, "tampered body").await);
         p.events.push(sent);
 
         let mut sent = Delivered::new(next.credit(ctx), Expect::Refused);
@@ -223,6 +243,23 @@ mod tests {
         assert_eq!(timestamp_expect(Scheme::Stripe, 3600), Expect::AtMostOnce);
         assert_eq!(timestamp_expect(Scheme::StandardWebhooks, -3600), Expect::Refused);
         assert_eq!(timestamp_expect(Scheme::Stripe, -3600), Expect::Refused);
+    }
+
+    #[test]
+    fn a_tampered_body_never_goes_out_as_the_signed_bytes() {
+        let signed = Bytes::from_static(br#"{"action":"opened","issue":{}}"#);
+        // The raised amount changed the body: it is the tampered one.
+        let raised = Bytes::from_static(br#"{"amount":1000100}"#);
+        assert_eq!(tamper(&signed, raised.clone()), raised);
+        // A body with no amount renders the same: a key goes in, and the JSON still parses.
+        let tampered = tamper(&signed, signed.clone());
+        assert_ne!(tampered, signed);
+        let v: serde_json::Value = serde_json::from_slice(&tampered).expect("JSON");
+        assert_eq!(v["hookbench_tampered"], true);
+        assert_eq!(v["action"], "opened");
+        // Not JSON at all: still not the signed bytes.
+        let odd = Bytes::from_static(b"x");
+        assert_ne!(tamper(&odd, odd.clone()), odd);
     }
 
     #[test]
