@@ -99,6 +99,12 @@ pub fn judge_load(
     }
     let attempts = |s: Subject| match s {
         Subject::Event(i) => load.attempts_of(i, marks),
+        Subject::Pair(a, b) => {
+            let mut logs = load.attempts_of(a, marks);
+            logs.extend(load.attempts_of(b, marks));
+            logs.sort_by(|x, y| x.at_ms.total_cmp(&y.at_ms));
+            logs
+        }
         Subject::Account(a) => load.attempts_of_account(&history, a),
         Subject::Run => Vec::new(),
     };
@@ -138,8 +144,9 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
     }
 }
 
-/// `check`'s result from `verdict`: PASS only on a pass; FAIL with the failing classes and the
-/// first witnesses (each with the attempts `attempts` names for its subject); SKIPPED, saying
+/// `check`'s result from `verdict`: PASS only on a pass without an advisory finding; WARN on a
+/// pass with one (a class the rules warn on), with its witnesses; FAIL with the failing classes
+/// and the first witnesses (each with the attempts `attempts` names for its subject); SKIPPED, saying
 /// why, when nothing was sent or the evidence it needs was not observed. `note` follows the
 /// evidence line.
 pub fn checked(
@@ -152,18 +159,25 @@ pub fn checked(
     let summary = verdict.summary();
     let evidence = if note.is_empty() { summary } else { format!("{summary}; {note}") };
     let status = match &verdict.outcome {
+        Outcome::Pass if !verdict.warning().is_empty() => Status::Warn,
         Outcome::Pass => Status::Pass,
         Outcome::Fail => Status::Fail,
         Outcome::Unjudged(_) | Outcome::NothingSent => Status::Skipped,
     };
+    let shown = match status {
+        Status::Fail => verdict.failing(),
+        Status::Warn => verdict.warning(),
+        Status::Pass | Status::Skipped => Vec::new(),
+    };
     let witnesses = verdict
         .witnesses
         .iter()
-        .filter(|f| status == Status::Fail && verdict.failing().contains(&f.class))
+        .filter(|f| shown.contains(&f.class))
         .take(WITNESSES)
         .map(|f| Witness {
             id: match f.subject {
                 Subject::Event(i) => history.id(i),
+                Subject::Pair(a, b) => format!("{} and {}", history.id(a), history.id(b)),
                 Subject::Account(a) => format!("account {a}"),
                 Subject::Run => "the run".to_string(),
             },
@@ -172,5 +186,5 @@ pub fn checked(
             observed: f.observed.clone(),
         })
         .collect();
-    CheckResult { check, status, evidence, anomalies: verdict.failing(), witnesses, figures: None }
+    CheckResult { check, status, evidence, anomalies: shown, witnesses, figures: None }
 }

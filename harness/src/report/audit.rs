@@ -80,7 +80,7 @@ pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
     let _ = writeln!(md);
     md.push_str(&super::markdown::thresholds_section(&header.thresholds));
     md.push_str(&super::markdown::shards_section(header.shards.as_ref()));
-    for c in a.checks.iter().filter(|c| c.status == Status::Fail) {
+    for c in a.checks.iter().filter(|c| matches!(c.status, Status::Fail | Status::Warn)) {
         let _ = writeln!(md, "\n## {}: witnesses\n", c.check.as_str());
         for w in &c.witnesses {
             witness_md(&mut md, w);

@@ -15,6 +15,7 @@ mod parallel_load;
 mod poison;
 mod retry_storm;
 mod secret_rotation;
+mod semantic_duplicate;
 mod sequential_duplicate;
 
 use std::sync::Arc;
@@ -109,8 +110,9 @@ pub struct Run<'a> {
 pub type Build = for<'a> fn(&'a AuditConfig) -> Result<Box<dyn AuditCheck + 'a>, String>;
 
 /// Every check, in the checklist's order ([`Check::ALL`]'s).
-pub const REGISTRY: [(Check, Build); 12] = [
+pub const REGISTRY: [(Check, Build); 13] = [
     (Check::SequentialDuplicate, sequential_duplicate::build),
+    (Check::SemanticDuplicate, semantic_duplicate::build),
     (Check::ConcurrentCopies, concurrent_copies::build),
     (Check::LostAck, lost_ack::build),
     (Check::OutOfOrder, out_of_order::build),

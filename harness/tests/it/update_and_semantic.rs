@@ -1,0 +1,120 @@
+//! Updates judged for duplicates, and semantic duplicates, against the Python receiver
+//! (examples/receivers/python-sqlite) through the real command line: an update handler that runs
+//! twice fails with a witness naming the update's id while a safe one passes, and one change sent
+//! under two ids warns for a receiver that dedupes on the event id (exit 0; with `--strict`, a
+//! FAIL and exit 1) and passes for one that dedupes on the object.
+
+use std::path::Path;
+use std::process::Command;
+
+use hookbench::audit::{Check, Status};
+use hookbench::report::Report;
+use testkit::SECRET;
+
+use super::audit::{COUNTS, Receiver, SECRET_2, TEMPLATE, audit, start, status};
+
+/// One row per update handler call, as `--log-updates` writes them.
+const UPDATE_CALLS: &str = "SELECT event_id, count(*) FROM update_log GROUP BY event_id";
+const STATE: &str = "SELECT customer, version FROM subscriptions";
+
+/// The Python receiver on `dir/app.db` in `mode`, logging its update handler's calls.
+fn receiver(dir: &Path, mode: &str) -> Receiver {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/python-sqlite/receiver.py");
+    let db = dir.join("app.db");
+    let mut cmd = Command::new("python3");
+    cmd.arg(script).args(["--db", db.to_str().expect("utf-8"), "--mode", mode, "--port", "0"]);
+    cmd.args(["--secret", SECRET, "--secret", SECRET_2, "--log-updates"]);
+    start(cmd)
+}
+
+/// Audits the receiver in `mode` with `checks`, observed through SQLite, with `extra` flags.
+fn audit_python(mode: &str, checks: &str, extra: &[&str]) -> (u8, Report) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = receiver(dir.path(), mode);
+    let url = format!("http://{}/webhooks", r.addr);
+    let observe = format!("sqlite://{}", dir.path().join("app.db").display());
+    let mut args = vec![
+        url.as_str(),
+        "--payload",
+        TEMPLATE,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        COUNTS,
+        "--checks",
+        checks,
+        "--probe-events",
+        "3",
+    ];
+    args.extend_from_slice(extra);
+    let (code, report) = audit(&args);
+    (code, report.expect("a report"))
+}
+
+fn result(report: &Report, check: Check) -> &hookbench::report::CheckResult {
+    let a = report.audit_section().expect("audit");
+    a.checks.iter().find(|c| c.check == check).unwrap_or_else(|| panic!("{check:?} in the report"))
+}
+
+const UPDATES: [&str; 4] = ["--update-applied-query", UPDATE_CALLS, "--state-query", STATE];
+
+#[test]
+fn an_update_handler_run_twice_fails_with_the_updates_id() {
+    let (code, report) = audit_python("double-update", "out-of-order", &UPDATES);
+    assert_eq!(code, 1);
+    let ooo = result(&report, Check::OutOfOrder);
+    assert_eq!(ooo.status, Status::Fail, "{}", ooo.evidence);
+    assert!(ooo.anomalies.contains(&hookbench::judge::Class::Duplicate), "{:?}", ooo.anomalies);
+    let w = &ooo.witnesses[0];
+    assert!(w.id.contains("ooo_"), "the update's own id: {w:?}");
+    assert_eq!(w.problem, "duplicate: applied 2 times", "{w:?}");
+    assert!(w.observed.contains("sql updates: applied 2 times"), "{w:?}");
+    // 3 accounts of 6 versions, every handler call twice: every update a duplicate.
+    assert!(ooo.evidence.contains("18 duplicate (18 extra applies)"), "{}", ooo.evidence);
+}
+
+#[test]
+fn a_safe_update_handler_passes_though_it_skips_stale_updates() {
+    let (code, report) = audit_python("safe", "out-of-order", &UPDATES);
+    let ooo = result(&report, Check::OutOfOrder);
+    assert_eq!((code, ooo.status), (0, Status::Pass), "{}", ooo.evidence);
+    assert!(ooo.evidence.contains("18 of 18 acknowledged, 18 applied; 0 duplicate"), "{}", ooo.evidence);
+}
+
+#[test]
+fn without_the_update_query_an_update_handler_run_twice_is_not_seen() {
+    // The applied query counts payments only: nothing shows the update handler's calls, and the
+    // final state is right, so the check passes; the update query is what makes it visible.
+    let (code, report) = audit_python("double-update", "out-of-order", &["--state-query", STATE]);
+    assert_eq!((code, status(&report, Check::OutOfOrder)), (0, Status::Pass));
+}
+
+#[test]
+fn a_receiver_that_dedupes_on_the_event_id_warns_of_semantic_duplicates_and_exits_0() {
+    let (code, report) = audit_python("safe", "semantic-duplicate", &[]);
+    let s = result(&report, Check::SemanticDuplicate);
+    assert_eq!((code, s.status), (0, Status::Warn), "{}", s.evidence);
+    assert!(s.evidence.contains("3 semantic-duplicate (of 3 pairs)"), "{}", s.evidence);
+    assert_eq!(s.anomalies, [hookbench::judge::Class::SemanticDuplicate]);
+    let w = &s.witnesses[0];
+    assert!(w.id.contains("sem_0000 and ") && w.id.contains("sem_0001"), "both ids: {w:?}");
+    assert_eq!(w.attempts.len(), 2, "both events' attempts: {w:?}");
+    assert!(w.observed.matches("sql: applied 1 times").count() == 2, "both applied: {w:?}");
+}
+
+#[test]
+fn with_strict_a_semantic_duplicate_fails_and_exits_1() {
+    let (code, report) = audit_python("safe", "semantic-duplicate", &["--strict"]);
+    let s = result(&report, Check::SemanticDuplicate);
+    assert_eq!((code, s.status), (1, Status::Fail), "{}", s.evidence);
+    assert!(s.witnesses[0].problem.starts_with("semantic-duplicate: "), "{:?}", s.witnesses[0]);
+}
+
+#[test]
+fn a_receiver_that_dedupes_on_the_object_passes_the_semantic_duplicate_check() {
+    let (code, report) = audit_python("dedupe-object", "semantic-duplicate", &["--strict"]);
+    let s = result(&report, Check::SemanticDuplicate);
+    assert_eq!((code, s.status), (0, Status::Pass), "{}", s.evidence);
+    assert!(s.evidence.contains("6 of 6 acknowledged, 3 applied"), "{}", s.evidence);
+    assert!(s.evidence.contains("0 lost") && s.evidence.contains("0 semantic-duplicate"), "{}", s.evidence);
+}
