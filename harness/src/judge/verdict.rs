@@ -141,7 +141,8 @@ pub struct Tally {
     pub pairs: u64,
     /// Credits sent.
     pub credits: u64,
-    /// Whether update applies were observed (an update's duplicate can be found).
+    /// Whether update applies were observed: an observer of them alone, or an applies observer
+    /// that counted an update (only then can an update's duplicate be found).
     pub update_applies_observed: bool,
     /// Poison events sent.
     pub poison: u64,
@@ -219,9 +220,6 @@ struct Judging<'a> {
     witnesses: BTreeMap<Class, Vec<Finding>>,
     /// The evidence missing for events expected once.
     missing: BTreeSet<Needs>,
-    /// Whether update applies are observed: an observer of them alone, or an applies observer
-    /// that counted an update.
-    updates_observed: bool,
 }
 
 impl<'a> Judging<'a> {
@@ -236,11 +234,10 @@ impl<'a> Judging<'a> {
             (Needs::Ledger, evidence.ledger.is_some()),
         ];
         observed.extend(present.into_iter().filter(|(_, p)| *p).map(|(n, _)| n));
-        let updates_seen = updates_observed(history, evidence);
         let tally = Tally {
             events: history.len() as u64,
             credits: history.events().iter().filter(|s| matches!(s.kind, Kind::Credit { .. })).count() as u64,
-            update_applies_observed: updates_seen,
+            update_applies_observed: updates_observed(history, evidence),
             pairs: history.pairs() as u64,
             unknown_applies: evidence.unknown_applies(),
             ledger: evidence.ledger,
@@ -258,7 +255,6 @@ impl<'a> Judging<'a> {
             run: ClassSet::EMPTY,
             witnesses: BTreeMap::new(),
             missing: BTreeSet::new(),
-            updates_observed: updates_seen,
         }
     }
 
@@ -282,7 +278,7 @@ impl<'a> Judging<'a> {
         };
         let dead_lettered = self.evidence.dead_letters.as_ref().map(|d| d.contains(&i));
         let handled = match sent.kind {
-            Kind::Update { .. } if self.updates_observed => self.evidence.most_applied(i),
+            Kind::Update { .. } if self.tally.update_applies_observed => self.evidence.most_applied(i),
             _ => None,
         };
         let twin = self
