@@ -91,7 +91,10 @@ fn without_the_update_query_an_update_handler_run_twice_is_not_seen() {
 
 #[test]
 fn a_receiver_that_dedupes_on_the_event_id_warns_of_semantic_duplicates_and_exits_0() {
-    let (code, report) = audit_python("safe", "semantic-duplicate", &[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let metrics = dir.path().join("audit.prom");
+    let (code, report) =
+        audit_python("safe", "semantic-duplicate", &["--metrics", metrics.to_str().expect("utf-8")]);
     let s = result(&report, Check::SemanticDuplicate);
     assert_eq!((code, s.status), (0, Status::Warn), "{}", s.evidence);
     assert!(s.evidence.contains("3 semantic-duplicate (of 3 pairs)"), "{}", s.evidence);
@@ -100,6 +103,16 @@ fn a_receiver_that_dedupes_on_the_event_id_warns_of_semantic_duplicates_and_exit
     assert!(w.id.contains("sem_0000 and ") && w.id.contains("sem_0001"), "both ids: {w:?}");
     assert_eq!(w.attempts.len(), 2, "both events' attempts: {w:?}");
     assert!(w.observed.matches("sql: applied 1 times").count() == 2, "both applied: {w:?}");
+    // WARN in the terminal table, in report.md with its witnesses, and in the metrics.
+    let table = report.table();
+    let row = table.lines().find(|l| l.starts_with("semantic-duplicate")).expect("its row");
+    assert_eq!(row.split_whitespace().nth(1), Some("WARN"), "{table}");
+    let md = hookbench::report::audit_markdown(&report.header, report.audit_section().expect("audit"));
+    assert!(md.contains("| semantic-duplicate | WARN |"), "{md}");
+    assert!(md.contains("## semantic-duplicate: witnesses") && md.contains("sem_0001"), "{md}");
+    let prom = std::fs::read_to_string(&metrics).expect("the metrics");
+    let warn = r#"hookbench_audit_check{check="semantic-duplicate",status="WARN"} 1"#;
+    assert!(prom.contains(warn), "{prom}");
 }
 
 #[test]
