@@ -11,7 +11,7 @@ use hookbench::audit::{Check, Status};
 use hookbench::report::Report;
 use testkit::SECRET;
 
-use super::audit::{COUNTS, Receiver, SECRET_2, TEMPLATE, audit, start, status};
+use super::audit::{COUNTS, Receiver, SECRET_2, TEMPLATE, audit, run_audit, start, status};
 
 /// One row per update handler call, as `--log-updates` writes them.
 const UPDATE_CALLS: &str = "SELECT event_id, count(*) FROM update_log GROUP BY event_id";
@@ -60,7 +60,12 @@ const UPDATES: [&str; 4] = ["--update-applied-query", UPDATE_CALLS, "--state-que
 
 #[test]
 fn an_update_handler_run_twice_fails_with_the_updates_id() {
-    let (code, report) = audit_python("double-update", "out-of-order", &UPDATES);
+    let (code, report) = audit_python("double-update", "out-of-order,parallel-load", &UPDATES);
+    // The load's updates too, each named by its workload id; its credits applied once.
+    let load = result(&report, Check::ParallelLoad);
+    assert_eq!(load.status, Status::Fail, "{}", load.evidence);
+    assert_eq!(load.anomalies, [hookbench::judge::Class::Duplicate], "{}", load.evidence);
+    assert!(load.witnesses.iter().all(|w| w.observed.contains("sql updates: applied 2 times")), "{load:?}");
     assert_eq!(code, 1);
     let ooo = result(&report, Check::OutOfOrder);
     assert_eq!(ooo.status, Status::Fail, "{}", ooo.evidence);
@@ -79,6 +84,31 @@ fn a_safe_update_handler_passes_though_it_skips_stale_updates() {
     let ooo = result(&report, Check::OutOfOrder);
     assert_eq!((code, ooo.status), (0, Status::Pass), "{}", ooo.evidence);
     assert!(ooo.evidence.contains("18 of 18 acknowledged, 18 applied; 0 duplicate"), "{}", ooo.evidence);
+}
+
+#[test]
+fn an_update_query_of_the_wrong_shape_or_without_a_database_is_exit_2_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = receiver(dir.path(), "safe");
+    let url = format!("http://{}/webhooks", r.addr);
+    let observe = format!("sqlite://{}", dir.path().join("app.db").display());
+    let base = ["--secret", SECRET, "--payload", TEMPLATE, "--applied-query", COUNTS];
+    for (extra, said) in [
+        (
+            vec!["--observe-db", &observe, "--update-applied-query", "SELECT 1, 2, 3"],
+            "--update-applied-query returned rows of 3 columns",
+        ),
+        (
+            vec!["--observe-db", &observe, "--update-applied-query", "DELETE FROM update_log"],
+            "--update-applied-query",
+        ),
+        (vec!["--sink", "127.0.0.1:0", "--update-applied-query", UPDATE_CALLS], "need --observe-db"),
+    ] {
+        let args: Vec<&str> = [&[url.as_str()][..], &base, &extra].concat();
+        let (code, message, _) = run_audit(&args);
+        assert_eq!(code, 2, "{extra:?}: {message}");
+        assert!(message.contains(said), "{extra:?}: {message}");
+    }
 }
 
 #[test]
