@@ -11,7 +11,9 @@ use hookbench::audit::{Check, Status};
 use hookbench::report::Report;
 use testkit::SECRET;
 
-use super::audit::{COUNTS, Receiver, SECRET_2, TEMPLATE, audit, run_audit, start, status};
+use super::audit::{
+    COUNTS, Receiver, SECRET_2, TEMPLATE, audit, audit_shards, merge, run_audit, start, status,
+};
 
 /// One row per update handler call, as `--log-updates` writes them.
 const UPDATE_CALLS: &str = "SELECT event_id, count(*) FROM update_log GROUP BY event_id";
@@ -109,6 +111,39 @@ fn an_update_query_of_the_wrong_shape_or_without_a_database_is_exit_2_naming_it(
         assert_eq!(code, 2, "{extra:?}: {message}");
         assert!(message.contains(said), "{extra:?}: {message}");
     }
+}
+
+#[test]
+fn a_merged_sharded_audit_judges_update_applies_with_merges_own_update_query() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = receiver(dir.path(), "double-update");
+    let url = format!("http://{}/webhooks", r.addr);
+    let observe = format!("sqlite://{}", dir.path().join("app.db").display());
+    let load = ["--events", "200", "--rate", "400", "--quiet", "300ms", "--payload", TEMPLATE];
+    let queries = ["--applied-query", COUNTS, "--update-applied-query", UPDATE_CALLS, "--state-query", STATE];
+    let observer = [&["--observe-db", observe.as_str()][..], &queries].concat();
+    let shards = dir.path().join("shards");
+    audit_shards(&url, &[&["--secret", SECRET_2][..], &load[..], &observer[..]].concat(), &shards);
+    // Without the update query the shards recorded: refused, naming it.
+    let without = ["--observe-db", observe.as_str(), "--applied-query", COUNTS, "--state-query", STATE];
+    let (refused, _) = merge(&shards, &dir.path().join("refused"), &without);
+    let refused = format!("{:#}", refused.expect_err("a shard recorded another update query"));
+    assert!(
+        refused.contains("--update-applied-query") && refused.contains("merge was given none"),
+        "{refused}"
+    );
+    let merged = dir.path().join("merged");
+    let (result, printed) = merge(&shards, &merged, &observer);
+    let load = Report::read_json(&merged.join("report.json")).expect("report.json");
+    let load = result_of(&load, Check::ParallelLoad);
+    assert_eq!(load.status, Status::Fail, "{printed}");
+    assert!(result.is_err(), "a FAIL exits 1: {printed}");
+    assert_eq!(load.anomalies, [hookbench::judge::Class::Duplicate], "{}", load.evidence);
+    assert!(load.witnesses[0].observed.contains("sql updates: applied 2 times"), "{:?}", load.witnesses);
+}
+
+fn result_of(report: &Report, check: Check) -> hookbench::report::CheckResult {
+    result(report, check).clone()
 }
 
 #[test]
