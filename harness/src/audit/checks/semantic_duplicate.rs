@@ -12,8 +12,9 @@ use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes};
 use crate::judge::{Class, ClassSet, Expect, Needs};
-use crate::observe::Sees;
+use crate::observe::{Sees, Sink, Snapshot};
 use crate::report::Check;
+use crate::report::CheckResult;
 use crate::wire::Fields;
 
 /// Builds the check; `--strict` makes a semantic duplicate fail it.
@@ -62,7 +63,8 @@ impl AuditCheck for SemanticDuplicate {
     /// A sink names an event only by the key its call carries: a receiver that dedupes on the
     /// object (the remedy) may key its downstream call by the object, which names neither event
     /// of the pair, and a sink would read that as nothing applied. Only the receiver's own records
-    /// (an applied query, hookbench's tables) say which event of a pair it applied.
+    /// (an applied query, hookbench's tables) say which event of a pair it applied; beside them,
+    /// a sink's counts are left out of this check's judgement.
     fn cannot_run(&self, sees: Sees) -> Option<String> {
         needs_applies(sees).or_else(|| {
             (!sees.recorded_applies).then(|| {
@@ -87,8 +89,30 @@ impl AuditCheck for SemanticDuplicate {
                 }
                 p.pairs.push((2 * n, 2 * n + 1));
             }
-            Ok(Box::new(p) as Box<dyn Delivery>)
+            Ok(Box::new(Pairs(p)) as Box<dyn Delivery>)
         })
+    }
+}
+
+/// The pairs sent, judged on the receiver's own records alone: a sink's count of a receiver that
+/// keys its call by the object names neither event, and would read as a pair never applied.
+struct Pairs(Probes);
+
+impl Pairs {
+    fn recorded(seen: &Snapshot) -> Snapshot {
+        let mut recorded = seen.clone();
+        recorded.applied.retain(|(observer, _)| observer != Sink::NAME);
+        recorded
+    }
+}
+
+impl Delivery for Pairs {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
+        self.0.judge(&Self::recorded(seen))
+    }
+
+    fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
+        self.0.replayable(&Self::recorded(seen))
     }
 }
 
@@ -109,6 +133,18 @@ mod tests {
             "a sink alone"
         );
         assert!(check.cannot_run(sees(false, false)).is_some(), "no observer of applies");
+    }
+
+    #[test]
+    fn a_sinks_count_is_left_out_of_the_pairs_judgement() {
+        use crate::observe::Record;
+        let mut seen = Snapshot::default();
+        Record::applied(&mut seen, "sql", "sem_0000", 1);
+        Record::applied(&mut seen, Sink::NAME, "obj_1", 1);
+        let recorded = Pairs::recorded(&seen);
+        assert_eq!(recorded.applied.len(), 1);
+        assert_eq!(recorded.applied("sem_0000"), (1, 1), "the sink's zero for it is gone");
+        assert_eq!(seen.applied("sem_0000"), (0, 1), "with the sink, the fewest is its zero");
     }
 
     #[test]
