@@ -409,7 +409,37 @@ fn clean() -> impl Strategy<Value = (String, String)> {
     })
 }
 
+/// A history of pairs, its pairs, its evidence, and which of each pair's events applied.
+type Paired = (String, Vec<(usize, usize)>, String, Vec<(bool, bool)>);
+
+/// Pairs of credits, each pair's events acknowledged, applied as each pair's two bits say.
+fn pairs() -> impl Strategy<Value = Paired> {
+    proptest::collection::vec((any::<bool>(), any::<bool>()), 1..10).prop_map(|applied| {
+        let h = vec!["c:a c:a"; applied.len()].join(" ");
+        let pairs = (0..applied.len()).map(|p| (2 * p, 2 * p + 1)).collect();
+        let counts: Vec<String> = applied
+            .iter()
+            .enumerate()
+            .flat_map(|(p, &(a, b))| [(2 * p, a), (2 * p + 1, b)])
+            .filter(|&(_, on)| on)
+            .map(|(i, _)| format!("{i}=1"))
+            .collect();
+        (h, pairs, format!("applied {}", counts.join(" ")), applied)
+    })
+}
+
 proptest! {
+    #[test]
+    fn a_pair_is_judged_by_how_many_of_its_events_applied((h, p, e, applied) in pairs()) {
+        let (found, v) = found_paired(&h, &p, &e);
+        let both = applied.iter().filter(|&&(a, b)| a && b).count() as u64;
+        let neither = applied.iter().filter(|&&(a, b)| !a && !b).count() as u64;
+        prop_assert_eq!(v.tally.count(Class::SemanticDuplicate), both, "{:?}", found);
+        prop_assert_eq!(v.tally.count(Class::Lost), 2 * neither, "{:?}", found);
+        let expected = if neither > 0 { Outcome::Fail } else { Outcome::Pass };
+        prop_assert_eq!(&v.outcome, &expected, "{:?}", found);
+    }
+
     #[test]
     fn a_clean_history_never_fails((h, e) in clean()) {
         let v = verdict(&h, &e);
