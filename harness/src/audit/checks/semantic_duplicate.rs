@@ -13,8 +13,7 @@ use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes};
 use crate::judge::{Class, ClassSet, Expect, Needs};
 use crate::observe::{Sees, Sink, Snapshot};
-use crate::report::Check;
-use crate::report::CheckResult;
+use crate::report::{Check, CheckResult};
 use crate::wire::Fields;
 
 /// Builds the check; `--strict` makes a semantic duplicate fail it.
