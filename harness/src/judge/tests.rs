@@ -458,6 +458,22 @@ proptest! {
     }
 
     #[test]
+    fn an_injected_update_duplicate_always_fails_and_a_skipped_update_never_does(
+        (h, e) in clean(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let updates: Vec<usize> = h.split_whitespace().enumerate().filter(|(_, s)| s.starts_with('u')).map(|(i, _)| i).collect();
+        prop_assume!(!updates.is_empty());
+        let i = updates[pick.index(updates.len())];
+        let twice = verdict(&h, &format!("{e}; updates {i}=2"));
+        prop_assert_eq!(&twice.outcome, &Outcome::Fail);
+        prop_assert!(twice.events[i].contains(Class::Duplicate), "{} / {}", h, e);
+        // Observed and applied no time (a version guard skipped it): never an anomaly.
+        let skipped = verdict(&h, &format!("{e}; updates"));
+        prop_assert_eq!(&skipped.outcome, &Outcome::Pass, "{}", skipped.summary());
+    }
+
+    #[test]
     fn an_injected_stale_account_always_fails((h, e) in clean()) {
         let updated: Vec<String> = h.split_whitespace().filter(|s| s.starts_with('u'))
             .map(|s| s[1..].split('v').next().unwrap_or_default().to_string()).collect();
