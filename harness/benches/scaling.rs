@@ -40,6 +40,8 @@ impl Observer for Perfect {
             changes: true,
             ledger: true,
             id_conflicts: true,
+            update_applies: false,
+            recorded_applies: true,
         }
     }
 

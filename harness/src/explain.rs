@@ -262,7 +262,19 @@ fn fate(e: &EventLine) -> String {
         format!("; the judge found: {}", e.anomalies.iter().map(|c| c.name()).collect::<Vec<_>>().join(", "))
     };
     let what = match (e.applied, e.version) {
-        (Some(n), _) => format!(
+        (applied, Some(v)) => format!(
+            "update of account {} to version {v} (created {}); the account ended on version {} (latest {}){}",
+            e.account,
+            e.created.map_or("?".to_string(), |c| c.to_string()),
+            e.final_version.map_or("?".to_string(), |f| f.to_string()),
+            e.latest_version.map_or("?".to_string(), |l| l.to_string()),
+            match applied {
+                Some(n @ 2..) => format!("; its handler applied it {n} times (applied more than once)"),
+                Some(n) => format!("; its handler applied it {n} times"),
+                None => String::new(),
+            }
+        ),
+        (Some(n), None) => format!(
             "credit to account {}: {n} {evidence}{} ({}){}",
             e.account,
             if n == 1 { "" } else { "s" },
@@ -273,14 +285,7 @@ fn fate(e: &EventLine) -> String {
             },
             if e.poisoned { "; a poison event" } else { "" }
         ),
-        (None, Some(v)) => format!(
-            "update of account {} to version {v} (created {}); the account ended on version {} (latest {})",
-            e.account,
-            e.created.map_or("?".to_string(), |c| c.to_string()),
-            e.final_version.map_or("?".to_string(), |f| f.to_string()),
-            e.latest_version.map_or("?".to_string(), |l| l.to_string())
-        ),
-        _ => "no fate recorded".to_string(),
+        (None, None) => "no fate recorded".to_string(),
     };
     format!("{what}{anomalies}")
 }

@@ -15,11 +15,19 @@ receiver with a single worker, or a downstream API it calls one request at a tim
 is 1 / delay events per second. --refuse-account N makes the handler fail on payments for customer
 N (a poison event): in safe and slow modes it rolls back, parks the event in dead_letters and
 answers 422; in unsafe mode it answers 500, and the sender retries it.
+--mode double-update is safe, except that its update handler runs twice for each update (a retry
+wrapper that re-runs it after a slow first run): the version guard keeps the state right, and
+the handler's own side effect happens twice. --mode dedupe-object is safe, and also keeps one
+payment per customer and amount (a unique index on the object: two events with different ids
+for one change apply it once); it stands in for a unique index on the provider object's id,
+which the template's bodies do not carry. --log-updates writes one row per update handler call
+into update_log, for `--update-applied-query` to count.
 With --sink URL, each applied payment also calls that URL (the "downstream service") with an
 Idempotency-Key header. GET /healthz answers 200. `hookbench audit` is tested against every mode
 (docs/audit.md).
 
-    python3 receiver.py --db app.db --secret whsec_... [--secret whsec_...] [--mode safe|unsafe|slow]
+    python3 receiver.py --db app.db --secret whsec_... [--secret whsec_...]
+        [--mode safe|unsafe|slow|double-update|dedupe-object] [--log-updates]
         [--delay 0.02] [--refuse-account N] [--port 0] [--pid-file app.pid]
 
 Prints {"listening": "127.0.0.1:PORT"} once it listens (and writes its pid to --pid-file).
@@ -48,6 +56,13 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     customer INTEGER PRIMARY KEY, plan TEXT NOT NULL, version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS dead_letters (event_id TEXT PRIMARY KEY, reason TEXT NOT NULL, body TEXT NOT NULL);
 """
+UPDATE_LOG = """
+CREATE TABLE IF NOT EXISTS update_log (
+    id INTEGER PRIMARY KEY, event_id TEXT NOT NULL, customer INTEGER NOT NULL, version INTEGER NOT NULL);
+"""
+ONE_PAYMENT_PER_OBJECT = "CREATE UNIQUE INDEX IF NOT EXISTS payments_object ON payments (customer, cents)"
+# The modes that record the event id and apply the effect in one transaction.
+TRANSACTIONAL = ("safe", "slow", "double-update", "dedupe-object")
 
 
 class Refused(Exception):
@@ -97,12 +112,16 @@ class Poison(Exception):
 
 
 class App:
-    def __init__(self, db, secrets, mode, sink, delay=0.0, refuse_account=None):
+    def __init__(self, db, secrets, mode, sink, delay=0.0, refuse_account=None, log_updates=False):
         self.db, self.secrets, self.mode, self.sink = db, secrets, mode, sink
-        self.delay, self.refuse_account = delay, refuse_account
+        self.delay, self.refuse_account, self.log_updates = delay, refuse_account, log_updates
         self.one_worker = threading.Lock()
         with self.connect() as conn:
             conn.executescript(SCHEMA)
+            if log_updates:
+                conn.executescript(UPDATE_LOG)
+            if mode == "dedupe-object":
+                conn.execute(ONE_PAYMENT_PER_OBJECT)
 
     def connect(self):
         conn = sqlite3.connect(self.db, timeout=30, isolation_level=None)
@@ -125,20 +144,29 @@ class App:
                 raise Refused(400, "amount_cents out of range")
             if customer == self.refuse_account:
                 raise Poison(f"customer {customer} cannot be charged")
-            conn.execute("INSERT INTO payments (event_id, customer, cents) VALUES (?, ?, ?)",
-                         (event["id"], customer, cents))
-            return cents
+            insert = "INSERT OR IGNORE" if self.mode == "dedupe-object" else "INSERT"
+            inserted = conn.execute(f"{insert} INTO payments (event_id, customer, cents) VALUES (?, ?, ?)",
+                                    (event["id"], customer, cents)).rowcount
+            return cents if inserted else None
         if event.get("type") == "subscription.updated":
             version = data.get("version")
             if not isinstance(version, int):
                 raise Refused(400, "version must be an integer")
-            guard = "WHERE excluded.version > subscriptions.version" if self.mode == "safe" else ""
-            conn.execute(
-                "INSERT INTO subscriptions (customer, plan, version) VALUES (?, ?, ?) "
-                f"ON CONFLICT (customer) DO UPDATE SET plan = excluded.plan, version = excluded.version {guard}",
-                (customer, str(data.get("plan")), version))
+            for _ in range(2 if self.mode == "double-update" else 1):
+                self.update_plan(conn, event, data, customer, version)
             return None
         raise Refused(400, "unknown event type")
+
+    def update_plan(self, conn, event, data, customer, version):
+        guarded = self.mode in ("safe", "double-update", "dedupe-object")
+        guard = "WHERE excluded.version > subscriptions.version" if guarded else ""
+        conn.execute(
+            "INSERT INTO subscriptions (customer, plan, version) VALUES (?, ?, ?) "
+            f"ON CONFLICT (customer) DO UPDATE SET plan = excluded.plan, version = excluded.version {guard}",
+            (customer, str(data.get("plan")), version))
+        if self.log_updates:
+            conn.execute("INSERT INTO update_log (event_id, customer, version) VALUES (?, ?, ?)",
+                         (event["id"], customer, version))
 
     def dead_letter(self, msg_id, reason, body):
         conn = self.connect()
@@ -160,7 +188,7 @@ class App:
     def handle_parsed(self, msg_id, event, data, customer, body):
         conn = self.connect()
         try:
-            if self.mode in ("safe", "slow"):
+            if self.mode in TRANSACTIONAL:
                 conn.execute("BEGIN IMMEDIATE")
                 fresh = conn.execute("INSERT OR IGNORE INTO handled_events VALUES (?, ?)",
                                      (msg_id, time.time())).rowcount == 1
@@ -245,14 +273,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", required=True, help="the SQLite file")
     parser.add_argument("--secret", action="append", required=True, help="whsec_... (repeat to rotate)")
-    parser.add_argument("--mode", choices=["safe", "unsafe", "slow"], default="safe")
+    parser.add_argument("--mode", choices=["safe", "unsafe", "slow", "double-update", "dedupe-object"],
+                        default="safe")
+    parser.add_argument("--log-updates", action="store_true", help="one update_log row per update handler call")
     parser.add_argument("--delay", type=float, default=0.02, help="seconds each delivery holds the lock (slow)")
     parser.add_argument("--refuse-account", type=int, help="payments for this customer fail (poison)")
     parser.add_argument("--pid-file", help="where to write the process id once listening")
     parser.add_argument("--sink", help="URL the payment side effect calls")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
-    Handler.app = App(args.db, args.secret, args.mode, args.sink, args.delay, args.refuse_account)
+    Handler.app = App(args.db, args.secret, args.mode, args.sink, args.delay, args.refuse_account,
+                      args.log_updates)
     ThreadingHTTPServer.request_queue_size = 128  # a retry storm arrives all at once
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

@@ -163,6 +163,9 @@ pub struct AuditConfig {
     /// How long the whole audit may take (`--deadline`); then it stops, its report so far
     /// written.
     pub deadline: Duration,
+    /// Advisory findings fail their check (`--strict`): a semantic duplicate is a FAIL, not a
+    /// WARN.
+    pub strict: bool,
 }
 
 impl AuditConfig {
@@ -180,8 +183,12 @@ impl AuditConfig {
         if w.observe_db.is_some() && q.applied.is_none() && q.state.is_none() {
             return config("--observe-db needs --applied-query, --state-query or both");
         }
-        if w.observe_db.is_none() && (q.applied.is_some() || q.state.is_some() || q.dead_letters.is_some()) {
-            return config("--applied-query, --state-query and --dead-letter-query need --observe-db");
+        let any_query =
+            [&q.applied, &q.update_applied, &q.state, &q.dead_letters].iter().any(|q| q.is_some());
+        if w.observe_db.is_none() && any_query {
+            return config(
+                "--applied-query, --update-applied-query, --state-query and --dead-letter-query need --observe-db",
+            );
         }
         if p.copies < 2 {
             return config("--copies must be at least 2");

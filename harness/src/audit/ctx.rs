@@ -181,6 +181,8 @@ pub struct Probes {
     pub rules: Rules,
     /// A line of evidence beyond the judge's (what was not sent, a stall's time).
     pub note: String,
+    /// Pairs of its events, by index, that restate one change under two ids.
+    pub pairs: Vec<(usize, usize)>,
 }
 
 impl Probes {
@@ -192,19 +194,29 @@ impl Probes {
             require: require.to_vec(),
             witnesses: crate::load::WITNESSES,
         };
-        Self { check, events: Vec::new(), rules, note: String::new() }
+        Self { check, events: Vec::new(), rules, note: String::new(), pairs: Vec::new() }
     }
 
     /// What the judge reads of them.
     pub fn history(&self) -> History {
         let ids = self.events.iter().map(|e| e.fields.id.clone()).collect();
         History::new(self.events.iter().map(Delivered::sent).collect(), Ids::Listed(ids))
+            .with_twins(&self.pairs)
     }
 
     /// The attempts of a witness's subject: the event's, or every update's of the account.
     fn attempts(&self, s: Subject) -> Vec<AttemptLog> {
         match s {
             Subject::Event(i) => self.events.get(i).map(|e| e.attempts.clone()).unwrap_or_default(),
+            Subject::Pair(a, b) => {
+                let mut logs: Vec<AttemptLog> = [a, b]
+                    .iter()
+                    .filter_map(|&i| self.events.get(i))
+                    .flat_map(|e| e.attempts.clone())
+                    .collect();
+                logs.sort_by(|x, y| x.at_ms.total_cmp(&y.at_ms));
+                logs
+            }
             Subject::Account(a) => {
                 let mut logs: Vec<AttemptLog> = self
                     .events

@@ -64,6 +64,7 @@ pub async fn run_shard(
         account_base: ids.account_base,
         observe_db: provision::hide_password(observe_db),
         applied_query: w.queries.applied.clone(),
+        update_applied_query: w.queries.update_applied.clone(),
         state_query: w.queries.state.clone(),
         dead_letter_query: w.queries.dead_letters.clone(),
         parameters: config.parameters(),

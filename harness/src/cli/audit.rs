@@ -68,6 +68,15 @@ pub struct AuditArgs {
     /// SQL returning one row per applied side effect (its event id), or (event id, count) rows.
     #[arg(long, value_name = "SQL")]
     pub applied_query: Option<String>,
+    /// Advisory findings fail: a semantic duplicate (one change sent under two ids, both
+    /// applied) is a FAIL and exits 1, instead of a WARN that leaves the exit status alone.
+    #[arg(long)]
+    pub strict: bool,
+    /// SQL returning one row per applied update (its event id), or (event id, count) rows: a
+    /// handler that ran twice for an update is a duplicate. Updates the receiver skipped (a stale
+    /// version) are never judged lost.
+    #[arg(long, value_name = "SQL")]
+    pub update_applied_query: Option<String>,
     /// SQL returning (account, version) for each account the receiver holds.
     #[arg(long, value_name = "SQL")]
     pub state_query: Option<String>,
@@ -274,6 +283,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 observe_db: a.observe_db.clone(),
                 queries: Queries {
                     applied: a.applied_query.clone(),
+                    update_applied: a.update_applied_query.clone(),
                     state: a.state_query.clone(),
                     dead_letters: a.dead_letter_query.clone(),
                 },
@@ -331,6 +341,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             shard: Shard::from_flags_and_env(a.shard, a.shards)?,
             start_at: a.start_at,
             deadline: a.deadline,
+            strict: a.strict,
         };
         config.validate()?;
         Ok(config)

@@ -51,6 +51,10 @@ pub struct MergeArgs {
     /// runs only the queries given here, and refuses a shard that recorded other ones.
     #[arg(long, value_name = "SQL")]
     pub applied_query: Option<String>,
+    /// A sharded audit's update applied query, as given to its shards
+    /// (`audit --update-applied-query`).
+    #[arg(long, value_name = "SQL")]
+    pub update_applied_query: Option<String>,
     /// A sharded audit's state query, as given to its shards (`audit --state-query`).
     #[arg(long, value_name = "SQL")]
     pub state_query: Option<String>,
@@ -103,6 +107,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         witnesses: args.witnesses,
         queries: crate::observe::Queries {
             applied: args.applied_query.clone(),
+            update_applied: args.update_applied_query.clone(),
             state: args.state_query.clone(),
             dead_letters: args.dead_letter_query.clone(),
         },

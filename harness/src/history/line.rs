@@ -77,7 +77,8 @@ pub struct EventLine {
     pub kind: String,
     /// Its account.
     pub account: i64,
-    /// A credit: the most times an observer saw it applied.
+    /// A credit: the most times an observer saw it applied. An update: the most times an
+    /// observer saw its handler apply it, where update applies are observed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied: Option<u32>,
     /// An update: the plan version it carries.

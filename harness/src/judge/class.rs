@@ -62,6 +62,21 @@ pub struct EventView<'a> {
     pub applied: Option<(u32, u32)>,
     /// Whether it is in the dead-letter store (`None`: no store observed).
     pub dead_lettered: Option<bool>,
+    /// For an update, the most times any observer saw its handler apply it (`None`: a credit, or
+    /// update applies not observed). Only ever read for a duplicate: an update acknowledged and
+    /// not applied is no anomaly (a version guard rightly skips a stale one).
+    pub handled: Option<u32>,
+    /// When the event is one of a pair that restates one change under two ids, the other's.
+    pub twin: Option<TwinView>,
+}
+
+/// The other event of a pair, as the detectors see it.
+#[derive(Debug, Clone, Copy)]
+pub struct TwinView {
+    /// Whether this event is the pair's first.
+    pub first: bool,
+    /// The fewest and the most times any observer saw the other applied (`None`: not observed).
+    pub applied: Option<(u32, u32)>,
 }
 
 impl EventView<'_> {
@@ -80,6 +95,12 @@ impl EventView<'_> {
 
     fn counted(&self) -> bool {
         matches!(self.sent.kind, Kind::Credit { .. })
+    }
+
+    /// Whether its twin, the same change under another id, was applied by every observer's
+    /// count: then this event applying no time is right.
+    fn twin_applied(&self) -> bool {
+        self.twin.and_then(|t| t.applied).is_some_and(|(fewest, _)| fewest > 0)
     }
 }
 
@@ -165,13 +186,21 @@ macro_rules! classes {
 }
 
 classes! {
-    /// Applied more than once: an observer saw the event's side effect twice or more.
+    /// Applied more than once: an observer saw the event's side effect twice or more (an
+    /// update's too, where update applies are observed).
     Duplicate = "duplicate", Event, Applies, Detector::Event(duplicate);
-    /// Lost: acknowledged with a 2xx and never applied (an observer never saw it), though the
-    /// receiver may apply it.
+    /// Semantic duplicate: one change sent as two events under different ids (the same object,
+    /// the same type, the second created later, as Stripe and Saleor may send), both applied: the
+    /// change applied twice. Found in the pair's second event. Advisory unless `--strict`: a
+    /// receiver that dedupes on the event id, as the checklist says, has it.
+    SemanticDuplicate = "semantic-duplicate", Event, Applies, Detector::Event(semantic_duplicate);
+    /// Lost: a credit acknowledged with a 2xx and never applied (an observer never saw it),
+    /// though the receiver may apply it, nor its twin (the same change under another id). Never
+    /// an update: one skipped as stale is correct.
     Lost = "lost", Event, Applies, Detector::Event(lost);
     /// Never applied: expected exactly once, never acknowledged with a 2xx (refused, failed or
-    /// given up) and never applied. For an update, its account never reached its version.
+    /// given up) and never applied, nor its twin. For an update, its account never reached its
+    /// version.
     NeverApplied = "never-applied", Event, Applies, Detector::Event(never_applied);
     /// Stale account: the account's final version is below the latest version the receiver
     /// acknowledged for it (an older update written over a newer one, or an acknowledged update
@@ -201,18 +230,29 @@ classes! {
 }
 
 fn duplicate(e: &EventView<'_>) -> Option<String> {
-    let most = e.most().filter(|&m| m > 1 && e.counted())?;
+    let most = if e.counted() { e.most() } else { e.handled };
+    let most = most.filter(|&m| m > 1)?;
     Some(format!("applied {most} times"))
 }
 
+fn semantic_duplicate(e: &EventView<'_>) -> Option<String> {
+    let twin = e.twin.filter(|t| !t.first)?;
+    let (this, first) = (e.most()?, twin.applied.map_or(0, |(_, most)| most));
+    (e.counted() && this > 0 && first > 0).then(|| {
+        format!(
+            "the same change as its pair's first event, both applied: the first {first} times, this {this}"
+        )
+    })
+}
+
 fn lost(e: &EventView<'_>) -> Option<String> {
-    (e.counted() && e.may_apply() && e.sent.answers.acked && e.fewest()? == 0)
+    (e.counted() && e.may_apply() && e.sent.answers.acked && e.fewest()? == 0 && !e.twin_applied())
         .then(|| "acknowledged with a 2xx and never applied".to_string())
 }
 
 fn never_applied(e: &EventView<'_>) -> Option<String> {
     let a = &e.sent.answers;
-    (e.sent.expect == Expect::Once && !a.acked && e.fewest()? == 0).then(|| {
+    (e.sent.expect == Expect::Once && !a.acked && e.fewest()? == 0 && !e.twin_applied()).then(|| {
         let why = if a.attempts == 0 {
             "never sent"
         } else if a.refused {

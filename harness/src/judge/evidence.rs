@@ -55,8 +55,12 @@ pub struct Ledger {
 /// Everything observed of one check's or cell's events.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Evidence {
-    /// One entry per observer that counts applies (none: applies not observed).
+    /// One entry per observer that counts applies (none: applies not observed). Its counts may
+    /// hold updates too, when the applied query returns their ids.
     pub applies: Vec<Applies>,
+    /// One entry per observer of update applies alone (`--update-applied-query`): kept apart from
+    /// `applies`, whose zeros for credits it must not lower (none: not observed apart).
+    pub update_applies: Vec<Applies>,
     /// Each account's final version (`None`: not observed).
     pub states: Option<BTreeMap<i64, i64>>,
     /// The events found in the dead-letter store, by index (`None`: not observed).
@@ -78,6 +82,24 @@ impl Evidence {
         Some(counts.fold((first, first), |(lo, hi), c| (lo.min(c), hi.max(c))))
     }
 
+    /// The most times any observer, of applies or of update applies, saw event `i` applied
+    /// (`None`: neither observed).
+    pub fn most_applied(&self, i: usize) -> Option<u32> {
+        self.applies.iter().chain(&self.update_applies).map(|a| a.counts.get(i).copied().unwrap_or(0)).max()
+    }
+
+    /// Event `i`'s update applies in words, per observer that counted any:
+    /// `sql updates: applied 2 times`.
+    pub fn describe_update(&self, i: usize) -> String {
+        let seen: Vec<String> = self
+            .applies
+            .iter()
+            .chain(&self.update_applies)
+            .map(|a| format!("{}: applied {} times", a.observer, a.counts.get(i).copied().unwrap_or(0)))
+            .collect();
+        if seen.is_empty() { "update applies not observed".to_string() } else { seen.join(", ") }
+    }
+
     /// Event `i`'s counts in words, per observer: `sql: 2, sink: 1`.
     pub fn describe(&self, i: usize) -> String {
         if self.applies.is_empty() {
@@ -92,6 +114,6 @@ impl Evidence {
 
     /// Applies of ids that are no event of the history, the most any observer saw.
     pub fn unknown_applies(&self) -> u64 {
-        self.applies.iter().map(|a| a.unknown).max().unwrap_or(0)
+        self.applies.iter().chain(&self.update_applies).map(|a| a.unknown).max().unwrap_or(0)
     }
 }

@@ -9,9 +9,10 @@ use super::verdict::Verdict;
 /// A cell's correctness figures.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figures {
-    /// Credit events applied more than once.
+    /// Events applied more than once (credits, and updates where their applies are observed).
     pub dup_events: u64,
-    /// Applies beyond the first, summed over credit events.
+    /// Applies beyond the first, summed over duplicated events (credits, and updates where their
+    /// applies are observed).
     pub extra_applies: u64,
     /// Credit events acknowledged with a 2xx and never applied.
     pub lost: u64,

@@ -1,7 +1,7 @@
 //! What was sent and answered, as the judge reads it: one [`Sent`] per event, in the order of the
 //! events' indices, and how their ids are spelled.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 /// What an event asks of the receiver.
@@ -88,18 +88,56 @@ pub enum Ids {
     Listed(Vec<String>),
 }
 
-/// What a check sent: its events, by index, and their ids.
+/// What a check sent: its events, by index, their ids, and the pairs that are one change sent
+/// twice under two ids (a semantic duplicate).
 #[derive(Debug, Clone)]
 pub struct History {
     events: Vec<Sent>,
     ids: Ids,
     index: OnceLock<HashMap<String, usize>>,
+    /// Per event of a pair, the other event and whether this one is the first.
+    twins: BTreeMap<usize, Twin>,
+}
+
+/// The other event of a pair that restates one change under another id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Twin {
+    /// The other event's index.
+    pub other: usize,
+    /// Whether this event is the pair's first (the other restates it, created later).
+    pub first: bool,
 }
 
 impl History {
     /// The events with ids spelled as `ids` says (a listed id per event).
     pub fn new(events: Vec<Sent>, ids: Ids) -> Self {
-        Self { events, ids, index: OnceLock::new() }
+        Self { events, ids, index: OnceLock::new(), twins: BTreeMap::new() }
+    }
+
+    /// This history with `pairs`: each `(first, second)` one change sent twice, the second
+    /// created later under another id. An index beyond the events, or in two pairs, is left
+    /// out: each event has at most one twin.
+    #[must_use]
+    pub fn with_twins(mut self, pairs: &[(usize, usize)]) -> Self {
+        let len = self.events.len();
+        for &(a, b) in pairs {
+            let free = |i: usize, t: &BTreeMap<usize, Twin>| i < len && !t.contains_key(&i);
+            if a != b && free(a, &self.twins) && free(b, &self.twins) {
+                self.twins.insert(a, Twin { other: b, first: true });
+                self.twins.insert(b, Twin { other: a, first: false });
+            }
+        }
+        self
+    }
+
+    /// Event `i`'s twin, when it is one of a pair.
+    pub fn twin(&self, i: usize) -> Option<Twin> {
+        self.twins.get(&i).copied()
+    }
+
+    /// How many pairs.
+    pub fn pairs(&self) -> usize {
+        self.twins.len() / 2
     }
 
     /// The events, by index.

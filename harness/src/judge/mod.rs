@@ -11,7 +11,8 @@
 //! No vacuous pass: a verdict passes only when something was sent, no anomaly of a failing class
 //! was found, and the evidence the rules require was observed. An event expected applied that was
 //! never acknowledged and never applied is an anomaly (never-applied), so a receiver that refuses
-//! or fails every delivery fails; an empty state observation is "0 accounts observed", which
+//! or fails every delivery fails (a pair that restates one change is lost when neither of its
+//! events was applied); an empty state observation is "0 accounts observed", which
 //! leaves every acknowledged update's account stale.
 
 pub mod class;
@@ -29,5 +30,5 @@ mod tests;
 pub use class::{Class, ClassSet, Needs, Of};
 pub use evidence::{Applies, Change, Evidence, Ledger};
 pub use figures::Figures;
-pub use history::{Answers, Expect, History, Ids, Kind, Sent};
+pub use history::{Answers, Expect, History, Ids, Kind, Sent, Twin};
 pub use verdict::{AccountVerdict, Finding, Outcome, Rules, Subject, Tally, Verdict, judge};

@@ -11,7 +11,8 @@
 //!
 //! Evidence is sections separated by `;`, absent sections not observed:
 //! `applied[sink] 0=1 1=2 ?=3` (applies per event index, `?` another run's ids; `applied` alone:
-//! observed, nothing applied; the observer defaults to `sql`), `state 7=2` (final versions),
+//! observed, nothing applied; the observer defaults to `sql`), `updates 1=2` (update applies
+//! observed apart, `--update-applied-query`'s), `state 7=2` (final versions),
 //! `dead 3` (dead letters, by event index), `changes 7:0>2 7:2>1` (account:old>new, in order),
 //! `conflicts 1`, `ledger 300/300` (balances/rows).
 
@@ -73,6 +74,16 @@ fn pairs(words: &[&str]) -> impl Iterator<Item = (String, i64)> {
     })
 }
 
+/// One observer's applies, `0=1 ?=3`, for a history of `events` events.
+fn applies(name: &str, words: &[&str], events: usize) -> Applies {
+    let mut a = Applies::new(name, events);
+    for (k, n) in pairs(words) {
+        let index = if k == "?" { None } else { Some(k.parse().unwrap_or_else(|_| panic!("`{k}`"))) };
+        a.add(index, u64::try_from(n).unwrap_or(0));
+    }
+    a
+}
+
 /// The evidence `text` writes, for a history of `events` events.
 pub fn evidence(text: &str, events: usize) -> Evidence {
     let mut e = Evidence::default();
@@ -82,14 +93,9 @@ pub fn evidence(text: &str, events: usize) -> Evidence {
         match *head {
             h if h.starts_with("applied") => {
                 let name = h.strip_prefix("applied[").and_then(|n| n.strip_suffix(']')).unwrap_or("sql");
-                let mut a = Applies::new(name, events);
-                for (k, n) in pairs(rest) {
-                    let index =
-                        if k == "?" { None } else { Some(k.parse().unwrap_or_else(|_| panic!("`{k}`"))) };
-                    a.add(index, u64::try_from(n).unwrap_or(0));
-                }
-                e.applies.push(a);
+                e.applies.push(applies(name, rest, events));
             }
+            "updates" => e.update_applies.push(applies("sql updates", rest, events)),
             "state" => {
                 let states: BTreeMap<i64, i64> =
                     pairs(rest).map(|(k, v)| (k.parse().unwrap_or_else(|_| panic!("`{k}`")), v)).collect();

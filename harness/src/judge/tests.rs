@@ -43,6 +43,143 @@ fn duplicate() {
 }
 
 #[test]
+fn an_update_applied_twice_is_a_duplicate() {
+    // Observed apart (--update-applied-query), or in the applied query among the credits.
+    assert_eq!(found("u7v1:a", "applied; updates 0=2; state 7=1"), ["duplicate 0"]);
+    assert_eq!(found("c:a u7v1:a", "applied 0=1 1=2; state 7=1"), ["duplicate 1"]);
+    assert_eq!(found("u7v1:a", "applied; updates 0=1; state 7=1"), Vec::<String>::new());
+    let v = verdict("u7v1:a", "applied; updates 0=3; state 7=1");
+    assert_eq!(v.outcome, Outcome::Fail);
+    assert_eq!((v.tally.count(Class::Duplicate), v.tally.extra_applies), (1, 2));
+    assert_eq!(v.witnesses[0].problem, "applied 3 times");
+    assert_eq!(v.witnesses[0].observed, "sql: applied 0 times, sql updates: applied 3 times");
+}
+
+#[test]
+fn a_duplicate_of_updates_alone_is_named_only_where_their_applies_are_observed() {
+    let unseen = verdict("u7v1:a", "applied; state 7=1");
+    assert!(unseen.summary().contains("duplicate not observed"), "{}", unseen.summary());
+    let seen = verdict("u7v1:a", "applied; updates 0=1; state 7=1");
+    assert!(seen.summary().contains("0 duplicate"), "{}", seen.summary());
+}
+
+#[test]
+fn an_update_acknowledged_and_not_applied_is_no_anomaly() {
+    // A version guard skipping the stale version 1: the final state judges it, not its applies.
+    let h = "u7v2:a u7v1:a";
+    assert_eq!(found(h, "applied; updates 0=1; state 7=2"), Vec::<String>::new());
+    assert_eq!(verdict(h, "applied; updates 0=1; state 7=2").outcome, Outcome::Pass);
+    // Every update skipped, observed: still judged by the state alone.
+    assert_eq!(found(h, "applied; updates; state 7=1"), ["stale-account 7"]);
+    // Nothing applied at all, nothing sent: no update is called lost, and nothing passes.
+    assert_eq!(found("u7v1:a", "applied; updates"), Vec::<String>::new());
+    assert_eq!(verdict("u7v1:a", "applied; updates").outcome, Outcome::Unjudged(vec![Needs::States]));
+    assert_eq!(verdict("", "applied; updates").outcome, Outcome::NothingSent);
+}
+
+#[test]
+fn update_applies_observed_apart_never_lower_a_credits() {
+    // The update observer counts no credit: the credit it does not see is not lost.
+    assert_eq!(found("c:a u7v1:a", "applied 0=1; updates 1=1; state 7=1"), Vec::<String>::new());
+    // And an applied query that counts only credits says nothing of updates.
+    let v = verdict("c:a u7v1:a", "applied 0=1; state 7=1");
+    assert_eq!(v.outcome, Outcome::Pass);
+    assert_eq!(v.tally.applied, 2, "the update by its state");
+}
+
+#[test]
+fn an_update_counts_as_applied_where_its_applies_are_observed() {
+    // Version 1 applied then overwritten by 2: the state alone shows only 2 reached; the
+    // update applies show both applied.
+    let h = "u7v1:a u7v2:a";
+    assert_eq!(verdict(h, "applied; state 7=2").tally.applied, 2, "both at or below the final version");
+    assert_eq!(verdict("u7v2:a u7v1:a", "applied; state 7=2").tally.applied, 2);
+    assert_eq!(verdict("u7v2:a u7v1:a", "applied; updates 0=1; state 6=0").tally.applied, 1);
+}
+
+/// The anomalies found in `h` whose events `pairs` restate one change, under the strict rules.
+fn found_paired(h: &str, pairs: &[(usize, usize)], e: &str) -> (Vec<String>, Verdict) {
+    let history = history(h).with_twins(pairs);
+    let v = judge(&history, &evidence(e, history.len()), &Rules::strict());
+    let mut all = Vec::new();
+    for (i, classes) in v.events.iter().enumerate() {
+        all.extend(classes.iter().map(|c| format!("{} {i}", c.name())));
+    }
+    (all, v)
+}
+
+#[test]
+fn a_pair_both_applied_is_a_semantic_duplicate_that_warns() {
+    let (found, v) = found_paired("c:a c:a", &[(0, 1)], "applied 0=1 1=1");
+    assert_eq!(found, ["semantic-duplicate 1"]);
+    assert_eq!(v.outcome, Outcome::Pass, "advisory under the strict rules");
+    assert_eq!(v.warning(), [Class::SemanticDuplicate]);
+    let w = &v.witnesses[0];
+    assert_eq!(w.subject, Subject::Pair(0, 1));
+    assert_eq!(
+        w.problem,
+        "the same change as its pair's first event, both applied: the first 1 times, this 1"
+    );
+    assert_eq!(
+        w.observed,
+        "first evt_000000 (1 attempt, 200; sql: applied 1 times), then evt_000001 (1 attempt, 200; sql: applied 1 times)"
+    );
+    assert!(v.summary().contains("1 semantic-duplicate (of 1 pairs)"), "{}", v.summary());
+    // Failing it, as --strict does.
+    let history = history("c:a c:a").with_twins(&[(0, 1)]);
+    let strict = Rules { fail: Rules::strict().fail.with(Class::SemanticDuplicate), ..Rules::strict() };
+    assert_eq!(judge(&history, &evidence("applied 0=1 1=1", 2), &strict).outcome, Outcome::Fail);
+}
+
+#[test]
+fn a_pair_with_one_applied_is_no_anomaly_whichever_it_was() {
+    for e in ["applied 0=1", "applied 1=1"] {
+        let (found, v) = found_paired("c:a c:a", &[(0, 1)], e);
+        assert_eq!(found, Vec::<String>::new(), "{e}: the other is not lost");
+        assert_eq!(v.outcome, Outcome::Pass, "{e}");
+        assert!(v.summary().contains("0 semantic-duplicate (of 1 pairs)"), "{}", v.summary());
+    }
+    // One of a pair refused, the other applied: the change applied once.
+    assert_eq!(found_paired("c:a c:r", &[(0, 1)], "applied 0=1").0, Vec::<String>::new());
+}
+
+#[test]
+fn a_pair_neither_applied_is_lost_not_a_semantic_duplicate() {
+    let (found, v) = found_paired("c:a c:a", &[(0, 1)], "applied");
+    assert_eq!(found, ["lost 0", "lost 1"]);
+    assert_eq!(v.outcome, Outcome::Fail);
+    // Every answer refused: never-applied, never a semantic duplicate.
+    let (found, v) = found_paired("c:rr c:r", &[(0, 1)], "applied");
+    assert_eq!(found, ["never-applied 0", "never-applied 1"]);
+    assert_eq!(v.failing(), [Class::NeverApplied]);
+    // Nothing sent: nothing passes.
+    assert_eq!(found_paired("", &[(0, 1)], "applied").1.outcome, Outcome::NothingSent);
+}
+
+#[test]
+fn a_twin_applied_by_one_observer_only_does_not_excuse_the_other() {
+    // The sink never saw the first applied: the change is not shown applied by every observer.
+    let (found, _) = found_paired("c:a c:a", &[(0, 1)], "applied[sql] 0=1; applied[sink]");
+    assert_eq!(found, ["lost 0", "lost 1"]);
+}
+
+#[test]
+fn a_pair_applied_twice_in_one_event_is_a_duplicate_too() {
+    let (found, _) = found_paired("c:a c:a", &[(0, 1)], "applied 0=2 1=1");
+    assert_eq!(found, ["duplicate 0", "semantic-duplicate 1"]);
+}
+
+#[test]
+fn without_pairs_no_semantic_duplicate_is_looked_for_or_named() {
+    let v = verdict("c:a c:a", "applied 0=1 1=1");
+    assert_eq!(v.outcome, Outcome::Pass);
+    assert!(!v.summary().contains("semantic"), "{}", v.summary());
+    // Pairs out of range or overlapping are left out.
+    let h = history("c:a c:a c:a").with_twins(&[(0, 9), (1, 1), (0, 1), (1, 2)]);
+    assert_eq!((h.pairs(), h.twin(2)), (1, None));
+}
+
+#[test]
 fn lost() {
     assert_eq!(found("c:a", "applied"), ["lost 0"]);
     assert_eq!(found("c:ta", "applied 0=1"), Vec::<String>::new());
@@ -272,7 +409,37 @@ fn clean() -> impl Strategy<Value = (String, String)> {
     })
 }
 
+/// A history of pairs, its pairs, its evidence, and which of each pair's events applied.
+type Paired = (String, Vec<(usize, usize)>, String, Vec<(bool, bool)>);
+
+/// Pairs of credits, each pair's events acknowledged, applied as each pair's two bits say.
+fn pairs() -> impl Strategy<Value = Paired> {
+    proptest::collection::vec((any::<bool>(), any::<bool>()), 1..10).prop_map(|applied| {
+        let h = vec!["c:a c:a"; applied.len()].join(" ");
+        let pairs = (0..applied.len()).map(|p| (2 * p, 2 * p + 1)).collect();
+        let counts: Vec<String> = applied
+            .iter()
+            .enumerate()
+            .flat_map(|(p, &(a, b))| [(2 * p, a), (2 * p + 1, b)])
+            .filter(|&(_, on)| on)
+            .map(|(i, _)| format!("{i}=1"))
+            .collect();
+        (h, pairs, format!("applied {}", counts.join(" ")), applied)
+    })
+}
+
 proptest! {
+    #[test]
+    fn a_pair_is_judged_by_how_many_of_its_events_applied((h, p, e, applied) in pairs()) {
+        let (found, v) = found_paired(&h, &p, &e);
+        let both = applied.iter().filter(|&&(a, b)| a && b).count() as u64;
+        let neither = applied.iter().filter(|&&(a, b)| !a && !b).count() as u64;
+        prop_assert_eq!(v.tally.count(Class::SemanticDuplicate), both, "{:?}", found);
+        prop_assert_eq!(v.tally.count(Class::Lost), 2 * neither, "{:?}", found);
+        let expected = if neither > 0 { Outcome::Fail } else { Outcome::Pass };
+        prop_assert_eq!(&v.outcome, &expected, "{:?}", found);
+    }
+
     #[test]
     fn a_clean_history_never_fails((h, e) in clean()) {
         let v = verdict(&h, &e);
@@ -288,6 +455,22 @@ proptest! {
         let v = verdict(&h, &e);
         prop_assert_eq!(&v.outcome, &Outcome::Fail);
         prop_assert!(v.events[i].contains(Class::Duplicate), "{} / {}", h, e);
+    }
+
+    #[test]
+    fn an_injected_update_duplicate_always_fails_and_a_skipped_update_never_does(
+        (h, e) in clean(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let updates: Vec<usize> = h.split_whitespace().enumerate().filter(|(_, s)| s.starts_with('u')).map(|(i, _)| i).collect();
+        prop_assume!(!updates.is_empty());
+        let i = updates[pick.index(updates.len())];
+        let twice = verdict(&h, &format!("{e}; updates {i}=2"));
+        prop_assert_eq!(&twice.outcome, &Outcome::Fail);
+        prop_assert!(twice.events[i].contains(Class::Duplicate), "{} / {}", h, e);
+        // Observed and applied no time (a version guard skipped it): never an anomaly.
+        let skipped = verdict(&h, &format!("{e}; updates"));
+        prop_assert_eq!(&skipped.outcome, &Outcome::Pass, "{}", skipped.summary());
     }
 
     #[test]

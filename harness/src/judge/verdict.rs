@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::class::{AccountView, Class, ClassSet, Detector, EventView, Needs, RunView};
+use super::class::{AccountView, Class, ClassSet, Detector, EventView, Needs, RunView, TwinView};
 use super::evidence::{Evidence, Ledger};
 use super::history::{Expect, History, Kind};
 
@@ -22,11 +22,13 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Every class fails but an id conflict, which warns; applies must be observed.
+    /// Every class fails but an id conflict and a semantic duplicate, which warn; applies must
+    /// be observed.
     pub fn strict() -> Self {
+        let warn = ClassSet::EMPTY.with(Class::IdConflict).with(Class::SemanticDuplicate);
         Self {
-            fail: ClassSet::all().without(Class::IdConflict),
-            warn: ClassSet::EMPTY.with(Class::IdConflict),
+            fail: ClassSet::all().without(Class::IdConflict).without(Class::SemanticDuplicate),
+            warn,
             require: vec![Needs::Applies],
             witnesses: 5,
         }
@@ -68,6 +70,8 @@ pub enum Outcome {
 pub enum Subject {
     /// Event `i` of the history.
     Event(usize),
+    /// A pair of events, the first and the second, that restate one change.
+    Pair(usize, usize),
     /// An account.
     Account(i64),
     /// The run.
@@ -111,7 +115,8 @@ pub struct Tally {
     pub expected: u64,
     /// Events acknowledged with a 2xx.
     pub acked: u64,
-    /// Events seen applied (by every observer; an update: its account reached its version).
+    /// Events seen applied (by every observer; an update: its account reached its version, or,
+    /// where update applies are observed, an observer saw it applied).
     pub applied: u64,
     /// Events (accounts, runs) found with each class.
     pub found: BTreeMap<Class, u64>,
@@ -132,6 +137,13 @@ pub struct Tally {
     /// Events expected applied once whose evidence was not observed (a credit without an observer
     /// of applies, an update without states): no verdict can pass over them.
     pub unobserved: u64,
+    /// Pairs sent that restate one change under two ids.
+    pub pairs: u64,
+    /// Credits sent.
+    pub credits: u64,
+    /// Whether update applies were observed: an observer of them alone, or an applies observer
+    /// that counted an update (only then can an update's duplicate be found).
+    pub update_applies_observed: bool,
     /// Poison events sent.
     pub poison: u64,
     /// Of those, applied.
@@ -176,6 +188,25 @@ pub fn judge(history: &History, evidence: &Evidence, rules: &Rules) -> Verdict {
     j.finish()
 }
 
+/// Whether `evidence` observes update applies for `history`: an observer of them alone, or an
+/// applies observer that counted one of its updates. An applied query that counts only credits
+/// returns no update's id, and its zero must not read as an update applied no time.
+fn updates_observed(history: &History, evidence: &Evidence) -> bool {
+    let is_update = |i: usize| history.events().get(i).is_some_and(|s| matches!(s.kind, Kind::Update { .. }));
+    !evidence.update_applies.is_empty()
+        || evidence.applies.iter().any(|a| a.counts.iter().enumerate().any(|(i, &n)| n > 0 && is_update(i)))
+}
+
+/// A pair's events in words: each one's id, answers and applies.
+fn describe_pair(history: &History, evidence: &Evidence, subject: Subject) -> String {
+    let Subject::Pair(first, second) = subject else { return String::new() };
+    let one = |i: usize| {
+        let answers = history.events().get(i).map_or_else(String::new, |s| s.answers.describe());
+        format!("{} ({answers}; {})", history.id(i), evidence.describe(i))
+    };
+    format!("first {}, then {}", one(first), one(second))
+}
+
 /// A verdict being reached.
 struct Judging<'a> {
     history: &'a History,
@@ -205,6 +236,9 @@ impl<'a> Judging<'a> {
         observed.extend(present.into_iter().filter(|(_, p)| *p).map(|(n, _)| n));
         let tally = Tally {
             events: history.len() as u64,
+            credits: history.events().iter().filter(|s| matches!(s.kind, Kind::Credit { .. })).count() as u64,
+            update_applies_observed: updates_observed(history, evidence),
+            pairs: history.pairs() as u64,
             unknown_applies: evidence.unknown_applies(),
             ledger: evidence.ledger,
             observed,
@@ -243,7 +277,15 @@ impl<'a> Judging<'a> {
             }),
         };
         let dead_lettered = self.evidence.dead_letters.as_ref().map(|d| d.contains(&i));
-        EventView { sent, applied, dead_lettered }
+        let handled = match sent.kind {
+            Kind::Update { .. } if self.tally.update_applies_observed => self.evidence.most_applied(i),
+            _ => None,
+        };
+        let twin = self
+            .history
+            .twin(i)
+            .map(|t| TwinView { first: t.first, applied: self.evidence.applied(t.other) });
+        EventView { sent, applied, dead_lettered, handled, twin }
     }
 
     fn event(&mut self, i: usize) {
@@ -252,7 +294,8 @@ impl<'a> Judging<'a> {
         let t = &mut self.tally;
         t.attempts += u64::from(sent.answers.attempts);
         t.acked += u64::from(sent.answers.acked);
-        t.applied += u64::from(view.applied.is_some_and(|(fewest, _)| fewest > 0));
+        let handled = view.handled.unwrap_or(0);
+        t.applied += u64::from(view.applied.is_some_and(|(fewest, _)| fewest > 0) || handled > 0);
         let (most, credit) = (view.applied.map_or(0, |(_, m)| m), matches!(sent.kind, Kind::Credit { .. }));
         if sent.expect == Expect::Once && view.applied.is_none() {
             t.unobserved += 1;
@@ -273,8 +316,8 @@ impl<'a> Judging<'a> {
         for class in self.looked_for.iter() {
             let Detector::Event(detect) = class.detector() else { continue };
             if let Some(problem) = detect(&view) {
-                if class == Class::Duplicate && credit {
-                    self.tally.extra_applies += u64::from(most - 1);
+                if class == Class::Duplicate {
+                    self.tally.extra_applies += u64::from(if credit { most } else { handled } - 1);
                 }
                 self.events[i].insert(class);
                 let update = |v: i64| match self.evidence.states.as_ref() {
@@ -283,11 +326,15 @@ impl<'a> Judging<'a> {
                     }),
                     None => "states not observed".to_string(),
                 };
+                let pair = self.history.twin(i).filter(|_| class == Class::SemanticDuplicate);
+                let subject = pair.map_or(Subject::Event(i), |t| Subject::Pair(t.other, i));
                 let observed = || match sent.kind {
+                    _ if pair.is_some() => describe_pair(self.history, self.evidence, subject),
                     Kind::Credit { .. } => self.evidence.describe(i),
+                    Kind::Update { .. } if class == Class::Duplicate => self.evidence.describe_update(i),
                     Kind::Update { .. } => update(sent.account),
                 };
-                self.found(class, Subject::Event(i), problem, observed);
+                self.found(class, subject, problem, observed);
             }
         }
     }
@@ -395,6 +442,11 @@ impl Verdict {
         self.outcome == Outcome::Pass
     }
 
+    /// The classes found that the rules warn on: advisory, they do not fail the check.
+    pub fn warning(&self) -> Vec<Class> {
+        self.tally.found.keys().copied().filter(|&c| self.rules.warn.contains(c)).collect()
+    }
+
     /// The classes found that fail the check.
     pub fn failing(&self) -> Vec<Class> {
         self.tally.found.keys().copied().filter(|&c| self.rules.fail.contains(c)).collect()
@@ -422,6 +474,10 @@ impl Verdict {
             Class::StaleAccount => t.observed.contains(&Needs::States),
             // Judged for every event expected once whose evidence was observed.
             Class::NeverApplied => t.unobserved < t.expected || t.expected == 0,
+            // Of credits where applies are observed, of updates where theirs are.
+            Class::Duplicate => {
+                (t.credits > 0 && t.observed.contains(&Needs::Applies)) || t.update_applies_observed
+            }
             c => t.observed.contains(&c.needs()),
         };
         if !observed {
@@ -437,6 +493,7 @@ impl Verdict {
                 format!("{n} {} ({of} of {} accounts observed)", class.name(), t.accounts)
             }
             Class::Duplicate if n > 0 => format!("{n} {} ({} extra applies)", class.name(), t.extra_applies),
+            Class::SemanticDuplicate => format!("{n} {} (of {} pairs)", class.name(), t.pairs),
             _ => format!("{n} {}", class.name()),
         }
     }
@@ -451,6 +508,9 @@ impl Verdict {
         let mut classes: Vec<String> = self.rules.looked_for().iter().map(|c| self.class_words(c)).collect();
         if t.accounts == 0 {
             classes.retain(|w| !w.contains(Class::StaleAccount.name()));
+        }
+        if t.pairs == 0 {
+            classes.retain(|w| !w.contains(Class::SemanticDuplicate.name()));
         }
         let mut line = format!(
             "{} events, {} deliveries: {} of {} acknowledged, {} applied; {}",

@@ -99,6 +99,12 @@ pub fn judge_load(
     }
     let attempts = |s: Subject| match s {
         Subject::Event(i) => load.attempts_of(i, marks),
+        Subject::Pair(a, b) => {
+            let mut logs = load.attempts_of(a, marks);
+            logs.extend(load.attempts_of(b, marks));
+            logs.sort_by(|x, y| x.at_ms.total_cmp(&y.at_ms));
+            logs
+        }
         Subject::Account(a) => load.attempts_of_account(&history, a),
         Subject::Run => Vec::new(),
     };
@@ -139,8 +145,9 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
     }
 }
 
-/// `check`'s result from `verdict`: PASS only on a pass; FAIL with the failing classes and the
-/// first witnesses (each with the attempts `attempts` names for its subject); SKIPPED, saying
+/// `check`'s result from `verdict`: PASS only on a pass without an advisory finding; WARN on a
+/// pass with one (a class the rules warn on), with its witnesses; FAIL with the failing classes
+/// and the first witnesses (each with the attempts `attempts` names for its subject); SKIPPED, saying
 /// why, when nothing was sent or the evidence it needs was not observed. `note` follows the
 /// evidence line.
 pub fn checked(
@@ -153,18 +160,25 @@ pub fn checked(
     let summary = verdict.summary();
     let evidence = if note.is_empty() { summary } else { format!("{summary}; {note}") };
     let status = match &verdict.outcome {
+        Outcome::Pass if !verdict.warning().is_empty() => Status::Warn,
         Outcome::Pass => Status::Pass,
         Outcome::Fail => Status::Fail,
         Outcome::Unjudged(_) | Outcome::NothingSent => Status::Skipped,
     };
+    let shown = match status {
+        Status::Fail => verdict.failing(),
+        Status::Warn => verdict.warning(),
+        Status::Pass | Status::Skipped => Vec::new(),
+    };
     let witnesses = verdict
         .witnesses
         .iter()
-        .filter(|f| status == Status::Fail && verdict.failing().contains(&f.class))
+        .filter(|f| shown.contains(&f.class))
         .take(WITNESSES)
         .map(|f| Witness {
             id: match f.subject {
                 Subject::Event(i) => history.id(i),
+                Subject::Pair(a, b) => format!("{} and {}", history.id(a), history.id(b)),
                 Subject::Account(a) => format!("account {a}"),
                 Subject::Run => "the run".to_string(),
             },
@@ -173,5 +187,51 @@ pub fn checked(
             observed: f.observed.clone(),
         })
         .collect();
-    CheckResult { check, status, evidence, anomalies: verdict.failing(), witnesses, figures: None }
+    CheckResult { check, status, evidence, anomalies: shown, witnesses, figures: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::{Answers, Applies, Class, ClassSet, Evidence, Expect, Ids, Kind, Needs, Sent};
+
+    /// Two credits acknowledged once each, the second restating the first, applied as `counts`
+    /// says, judged with the semantic duplicate warning (or failing, with `strict`).
+    fn result(counts: [u32; 2], strict: bool) -> CheckResult {
+        let answers = Answers { attempts: 1, acked: true, last_status: Some(200), ..Answers::default() };
+        let sent = Sent { kind: Kind::Credit { amount: 1 }, account: 1, expect: Expect::Once, answers };
+        let ids = Ids::Listed(vec!["sem_0000".into(), "sem_0001".into()]);
+        let history = History::new(vec![sent; 2], ids).with_twins(&[(0, 1)]);
+        let applies = Applies { counts: counts.to_vec(), ..Applies::new("sql", 2) };
+        let evidence = Evidence { applies: vec![applies], ..Evidence::default() };
+        let semantic = ClassSet::EMPTY.with(Class::SemanticDuplicate);
+        let fail: ClassSet = [Class::Duplicate, Class::Lost, Class::NeverApplied].into_iter().collect();
+        let (fail, warn) = if strict { (fail.or(semantic), ClassSet::EMPTY) } else { (fail, semantic) };
+        let rules = Rules { fail, warn, require: vec![Needs::Applies], witnesses: WITNESSES };
+        let verdict = judge(&history, &evidence, &rules);
+        checked(Check::SemanticDuplicate, &verdict, &history, &|_| Vec::new(), "")
+    }
+
+    #[test]
+    fn a_pass_with_an_advisory_finding_warns_with_its_witnesses() {
+        let warned = result([1, 1], false);
+        assert_eq!(warned.status, Status::Warn);
+        assert_eq!(warned.anomalies, [Class::SemanticDuplicate]);
+        assert_eq!(warned.witnesses.len(), 1);
+        assert_eq!(warned.witnesses[0].id, "sem_0000 and sem_0001");
+        assert!(warned.witnesses[0].problem.starts_with("semantic-duplicate: "), "{:?}", warned.witnesses);
+        let strict = result([1, 1], true);
+        assert_eq!((strict.status, strict.anomalies), (Status::Fail, vec![Class::SemanticDuplicate]));
+    }
+
+    #[test]
+    fn a_clean_pass_neither_warns_nor_names_witnesses() {
+        let passed = result([1, 0], false);
+        assert_eq!(passed.status, Status::Pass);
+        assert!(passed.anomalies.is_empty() && passed.witnesses.is_empty());
+        // Nothing applied: a FAIL, never a WARN or a PASS.
+        let none = result([0, 0], false);
+        assert_eq!((none.status, none.anomalies), (Status::Fail, vec![Class::Lost]));
+        assert!(none.witnesses.iter().all(|w| w.problem.starts_with("lost: ")), "{:?}", none.witnesses);
+    }
 }

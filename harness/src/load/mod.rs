@@ -117,6 +117,8 @@ pub fn write_verdict(
                 line.created = Some(e.created);
                 line.final_version = states.and_then(|s| s.get(&sent.account).copied());
                 line.latest_version = workload.latest_plan.get(e.account as usize).map(|&v| i64::from(v));
+                line.applied =
+                    verdict.tally.update_applies_observed.then(|| evidence.most_applied(i)).flatten();
             }
         }
         tap.send(Line::Event(line));

@@ -114,6 +114,9 @@ pub struct AuditRun {
     pub observe_db: String,
     /// The audit's applied query.
     pub applied_query: Option<String>,
+    /// The audit's update applied query (absent from shards recorded before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_applied_query: Option<String>,
     /// The audit's state query.
     pub state_query: Option<String>,
     /// The audit's dead-letter query.

@@ -375,6 +375,7 @@ fn same_queries(dir: &Path, recorded: &AuditRun, given: &Queries) -> Result<(), 
     };
     for (flag, theirs, ours) in [
         ("--applied-query", &recorded.applied_query, &given.applied),
+        ("--update-applied-query", &recorded.update_applied_query, &given.update_applied),
         ("--state-query", &recorded.state_query, &given.state),
         ("--dead-letter-query", &recorded.dead_letter_query, &given.dead_letters),
     ] {

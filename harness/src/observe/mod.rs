@@ -41,7 +41,8 @@ pub enum ObserveError {
     /// A query failed.
     #[error("{flag} failed: {reason}")]
     Query {
-        /// `--applied-query`, `--state-query`, `--dead-letter-query`, or hookbench's own tables.
+        /// `--applied-query`, `--update-applied-query`, `--state-query`, `--dead-letter-query`, or
+        /// hookbench's own tables.
         flag: &'static str,
         /// The database's message.
         reason: String,
@@ -105,6 +106,13 @@ pub struct Sees {
     pub ledger: bool,
     /// Bodies refused because their id was stored with another.
     pub id_conflicts: bool,
+    /// How many times each update was applied, apart from the credits
+    /// (`--update-applied-query`).
+    pub update_applies: bool,
+    /// Applies read from the receiver's own records (an applied query, hookbench's tables),
+    /// which name the event whatever key its side effect carries; a sink names the event only
+    /// by the key the receiver sends it.
+    pub recorded_applies: bool,
 }
 
 impl Sees {
@@ -118,6 +126,8 @@ impl Sees {
             changes: self.changes || o.changes,
             ledger: self.ledger || o.ledger,
             id_conflicts: self.id_conflicts || o.id_conflicts,
+            update_applies: self.update_applies || o.update_applies,
+            recorded_applies: self.recorded_applies || o.recorded_applies,
         }
     }
 }
@@ -129,6 +139,8 @@ pub trait Record: Send {
     fn sees(&mut self, observer: &str, sees: Sees);
     /// `observer` saw `id` applied `times` times.
     fn applied(&mut self, observer: &str, id: &str, times: u64);
+    /// `observer`'s query of update applies alone saw `id` applied `times` times.
+    fn update_applied(&mut self, observer: &str, id: &str, times: u64);
     /// `account` ends on `version`.
     fn state(&mut self, account: i64, version: i64);
     /// `id` is a dead letter.
@@ -192,6 +204,7 @@ impl Observers {
                 let s = o.sees();
                 let kinds: Vec<&str> = [
                     (s.applies, "applies"),
+                    (s.update_applies, "update applies"),
                     (s.states, "states"),
                     (s.dead_letters, "dead letters"),
                     (s.changes, "change log"),

@@ -12,6 +12,8 @@ use crate::judge::{Applies, Change, Evidence, History, Ledger};
 pub struct Snapshot {
     /// Per observer that counts applies, the count per event id.
     pub applied: Vec<(String, HashMap<String, u64>)>,
+    /// Per observer that counts update applies alone, the count per event id.
+    pub update_applied: Vec<(String, HashMap<String, u64>)>,
     /// Each account's final version (`None`: not observed).
     pub states: Option<BTreeMap<i64, i64>>,
     /// The dead letters' ids (`None`: not observed).
@@ -39,14 +41,7 @@ impl Snapshot {
     }
 
     fn counts(&mut self, observer: &str) -> &mut HashMap<String, u64> {
-        let i = match self.applied.iter().position(|(name, _)| name == observer) {
-            Some(i) => i,
-            None => {
-                self.applied.push((observer.to_string(), HashMap::new()));
-                self.applied.len() - 1
-            }
-        };
-        &mut self.applied[i].1
+        counts_of(&mut self.applied, observer)
     }
 
     /// The fewest and the most times any observer saw `id` applied (0 and 0 with none).
@@ -57,19 +52,20 @@ impl Snapshot {
 
     /// What was seen of `history`'s events, as the judge reads it.
     pub fn evidence(&self, history: &History) -> Evidence {
-        let applies = self
-            .applied
-            .iter()
-            .map(|(observer, counts)| {
-                let mut a = Applies::new(observer, history.len());
-                for (id, &n) in counts {
-                    a.add(history.index(id), n);
-                }
-                a
-            })
-            .collect();
+        let applies = |per: &[(String, HashMap<String, u64>)], suffix: &str| {
+            per.iter()
+                .map(|(observer, counts)| {
+                    let mut a = Applies::new(&format!("{observer}{suffix}"), history.len());
+                    for (id, &n) in counts {
+                        a.add(history.index(id), n);
+                    }
+                    a
+                })
+                .collect()
+        };
         Evidence {
-            applies,
+            applies: applies(&self.applied, ""),
+            update_applies: applies(&self.update_applied, UPDATES),
             states: self.states.clone(),
             dead_letters: self
                 .dead_letters
@@ -82,10 +78,31 @@ impl Snapshot {
     }
 }
 
+/// What an observer of update applies alone is called in evidence lines: `sql updates`.
+const UPDATES: &str = " updates";
+
+/// `observer`'s counts in `per`, added empty if it has none yet.
+fn counts_of<'a>(
+    per: &'a mut Vec<(String, HashMap<String, u64>)>,
+    observer: &str,
+) -> &'a mut HashMap<String, u64> {
+    let i = match per.iter().position(|(name, _)| name == observer) {
+        Some(i) => i,
+        None => {
+            per.push((observer.to_string(), HashMap::new()));
+            per.len() - 1
+        }
+    };
+    &mut per[i].1
+}
+
 impl Record for Snapshot {
     fn sees(&mut self, observer: &str, sees: Sees) {
         if sees.applies {
             self.counts(observer);
+        }
+        if sees.update_applies {
+            counts_of(&mut self.update_applied, observer);
         }
         if sees.states {
             self.states.get_or_insert_default();
@@ -101,6 +118,14 @@ impl Record for Snapshot {
     fn applied(&mut self, observer: &str, id: &str, times: u64) {
         let keeps = self.keeps(id);
         let counts = self.counts(observer);
+        if keeps {
+            *counts.entry(id.to_string()).or_insert(0) += times;
+        }
+    }
+
+    fn update_applied(&mut self, observer: &str, id: &str, times: u64) {
+        let keeps = self.keeps(id);
+        let counts = counts_of(&mut self.update_applied, observer);
         if keeps {
             *counts.entry(id.to_string()).or_insert(0) += times;
         }
@@ -145,22 +170,34 @@ impl<'a> Gather<'a> {
     }
 
     fn applies(&mut self, observer: &str) -> &mut Applies {
-        let e = &mut self.evidence;
-        let i = match e.applies.iter().position(|a| a.observer == observer) {
-            Some(i) => i,
-            None => {
-                e.applies.push(Applies::new(observer, self.history.len()));
-                e.applies.len() - 1
-            }
-        };
-        &mut e.applies[i]
+        applies_of(&mut self.evidence.applies, observer, self.history.len())
     }
+
+    fn update_applies(&mut self, observer: &str) -> &mut Applies {
+        let name = format!("{observer}{UPDATES}");
+        applies_of(&mut self.evidence.update_applies, &name, self.history.len())
+    }
+}
+
+/// `observer`'s applies in `list`, added empty (for `events` events) if it has none yet.
+fn applies_of<'a>(list: &'a mut Vec<Applies>, observer: &str, events: usize) -> &'a mut Applies {
+    let i = match list.iter().position(|a| a.observer == observer) {
+        Some(i) => i,
+        None => {
+            list.push(Applies::new(observer, events));
+            list.len() - 1
+        }
+    };
+    &mut list[i]
 }
 
 impl Record for Gather<'_> {
     fn sees(&mut self, observer: &str, sees: Sees) {
         if sees.applies {
             self.applies(observer);
+        }
+        if sees.update_applies {
+            self.update_applies(observer);
         }
         let e = &mut self.evidence;
         if sees.states {
@@ -177,6 +214,11 @@ impl Record for Gather<'_> {
     fn applied(&mut self, observer: &str, id: &str, times: u64) {
         let index = self.history.index(id);
         self.applies(observer).add(index, times);
+    }
+
+    fn update_applied(&mut self, observer: &str, id: &str, times: u64) {
+        let index = self.history.index(id);
+        self.update_applies(observer).add(index, times);
     }
 
     fn state(&mut self, account: i64, version: i64) {
@@ -236,12 +278,25 @@ mod tests {
             r.sees("sql", Sees { applies: true, dead_letters: true, ..Sees::default() });
             r.applied("sql", "b", 2);
             r.applied("sql", "zzz", 1);
+            r.update_applied("sql", "c", 3);
             r.dead_letter("c");
             r.state(4, 2);
         }
         assert_eq!(s.evidence(&h), g.evidence);
         assert_eq!(g.evidence.applies[0].counts, [0, 2, 0]);
         assert_eq!(g.evidence.applies[0].unknown, 1);
+        assert_eq!(g.evidence.update_applies[0].counts, [0, 0, 3], "kept apart from the credits'");
+        assert_eq!(g.evidence.update_applies[0].observer, "sql updates");
+    }
+
+    #[test]
+    fn an_observer_of_update_applies_that_reports_none_observed_none() {
+        let mut s = Snapshot::default();
+        s.sees("sql", Sees { update_applies: true, ..Sees::default() });
+        let e = s.evidence(&history(&["a"]));
+        assert_eq!((e.applies.len(), e.update_applies.len()), (0, 1));
+        assert_eq!(e.update_applies[0].counts, [0]);
+        assert!(Snapshot::default().evidence(&history(&["a"])).update_applies.is_empty(), "not observed");
     }
 
     #[test]

@@ -167,9 +167,14 @@ impl Drop for Sink {
     }
 }
 
+impl Sink {
+    /// Its name as an observer, in evidence lines and snapshots.
+    pub const NAME: &'static str = "sink";
+}
+
 impl Observer for Sink {
     fn name(&self) -> &'static str {
-        "sink"
+        Self::NAME
     }
 
     fn sees(&self) -> Sees {

@@ -1,6 +1,6 @@
 //! [`SqlObserver`]: the receiver's own database, opened read-only (Postgres sessions with
 //! `default_transaction_read_only`, SQLite opened read-only), asked the user's questions:
-//! `--applied-query`, `--state-query`, `--dead-letter-query`. Each query's shape (how many columns,
+//! `--applied-query`, `--update-applied-query`, `--state-query`, `--dead-letter-query`. Each query's shape (how many columns,
 //! and on Postgres their types) is checked when the observer connects, by preparing it, so a wrong
 //! query is refused whatever the database holds, before anything is sent. Each query must parse
 //! as one read-only query ([`super::readonly`]), runs under a statement timeout and a row limit
@@ -73,6 +73,8 @@ impl Default for QueryLimits {
 pub struct Queries {
     /// Rows of applied side effects: `(event id)` per apply or `(event id, count)`.
     pub applied: Option<String>,
+    /// Rows of applied updates alone, in the applied query's shapes (`--update-applied-query`).
+    pub update_applied: Option<String>,
     /// `(account, version)` per account.
     pub state: Option<String>,
     /// `(event id)` per dead letter.
@@ -95,6 +97,12 @@ const APPLIED: Shape = Shape {
     columns: &[1, 2],
     integers: &[1],
     wanted: "one row per applied side effect (event id) or (event id, count) rows",
+};
+const UPDATE_APPLIED: Shape = Shape {
+    flag: "--update-applied-query",
+    columns: &[1, 2],
+    integers: &[1],
+    wanted: "one row per applied update (event id) or (event id, count) rows",
 };
 const STATE: Shape = Shape {
     flag: "--state-query",
@@ -181,9 +189,14 @@ impl SqlObserver {
     /// The queries given, each with its shape.
     fn asked(&self) -> impl Iterator<Item = (&str, Shape)> {
         let q = &self.queries;
-        [(&q.applied, APPLIED), (&q.state, STATE), (&q.dead_letters, DEAD_LETTERS)]
-            .into_iter()
-            .filter_map(|(sql, shape)| Some((sql.as_deref()?, shape)))
+        [
+            (&q.applied, APPLIED),
+            (&q.update_applied, UPDATE_APPLIED),
+            (&q.state, STATE),
+            (&q.dead_letters, DEAD_LETTERS),
+        ]
+        .into_iter()
+        .filter_map(|(sql, shape)| Some((sql.as_deref()?, shape)))
     }
 
     /// Prepares `sql` and refuses it unless its columns fit `shape`.
@@ -285,26 +298,40 @@ impl SqlObserver {
         }
     }
 
+    /// Runs an applied query of `shape` (`(event id)` per apply or `(event id, count)` rows),
+    /// handing each id and its count to `each`.
+    async fn applies(
+        &self,
+        sql: &str,
+        shape: Shape,
+        each: &mut (dyn FnMut(&str, u64) + Send),
+    ) -> Result<(), ObserveError> {
+        let wrong = |found: String| ObserveError::Shape {
+            flag: shape.flag,
+            found: printable::line(&found).into_owned(),
+            wanted: shape.wanted,
+        };
+        self.each_row(sql, shape.flag, &mut |row| {
+            match row {
+                [id] => each(&id.text(), 1),
+                [id, n] => {
+                    let n = n.integer().ok_or_else(|| wrong(format!("a count of {}", n.text())))?;
+                    each(&id.text(), u64::try_from(n).unwrap_or(0));
+                }
+                other => return Err(wrong(format!("rows of {} columns", other.len()))),
+            }
+            Ok(())
+        })
+        .await
+    }
+
     async fn look_into(&self, into: &mut dyn Record) -> Result<(), ObserveError> {
         let name = self.name();
         if let Some(sql) = &self.queries.applied {
-            let shape = |found: String| ObserveError::Shape {
-                flag: APPLIED.flag,
-                found: printable::line(&found).into_owned(),
-                wanted: APPLIED.wanted,
-            };
-            self.each_row(sql, APPLIED.flag, &mut |row| {
-                match row {
-                    [id] => into.applied(name, &id.text(), 1),
-                    [id, n] => {
-                        let n = n.integer().ok_or_else(|| shape(format!("a count of {}", n.text())))?;
-                        into.applied(name, &id.text(), u64::try_from(n).unwrap_or(0));
-                    }
-                    other => return Err(shape(format!("rows of {} columns", other.len()))),
-                }
-                Ok(())
-            })
-            .await?;
+            self.applies(sql, APPLIED, &mut |id, n| into.applied(name, id, n)).await?;
+        }
+        if let Some(sql) = &self.queries.update_applied {
+            self.applies(sql, UPDATE_APPLIED, &mut |id, n| into.update_applied(name, id, n)).await?;
         }
         if let Some(sql) = &self.queries.state {
             let shape = |found: String| ObserveError::Shape {
@@ -429,6 +456,8 @@ impl Observer for SqlObserver {
             applies: q.applied.is_some(),
             states: q.state.is_some(),
             dead_letters: q.dead_letters.is_some(),
+            update_applies: q.update_applied.is_some(),
+            recorded_applies: q.applied.is_some(),
             ..Sees::default()
         }
     }

@@ -201,6 +201,8 @@ impl Observer for Tables {
             changes: true,
             ledger: true,
             id_conflicts: true,
+            update_applies: false,
+            recorded_applies: true,
         }
     }
 

@@ -282,7 +282,8 @@ pub fn compare(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Co
     }
 }
 
-/// A check that passed in `a` and does not in `b` is a regression.
+/// A check that passed in `a` and does not in `b` is a regression; one that passed and now warns
+/// (an advisory finding) is a change.
 fn compare_audits(a: &super::AuditSection, b: &super::AuditSection) -> Comparison {
     let mut c = Comparison::default();
     for old in &a.checks {
@@ -290,7 +291,7 @@ fn compare_audits(a: &super::AuditSection, b: &super::AuditSection) -> Compariso
         if new != Some(old.status) {
             let name = new.map_or("not run", |s| s.as_str());
             let line = format!("{}: {} -> {name}", old.check.as_str(), old.status.as_str());
-            if old.status == super::Status::Pass {
+            if old.status == super::Status::Pass && new != Some(super::Status::Warn) {
                 c.regressions.push(line.clone());
             }
             c.changes.push(line);

@@ -98,7 +98,7 @@ fn audit_registry(report: &Report, a: &AuditSection) -> Registry {
     let mut registry = Registry::default();
     let status = Family::<CheckStatus, Gauge>::default();
     for c in &a.checks {
-        for s in ["PASS", "FAIL", "SKIPPED"] {
+        for s in ["PASS", "FAIL", "SKIPPED", "WARN"] {
             let labels = CheckStatus { check: c.check.as_str().to_string(), status: s.to_string() };
             status.get_or_create(&labels).set(i64::from(c.status.as_str() == s));
         }

@@ -34,6 +34,11 @@ pub fn for_class(class: Class) -> Remedy {
             "record the id and apply the effect in one transaction: INSERT ... ON CONFLICT DO \
              NOTHING, and apply only when a row was inserted"
         }
+        Class::SemanticDuplicate => {
+            "dedupe on the change, not only the event id: key the effect on the object's id and \
+             the change (a unique index on the PaymentIntent's id, say), so that a second event \
+             for the same change applies nothing"
+        }
         Class::Lost => {
             "acknowledge only after the effect is committed: answer 2xx after the transaction \
              commits, never before or beside it"
@@ -96,6 +101,7 @@ pub fn for_unclassed(check: Check) -> Option<Remedy> {
                      dead-lettering it) instead of failing it slowly on every retry",
         }),
         Check::SequentialDuplicate
+        | Check::SemanticDuplicate
         | Check::ConcurrentCopies
         | Check::LostAck
         | Check::OutOfOrder

@@ -26,5 +26,6 @@ mod serve_cli;
 mod shards;
 mod sign;
 mod stub;
+mod update_and_semantic;
 mod verdicts;
 mod worker_process;

@@ -16,6 +16,7 @@ mod poison;
 mod race_window;
 mod retry_storm;
 mod secret_rotation;
+mod semantic_duplicate;
 mod sequential_duplicate;
 
 use std::sync::Arc;
@@ -110,8 +111,9 @@ pub struct Run<'a> {
 pub type Build = for<'a> fn(&'a AuditConfig) -> Result<Box<dyn AuditCheck + 'a>, String>;
 
 /// Every check, in the checklist's order ([`Check::ALL`]'s).
-pub const REGISTRY: [(Check, Build); 13] = [
+pub const REGISTRY: [(Check, Build); 14] = [
     (Check::SequentialDuplicate, sequential_duplicate::build),
+    (Check::SemanticDuplicate, semantic_duplicate::build),
     (Check::ConcurrentCopies, concurrent_copies::build),
     (Check::RaceWindow, race_window::build),
     (Check::LostAck, lost_ack::build),

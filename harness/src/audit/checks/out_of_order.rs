@@ -1,7 +1,9 @@
 //! Check 4, out of order: for `--probe-events` new accounts, plan updates of versions 1 to 6 in a
 //! shuffled order (the latest never last), one at a time, each until answered. PASS: no account
 //! ends below the latest version it acknowledged, and no update is left unapplied (refused or
-//! failed while no later version reached the account). Needs `--state-query`.
+//! failed while no later version reached the account), and, where update applies are observed
+//! (`--update-applied-query`, or an applied query that returns updates), none applied twice.
+//! Needs `--state-query`.
 
 use futures_util::future::BoxFuture;
 
@@ -50,7 +52,8 @@ impl AuditCheck for OutOfOrder {
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let ctx = run.ctx;
-            let fail = [Class::StaleAccount, Class::NeverApplied];
+            // A duplicate: an update handler that ran twice, where update applies are observed.
+            let fail = [Class::StaleAccount, Class::NeverApplied, Class::Duplicate];
             let mut p = Probes::new(self.check(), &fail, &[Needs::States]);
             let mut n = 0;
             for a in 0..run.config.probes.events {

@@ -27,6 +27,9 @@ use crate::wire::Provider;
 pub enum Check {
     /// The same event twice in a row: applied once.
     SequentialDuplicate,
+    /// One change sent as two events under different ids (the same object and type, the second
+    /// created later): exactly one applied. Both applied warns, or fails with `--strict`.
+    SemanticDuplicate,
     /// K copies released together on separate connections: applied once.
     ConcurrentCopies,
     /// Pairs of copies, the second released 0 to 50 ms after the first (`--race-window`): the
@@ -59,8 +62,9 @@ pub enum Check {
 
 impl Check {
     /// Every check, in order.
-    pub const ALL: [Check; 13] = [
+    pub const ALL: [Check; 14] = [
         Self::SequentialDuplicate,
+        Self::SemanticDuplicate,
         Self::ConcurrentCopies,
         Self::RaceWindow,
         Self::LostAck,
@@ -79,6 +83,7 @@ impl Check {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::SequentialDuplicate => "sequential-duplicate",
+            Self::SemanticDuplicate => "semantic-duplicate",
             Self::ConcurrentCopies => "concurrent-copies",
             Self::RaceWindow => "race-window",
             Self::LostAck => "lost-ack",
@@ -157,14 +162,14 @@ pub struct Witness {
 pub struct CheckResult {
     /// Which check.
     pub check: Check,
-    /// PASS, FAIL or SKIPPED.
+    /// PASS, FAIL, SKIPPED or WARN.
     pub status: Status,
     /// The evidence in one line (or why it was skipped).
     pub evidence: String,
-    /// The anomaly classes found that fail it.
+    /// The anomaly classes found that fail it (for a WARN, the advisory ones found).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anomalies: Vec<Class>,
-    /// For a FAIL, the first witnesses.
+    /// For a FAIL (or a WARN), the first witnesses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witnesses: Vec<Witness>,
     /// The figures of a check that sends a load, a ramp or a storm.

@@ -1,0 +1,160 @@
+//! The semantic duplicate: for `--probe-events` credits, one change sent as two events under
+//! different ids, about the same object, of the same type, the second created a second later and
+//! sent once the first was answered (Stripe may send "two separate Event objects" for one change;
+//! Saleor does). PASS: exactly one of each pair applied. Both applied is a semantic duplicate:
+//! advisory (WARN, the exit status unchanged), since the checklist dedupes on the event id, unless
+//! `--strict` makes it a FAIL. Neither applied is lost or never-applied, a FAIL either way.
+
+use futures_util::future::BoxFuture;
+
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use crate::audit::AuditError;
+use crate::audit::config::AuditConfig;
+use crate::audit::ctx::{Ctx, Delivered, Probes};
+use crate::judge::{Class, ClassSet, Expect, Needs};
+use crate::observe::{Sees, Sink, Snapshot};
+use crate::report::{Check, CheckResult};
+use crate::wire::Fields;
+
+/// Builds the check; `--strict` makes a semantic duplicate fail it.
+pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    Ok(Box::new(SemanticDuplicate { strict: config.strict }))
+}
+
+struct SemanticDuplicate {
+    strict: bool,
+}
+
+/// Pair `n`'s two events: one credit of one object, the second under another id, created later.
+fn pair(ctx: &Ctx, n: usize) -> [Fields; 2] {
+    let (account, amount) = (ctx.account(), 100 + n as i64);
+    let object = Some(format!("{}sem_obj_{n:04}", ctx.wire.ids.prefix));
+    let first = Fields { object: object.clone(), ..ctx.credit("sem", 2 * n, account, amount) };
+    let second =
+        Fields { object, created: first.created + 1, ..ctx.credit("sem", 2 * n + 1, account, amount) };
+    [first, second]
+}
+
+impl SemanticDuplicate {
+    /// What it is held to: every change applied once, the semantic duplicate warning (or, with
+    /// `--strict`, failing).
+    fn probes(&self) -> Probes {
+        let mut p = Probes::new(self.check(), EXACTLY_ONCE, &[Needs::Applies]);
+        let semantic = ClassSet::EMPTY.with(Class::SemanticDuplicate);
+        if self.strict {
+            p.rules.fail = p.rules.fail.or(semantic);
+        } else {
+            p.rules.warn = semantic;
+        }
+        p
+    }
+}
+
+impl AuditCheck for SemanticDuplicate {
+    fn check(&self) -> Check {
+        Check::SemanticDuplicate
+    }
+
+    fn phase(&self) -> Phase {
+        Phase::Probe
+    }
+
+    /// A sink names an event only by the key its call carries: a receiver that dedupes on the
+    /// object (the remedy) may key its downstream call by the object, which names neither event
+    /// of the pair, and a sink would read that as nothing applied. Only the receiver's own records
+    /// (an applied query, hookbench's tables) say which event of a pair it applied; beside them,
+    /// a sink's counts are left out of this check's judgement.
+    fn cannot_run(&self, sees: Sees) -> Option<String> {
+        needs_applies(sees).or_else(|| {
+            (!sees.recorded_applies).then(|| {
+                "needs --applied-query: a sink knows an event only by its call's key, and a receiver \
+                 that dedupes on the object may key its call by the object, naming neither event"
+                    .to_string()
+            })
+        })
+    }
+
+    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
+        Box::pin(async move {
+            let ctx = run.ctx;
+            let mut p = self.probes();
+            for n in 0..run.config.probes.events {
+                for (which, fields) in
+                    ["first event", "second event, another id"].into_iter().zip(pair(ctx, n))
+                {
+                    let mut sent = Delivered::new(fields, Expect::Once);
+                    ctx.until_answered(&mut sent, 3, which).await;
+                    p.events.push(sent);
+                }
+                p.pairs.push((2 * n, 2 * n + 1));
+            }
+            Ok(Box::new(Pairs(p)) as Box<dyn Delivery>)
+        })
+    }
+}
+
+/// The pairs sent, judged on the receiver's own records alone: a sink's count of a receiver that
+/// keys its call by the object names neither event, and would read as a pair never applied.
+struct Pairs(Probes);
+
+impl Pairs {
+    fn recorded(seen: &Snapshot) -> Snapshot {
+        let mut recorded = seen.clone();
+        recorded.applied.retain(|(observer, _)| observer != Sink::NAME);
+        recorded
+    }
+}
+
+impl Delivery for Pairs {
+    fn judge(&self, seen: &Snapshot) -> CheckResult {
+        self.0.judge(&Self::recorded(seen))
+    }
+
+    fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
+        self.0.replayable(&Self::recorded(seen))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sees(applies: bool, recorded: bool) -> Sees {
+        Sees { applies, recorded_applies: recorded, ..Sees::default() }
+    }
+
+    #[test]
+    fn it_runs_only_where_the_receivers_own_records_name_the_event() {
+        let check = SemanticDuplicate { strict: false };
+        assert!(check.cannot_run(sees(true, true)).is_none());
+        assert!(
+            check.cannot_run(sees(true, false)).is_some_and(|w| w.contains("--applied-query")),
+            "a sink alone"
+        );
+        assert!(check.cannot_run(sees(false, false)).is_some(), "no observer of applies");
+    }
+
+    #[test]
+    fn a_sinks_count_is_left_out_of_the_pairs_judgement() {
+        use crate::observe::Record;
+        let mut seen = Snapshot::default();
+        Record::applied(&mut seen, "sql", "sem_0000", 1);
+        Record::applied(&mut seen, Sink::NAME, "obj_1", 1);
+        let recorded = Pairs::recorded(&seen);
+        assert_eq!(recorded.applied.len(), 1);
+        assert_eq!(recorded.applied("sem_0000"), (1, 1), "the sink's zero for it is gone");
+        assert_eq!(seen.applied("sem_0000"), (0, 1), "with the sink, the fewest is its zero");
+    }
+
+    #[test]
+    fn a_semantic_duplicate_warns_unless_strict() {
+        let lenient = SemanticDuplicate { strict: false }.probes().rules;
+        assert!(
+            lenient.warn.contains(Class::SemanticDuplicate)
+                && !lenient.fail.contains(Class::SemanticDuplicate)
+        );
+        assert!(lenient.fail.contains(Class::Lost) && lenient.fail.contains(Class::NeverApplied));
+        let strict = SemanticDuplicate { strict: true }.probes().rules;
+        assert!(strict.fail.contains(Class::SemanticDuplicate) && strict.warn.is_empty());
+    }
+}
