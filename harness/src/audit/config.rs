@@ -80,6 +80,12 @@ pub struct ProbeSettings {
     pub stall_wait: Duration,
     /// The oversized body's size (hostile input).
     pub oversized_bytes: usize,
+    /// Whether the user named that size (`--oversized-bytes`) as past their receiver's limit, so
+    /// that a body of it must not be taken. Without it, a receiver may take the body: every
+    /// provider's library verifies a signature over any length (@octokit/webhooks accepted
+    /// GitHub's 25 MB cap plus 1 MiB), and refusing more than a provider ever sends is hardening,
+    /// not the provider's rule.
+    pub oversized_is_limit: bool,
     /// How long to wait before the late replay.
     pub replay_after: Duration,
     /// Run (through the shell) before the late replay: the receiver's own purge job.

@@ -210,9 +210,11 @@ pub struct AuditArgs {
     /// 10m).
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub stall_wait: Duration,
-    /// Size of the oversized body the hostile-input check sends, 1024 to 134217728 bytes
-    /// [default: 8 MiB, or 1 MiB more than the provider's own cap where it documents one: 26 MiB
-    /// for GitHub's 25 MB].
+    /// A size past your receiver's body limit, 1024 to 134217728 bytes: the hostile-input check
+    /// sends a signed body of it, which must not be taken. Without it, the check sends the credit's
+    /// own body padded to 8 MiB (or 1 MiB past the provider's own cap where it documents one: 26
+    /// MiB for GitHub's 25 MB), which a receiver may take, as the provider's library would, and
+    /// then must apply once.
     #[arg(long)]
     pub oversized_bytes: Option<usize>,
     /// How long the observers must see no change before the audit judges (10ms to 10m).
@@ -303,6 +305,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 oversized_bytes: a
                     .oversized_bytes
                     .unwrap_or_else(|| audit::default_oversized_bytes(provider)),
+                oversized_is_limit: a.oversized_bytes.is_some(),
                 replay_after: a.replay_after,
                 retention_cmd: a.retention_cmd.clone(),
             },

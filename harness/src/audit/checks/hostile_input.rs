@@ -30,11 +30,16 @@ pub fn default_oversized_bytes(provider: Option<Provider>) -> usize {
 /// Builds the check with `--oversized-bytes` and `--stall-wait`.
 pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
     let p = &config.probes;
-    Ok(Box::new(HostileInput { oversized_bytes: p.oversized_bytes, stall_wait: p.stall_wait }))
+    Ok(Box::new(HostileInput {
+        oversized_bytes: p.oversized_bytes,
+        oversized_is_limit: p.oversized_is_limit,
+        stall_wait: p.stall_wait,
+    }))
 }
 
 struct HostileInput {
     oversized_bytes: usize,
+    oversized_is_limit: bool,
     stall_wait: std::time::Duration,
 }
 
@@ -80,6 +85,24 @@ fn oversized_body(id: &str, bytes: usize) -> Bytes {
     Bytes::from(body)
 }
 
+/// `body` grown to `bytes` by a padding key after its opening brace (`None` when it has no
+/// opening brace, or is already that long): still the event, only larger.
+fn padded(body: &[u8], bytes: usize) -> Option<Bytes> {
+    const KEY: &[u8] = b"\"hookbench_padding\":\"";
+    let at = body.iter().position(|&b| b == b'{')? + 1;
+    // An empty object takes the key without the comma that would separate it from the next.
+    let empty = body[at..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
+    let close: &[u8] = if empty { b"\"" } else { b"\"," };
+    let fill = bytes.checked_sub(body.len() + KEY.len() + close.len())?;
+    let mut out = Vec::with_capacity(bytes);
+    out.extend_from_slice(&body[..at]);
+    out.extend_from_slice(KEY);
+    out.resize(out.len() + fill, b'x');
+    out.extend_from_slice(close);
+    out.extend_from_slice(&body[at..]);
+    Some(Bytes::from(out))
+}
+
 /// The check's next credit: ids `hos_0001` on, each to an account of its own.
 struct Next(usize);
 
@@ -91,6 +114,26 @@ impl Next {
 }
 
 impl HostileInput {
+    /// The oversized delivery of `f`: what it must meet, its body and its note. Past the limit
+    /// the user named, a body the receiver must not take; else `f`'s own body padded to the size,
+    /// which the provider's library would verify, so a receiver may take it (and then apply it
+    /// once) or refuse it.
+    fn oversized(&self, ctx: &Ctx, f: &Fields) -> (Expect, Bytes, String) {
+        let n = self.oversized_bytes;
+        if self.oversized_is_limit {
+            let note = format!("{n} byte body, signed, past the limit --oversized-bytes names");
+            (Expect::NotAcked, oversized_body(&f.id, n), note)
+        } else {
+            let note =
+                format!("{n} byte body, signed (a receiver may take it: the provider's library would)");
+            (
+                Expect::AtMostOnce,
+                padded(&ctx.wire.body(f), n).unwrap_or_else(|| oversized_body(&f.id, n)),
+                note,
+            )
+        }
+    }
+
     /// The requests a scheme that signs must refuse: tampered, wrong secret, unsigned, and the
     /// timestamps its library refuses.
     async fn refusals(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) {
@@ -201,10 +244,9 @@ impl AuditCheck for HostileInput {
             p.events.push(sent);
 
             let f = next.credit(ctx);
-            let oversized = oversized_body(&f.id, self.oversized_bytes);
+            let (expect, oversized, note) = self.oversized(ctx, &f);
             let headers = ctx.wire.headers(&f, &oversized, now_s());
-            let mut sent = Delivered::new(f, Expect::NotAcked);
-            let note = format!("{} byte body, signed", self.oversized_bytes);
+            let mut sent = Delivered::new(f, expect);
             sent.push(ctx.probe.post(None, &headers, oversized, &note).await);
             p.events.push(sent);
 
@@ -260,6 +302,20 @@ mod tests {
         // Not JSON at all: still not the signed bytes.
         let odd = Bytes::from_static(b"x");
         assert_ne!(tamper(&odd, odd.clone()), odd);
+    }
+
+    #[test]
+    fn a_padded_body_is_the_event_at_the_size_asked() {
+        let body = br#"{"id":"evt_1","amount":100}"#;
+        let big = padded(body, 4096).expect("room to pad");
+        assert_eq!(big.len(), 4096);
+        let v: serde_json::Value = serde_json::from_slice(&big).expect("JSON");
+        assert_eq!((v["id"].as_str(), v["amount"].as_i64()), (Some("evt_1"), Some(100)));
+        let empty = padded(b"{}", 64).expect("room to pad");
+        assert_eq!(empty.len(), 64);
+        serde_json::from_slice::<serde_json::Value>(&empty).expect("an empty object padded is JSON");
+        assert_eq!(padded(body, 10), None, "already longer");
+        assert_eq!(padded(b"[1]", 4096), None, "no object to pad");
     }
 
     #[test]
