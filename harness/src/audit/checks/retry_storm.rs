@@ -5,7 +5,8 @@
 //! together. PASS: every event applied exactly once (the judge's), and the answers to the retries
 //! that arrived after the receiver answered its health URL again under the provider's timeout at
 //! p99. The figures after the recovery are of those retries alone, and when none arrived after it
-//! (every retry fell due during the outage) the evidence says so instead of reporting zeros.
+//! (every retry was sent before the health URL answered again) the evidence says so instead of
+//! reporting zeros.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -137,7 +138,7 @@ impl Delivery for Stormed {
                 "{after} retries after the recovery at {recovered_ms:.0} ms: at most {peak} within one second, p99 {p99:.1} ms (timeout {timeout_ms:.0} ms)"
             ),
             _ => format!(
-                "no retry arrived after the recovery at {recovered_ms:.0} ms (every one fell due during the outage): lengthen --outage or lower --time-scale to see the spike"
+                "no retry arrived after the recovery at {recovered_ms:.0} ms (the health URL's first 2xx; every retry was sent before it, during the outage or while the restarted receiver had not yet answered its health URL): lengthen --outage or lower --time-scale to see the spike"
             ),
         };
         let unacknowledged = self.probes.events.iter().filter(|e| !e.answers.acked).count() as u64;

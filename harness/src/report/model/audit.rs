@@ -439,7 +439,7 @@ pub struct StormFigures {
     /// Attempts in each tenth of a second of the audit's clock, from the kill on.
     pub arrivals_per_100ms: Vec<u64>,
     /// Retries that arrived after the receiver answered its health URL again (what the figures
-    /// after the recovery are of; none: every retry fell due during the outage).
+    /// after the recovery are of; none: every retry was sent before the health URL answered again).
     pub after_recovery: u64,
     /// Most attempts sent within any one second (of the audit's clock) after the recovery
     /// (`null`: no attempt arrived after it).
