@@ -18,9 +18,8 @@ answers 422; in unsafe mode it answers 500, and the sender retries it.
 --mode double-update is safe, except that its update handler runs twice for each update (a retry
 wrapper that re-runs it after a slow first run): the version guard keeps the state right, and
 the handler's own side effect happens twice. --mode dedupe-object is safe, and also keeps one
-payment per customer and amount (a unique index on the object: two events with different ids
-for one change apply it once); it stands in for a unique index on the provider object's id,
-which the template's bodies do not carry. --log-updates writes one row per update handler call
+payment per payment object (`data.payment`, the template's `pay_{{object}}`, in a table keyed on
+it): two events with different ids for one change apply it once. --log-updates writes one row per update handler call
 into update_log, for `--update-applied-query` to count.
 With --sink URL, each applied payment also calls that URL (the "downstream service") with an
 Idempotency-Key header. GET /healthz answers 200. `hookbench audit` is tested against every mode
@@ -60,7 +59,7 @@ UPDATE_LOG = """
 CREATE TABLE IF NOT EXISTS update_log (
     id INTEGER PRIMARY KEY, event_id TEXT NOT NULL, customer INTEGER NOT NULL, version INTEGER NOT NULL);
 """
-ONE_PAYMENT_PER_OBJECT = "CREATE UNIQUE INDEX IF NOT EXISTS payments_object ON payments (customer, cents)"
+ONE_PAYMENT_PER_OBJECT = "CREATE TABLE IF NOT EXISTS payment_objects (object TEXT PRIMARY KEY)"
 # The modes that record the event id and apply the effect in one transaction.
 TRANSACTIONAL = ("safe", "slow", "double-update", "dedupe-object")
 
@@ -144,10 +143,18 @@ class App:
                 raise Refused(400, "amount_cents out of range")
             if customer == self.refuse_account:
                 raise Poison(f"customer {customer} cannot be charged")
-            insert = "INSERT OR IGNORE" if self.mode == "dedupe-object" else "INSERT"
-            inserted = conn.execute(f"{insert} INTO payments (event_id, customer, cents) VALUES (?, ?, ?)",
-                                    (event["id"], customer, cents)).rowcount
-            return cents if inserted else None
+            if self.mode == "dedupe-object":
+                # The payment object's id decides, whatever the event's id: a second event for
+                # the same payment (a semantic duplicate) applies nothing.
+                payment = data.get("payment")
+                if not isinstance(payment, str) or not payment:
+                    raise Refused(400, "payment missing")
+                if not conn.execute("INSERT OR IGNORE INTO payment_objects (object) VALUES (?)",
+                                    (payment,)).rowcount:
+                    return None
+            conn.execute("INSERT INTO payments (event_id, customer, cents) VALUES (?, ?, ?)",
+                         (event["id"], customer, cents))
+            return cents
         if event.get("type") == "subscription.updated":
             version = data.get("version")
             if not isinstance(version, int):

@@ -173,7 +173,10 @@ fn a_receiver_that_dedupes_on_the_event_id_warns_of_semantic_duplicates_and_exit
     let row = table.lines().find(|l| l.starts_with("semantic-duplicate")).expect("its row");
     assert_eq!(row.split_whitespace().nth(1), Some("WARN"), "{table}");
     let md = hookbench::report::audit_markdown(&report.header, report.audit_section().expect("audit"));
-    assert!(md.contains("| semantic-duplicate | WARN |"), "{md}");
+    assert!(
+        md.contains("| semantic-duplicate | **WARN** ([witnesses](#semantic-duplicate-witnesses))"),
+        "{md}"
+    );
     assert!(md.contains("## semantic-duplicate: witnesses") && md.contains("sem_0001"), "{md}");
     let prom = std::fs::read_to_string(&metrics).expect("the metrics");
     let warn = r#"hookbench_audit_check{check="semantic-duplicate",status="WARN"} 1"#;

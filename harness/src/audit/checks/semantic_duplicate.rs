@@ -17,7 +17,17 @@ use crate::report::{Check, CheckResult};
 use crate::wire::Fields;
 
 /// Builds the check; `--strict` makes a semantic duplicate fail it.
+///
+/// A body that does not carry the object's id cannot send one change twice: its two events
+/// would differ in their ids alone, which a receiver rightly takes for two payments.
 pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+    if !config.target.payload.carries_object() {
+        return Err(format!(
+            "needs bodies that carry the object an event is about: --payload {} does not (a provider's \
+             bodies do; a template does with {{{{object}}}} in its credit body)",
+            config.target.payload.name()
+        ));
+    }
     Ok(Box::new(SemanticDuplicate { strict: config.strict }))
 }
 

@@ -166,6 +166,17 @@ impl Payload {
         Self::Provider(Bodies::new(format))
     }
 
+    /// Whether its credit bodies carry the object an event is about ([`Fields::object`]), so
+    /// that two events of one change can say so: every provider's body does, a template with
+    /// `{{object}}` does, hookbench's own format does not.
+    pub fn carries_object(&self) -> bool {
+        match self {
+            Self::Hookbench => false,
+            Self::Provider(_) => true,
+            Self::Template(t) => t.names_object(),
+        }
+    }
+
     /// The name a report shows.
     pub fn name(&self) -> String {
         match self {

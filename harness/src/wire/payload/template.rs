@@ -1,6 +1,7 @@
 //! A template (`--payload FILE`): a JSON object with the keys `credit` and `update`, each the body
 //! for that kind of event, in which `{{id}}`, `{{account}}`, `{{amount}}`, `{{plan}}`, `{{version}}`
-//! and `{{created}}` are filled in: a string that is exactly one numeric placeholder
+//! `{{created}}` and `{{object}}` (the object the event is about: two events of one change share
+//! it; without one, the event's id) are filled in: a string that is exactly one numeric placeholder
 //! (`"{{amount}}"`) becomes that number; placeholders inside longer strings are filled in as text
 //! (`"cus_{{account}}"`). Object keys are left as they are. docs/audit.md has a complete example.
 
@@ -13,7 +14,7 @@ use super::{Fields, Kind, PayloadError};
 /// The largest template read (1 MiB): a template is two bodies; a webhook body is kilobytes.
 pub const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
-const PLACEHOLDERS: [&str; 6] = ["id", "account", "amount", "plan", "version", "created"];
+const PLACEHOLDERS: [&str; 7] = ["id", "account", "amount", "plan", "version", "created", "object"];
 const NUMERIC: [&str; 4] = ["account", "amount", "version", "created"];
 
 /// A template: the bodies of a credit and of an update, with placeholders.
@@ -28,6 +29,20 @@ impl Template {
     /// The file it was read from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether its credit body carries `{{object}}`: without it, two events of one change differ
+    /// in nothing but their ids and amounts a receiver could not tell from two payments.
+    pub fn names_object(&self) -> bool {
+        fn names(v: &Value) -> bool {
+            match v {
+                Value::String(s) => s.contains("{{object}}"),
+                Value::Array(items) => items.iter().any(names),
+                Value::Object(map) => map.values().any(names),
+                _ => false,
+            }
+        }
+        names(&self.credit)
     }
 
     /// Reads and checks a template file, at most [`MAX_TEMPLATE_BYTES`] of a regular file.
@@ -92,6 +107,7 @@ fn value_of(name: &str, e: &Fields) -> Option<Value> {
         "plan" => Value::from(e.plan.as_str()),
         "version" => Value::from(e.version),
         "created" => Value::from(e.created),
+        "object" => Value::from(e.object.as_deref().unwrap_or(&e.id)),
         _ => return None,
     })
 }
@@ -231,6 +247,7 @@ fn unknown_placeholder(v: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::Payload;
 
     fn credit() -> Fields {
         Fields {
@@ -265,6 +282,23 @@ mod tests {
             body,
             serde_json::json!({"id": "evt_7", "data": {"customer": "cus_42", "amount_cents": 1500, "tags": ["evt_7-1500"]}})
         );
+    }
+
+    #[test]
+    fn the_object_placeholder_is_the_events_object_or_its_id() {
+        let with = template(r#"{"credit": {"payment": "pay_{{object}}"}, "update": {}}"#).expect("template");
+        assert!(with.names_object());
+        assert_eq!(with.render(&credit()), serde_json::json!({"payment": "pay_evt_7"}));
+        let shared = Fields { object: Some("obj_1".into()), ..credit() };
+        assert_eq!(with.render(&shared), serde_json::json!({"payment": "pay_obj_1"}));
+        assert!(Payload::Template(with).carries_object());
+        // In the update body alone, a credit's pair would still differ in nothing but its ids.
+        let without =
+            template(r#"{"credit": {"id": "{{id}}"}, "update": {"o": "{{object}}"}}"#).expect("template");
+        assert!(!without.names_object());
+        assert!(!Payload::Template(without).carries_object());
+        assert!(!Payload::Hookbench.carries_object());
+        assert!("stripe".parse::<Payload>().expect("stripe").carries_object());
     }
 
     #[test]
