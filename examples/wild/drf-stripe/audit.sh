@@ -41,7 +41,7 @@ set +e
 "${HOOKBENCH:-hookbench}" audit "http://127.0.0.1:$port/stripe/webhook/" \
   --signing stripe --secret "$secret" --payload "$here/template.json" \
   --observe-db "$db" --applied-query "$applied" --state-query "$state" \
-  --account-base 100000 --copies 8 \
+  --account-base 100000 --copies 8 --race-window \
   --kill-cmd "$serve kill $pidfile" --start-cmd "$serve start $port $db $pidfile" \
   --health-url "http://127.0.0.1:$port/healthz" \
   --poison-account 999999999999 \

@@ -29,7 +29,7 @@ set +e
   --signing shopify --secret "$secret" --payload shopify \
   --observe-db "$db" \
   --applied-query "SELECT webhook_id, count(*) FROM handler_calls GROUP BY webhook_id" \
-  --account-base 100000 --copies 8 \
+  --account-base 100000 --copies 8 --race-window \
   --kill-cmd "$serve kill $pidfile" --start-cmd "$serve start $port $db $pidfile" \
   --health-url "http://127.0.0.1:$port/healthz" \
   --ramp 20..160 --ramp-steps 4 --step-duration 5s \
