@@ -47,6 +47,11 @@ postgres-image:
 audit URL *ARGS:
     cargo run --release --locked -p hookbench -- audit {{URL}} {{ARGS}}
 
+# Audit the real open-source receivers of examples/wild/ (installs, serves, compares the committed
+# verdicts), e.g. `just wild --quick drf-stripe:sqlite`; their Postgres runs need DATABASE_URL.
+wild *ARGS:
+    ./examples/wild/audit-all.sh {{ARGS}}
+
 # The main job (scripts/bench.sh: readies Postgres, runs every design on both backends, writes reports/<run>/).
 bench *ARGS:
     ./scripts/bench.sh {{ARGS}}
