@@ -298,9 +298,14 @@ fn python_sql_audit(dir: &Path, mode: &str, applied: &str, extra: &[&str]) -> (u
     let db = dir.join("app.db");
     let receiver = python_receiver(&db, mode, None);
     let url = format!("http://{}/webhooks", receiver.addr);
+    template_audit(&url, &db, applied, extra)
+}
+
+/// An audit of the Python example at `url` with its template, observed in its SQLite file `db`
+/// through `applied`, with `extra` flags: the exit status and the report.
+pub(crate) fn template_audit(url: &str, db: &Path, applied: &str, extra: &[&str]) -> (u8, Report) {
     let observe = format!("sqlite://{}", db.display());
-    let mut args =
-        vec![url.as_str(), "--payload", TEMPLATE, "--observe-db", &observe, "--applied-query", applied];
+    let mut args = vec![url, "--payload", TEMPLATE, "--observe-db", &observe, "--applied-query", applied];
     args.extend_from_slice(extra);
     let (code, report) = audit(&args);
     (code, report.expect("a report"))

@@ -246,19 +246,7 @@ fn serve_on_postgres_under_kills_poison_and_a_ramp() {
 }
 
 fn python_audit(db: &Path, receiver: &Supervised, extra: &[&str]) -> (u8, Report) {
-    let observe = format!("sqlite://{}", db.display());
-    let mut args = vec![
-        receiver.url.as_str(),
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-    ];
-    args.extend_from_slice(extra);
-    let (code, report) = audit(&args);
-    (code, report.expect("a report"))
+    super::audit::template_audit(&receiver.url, db, COUNTS, extra)
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use hookbench::audit::{Check, Status};
 use hookbench::report::{CheckFigures, CheckResult, RaceWindowFigures, Report, TrialsFigures};
 
-use super::audit::{COUNTS, TEMPLATE, audit, load_figures, python_receiver_holding};
+use super::audit::{COUNTS, load_figures, python_receiver_holding, template_audit};
 use super::audit_faults::{crash, python};
 use testkit::SECRET;
 
@@ -40,23 +40,9 @@ fn race_audit(mode: &str) -> (u8, Report) {
     let db = dir.path().join("app.db");
     let receiver = python_receiver_holding(&db, mode, None, &[SECRET, super::audit::SECRET_2]);
     let url = format!("http://{}/webhooks", receiver.addr);
-    let observe = format!("sqlite://{}", db.display());
-    let args = [
-        url.as_str(),
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-        "--checks",
-        "concurrent-copies,race-window,parallel-load",
-        "--race-window",
-        "--trials",
-        TRIALS,
-    ];
-    let (code, report) = audit(&args);
-    (code, report.expect("a report"))
+    let races =
+        ["--checks", "concurrent-copies,race-window,parallel-load", "--race-window", "--trials", TRIALS];
+    template_audit(&url, &db, COUNTS, &races)
 }
 
 #[test]
@@ -115,20 +101,10 @@ fn crash_audit(mode: &str, receiver_extra: &str, extra: &[&str]) -> Report {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("app.db");
     let receiver = python(&db, mode, receiver_extra);
-    let observe = format!("sqlite://{}", db.display());
-    let mut args = vec![
-        receiver.url.as_str(),
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-    ];
-    args.extend(receiver.flags());
-    args.extend(["--checks", "crash"]);
-    args.extend_from_slice(extra);
-    audit(&args).1.expect("a report")
+    let mut flags = receiver.flags();
+    flags.extend(["--checks", "crash"]);
+    flags.extend_from_slice(extra);
+    template_audit(&receiver.url, &db, COUNTS, &flags).1
 }
 
 #[test]

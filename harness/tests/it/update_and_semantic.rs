@@ -12,7 +12,7 @@ use hookbench::report::Report;
 use testkit::SECRET;
 
 use super::audit::{
-    COUNTS, Receiver, SECRET_2, TEMPLATE, audit, audit_shards, merge, run_audit, start, status,
+    COUNTS, Receiver, SECRET_2, TEMPLATE, audit_shards, merge, run_audit, start, status, template_audit,
 };
 
 /// One row per update handler call, as `--log-updates` writes them.
@@ -34,23 +34,9 @@ fn audit_python(mode: &str, checks: &str, extra: &[&str]) -> (u8, Report) {
     let dir = tempfile::tempdir().expect("tempdir");
     let r = receiver(dir.path(), mode);
     let url = format!("http://{}/webhooks", r.addr);
-    let observe = format!("sqlite://{}", dir.path().join("app.db").display());
-    let mut args = vec![
-        url.as_str(),
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-        "--checks",
-        checks,
-        "--probe-events",
-        "3",
-    ];
-    args.extend_from_slice(extra);
-    let (code, report) = audit(&args);
-    (code, report.expect("a report"))
+    let mut flags = vec!["--checks", checks, "--probe-events", "3"];
+    flags.extend_from_slice(extra);
+    template_audit(&url, &dir.path().join("app.db"), COUNTS, &flags)
 }
 
 fn result(report: &Report, check: Check) -> &hookbench::report::CheckResult {
