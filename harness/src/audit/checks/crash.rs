@@ -95,22 +95,25 @@ impl Crashed {
             .collect()
     }
 
-    /// Each attempt that reached the receiver, its span on the audit's clock, by event: (event,
-    /// sent, answered). An attempt that opened no connection (the receiver was down) was in
-    /// flight at no kill: counted, the retries against a dead receiver while a slow kill command
-    /// ran made 11,502 "in flight" at three kills of drf-stripe-subscription. (Its outcome,
-    /// `no-connection`, is also that of a connection the kill cut, which is in flight.)
-    fn spans(&self) -> Vec<(usize, f64, f64)> {
+    /// Each attempt's span on the audit's clock, by event: (event, sent, answered, whether it
+    /// found no receiver: `no-connection`, refused at connect or cut by a kill).
+    fn spans(&self) -> Vec<Span> {
         let offset = self.load.offset_ms;
         self.load
             .sent
             .attempts
             .iter()
-            .filter(|a| a.connection != 0)
-            .map(|a| (a.event, offset + a.sent_ms, offset + a.done_ms))
+            .map(|a| (a.event, offset + a.sent_ms, offset + a.done_ms, a.outcome == NO_CONNECTION))
             .collect()
     }
 }
+
+/// The sender's outcome for an attempt that found no receiver.
+const NO_CONNECTION: &str = "no-connection";
+
+/// An attempt: its event, when it was sent and answered (audit's clock), and whether it found no
+/// receiver.
+type Span = (usize, f64, f64, bool);
 
 /// Whether an attempt sent at `sent` and answered at `done` was in flight while a kill command
 /// ran from `kill.0` to `kill.1`: the kill lands somewhere in that stretch.
@@ -118,29 +121,31 @@ fn overlaps(kill: (f64, f64), sent: f64, done: f64) -> bool {
     sent <= kill.1 && kill.0 < done
 }
 
+/// Whether `span` is one a kill from `kill.0` to `kill.1` could catch half done: in flight then,
+/// and not an attempt sent once the kill command had begun that found no receiver (a retry
+/// against the dead receiver while a slow kill command ran: counted, they made 11,502 "in
+/// flight" at three kills of drf-stripe-subscription). One sent before the kill and cut by it
+/// also ends with no connection, and counts.
+fn caught(kill: (f64, f64), &(_, sent, done, no_receiver): &Span) -> bool {
+    overlaps(kill, sent, done) && !(no_receiver && sent >= kill.0)
+}
+
 /// Deliveries in flight at each of `kills` (each the kill command's start and return, audit's
 /// clock), from the attempts' `spans` (event, sent, answered): what each kill could catch half
 /// done.
-fn in_flight_at(kills: &[(f64, f64)], spans: &[(usize, f64, f64)]) -> Vec<u64> {
-    kills
-        .iter()
-        .map(|&k| spans.iter().filter(|&&(_, sent, done)| overlaps(k, sent, done)).count() as u64)
-        .collect()
+fn in_flight_at(kills: &[(f64, f64)], spans: &[Span]) -> Vec<u64> {
+    kills.iter().map(|&k| spans.iter().filter(|s| caught(k, s)).count() as u64).collect()
 }
 
 /// How many kills it took to find a failure: the first kill (from 1) an attempt of a `failed`
 /// event was in flight at, else the first after a failed event's first send, else the last kill.
 /// `None` when nothing failed.
-fn kills_to_failure(
-    kills: &[(f64, f64)],
-    spans: &[(usize, f64, f64)],
-    failed: &BTreeSet<usize>,
-) -> Option<u32> {
+fn kills_to_failure(kills: &[(f64, f64)], spans: &[Span], failed: &BTreeSet<usize>) -> Option<u32> {
     if failed.is_empty() {
         return None;
     }
-    let ours: Vec<_> = spans.iter().filter(|(e, _, _)| failed.contains(e)).collect();
-    let caught = kills.iter().position(|&k| ours.iter().any(|&&(_, sent, done)| overlaps(k, sent, done)));
+    let ours: Vec<_> = spans.iter().filter(|(e, ..)| failed.contains(e)).collect();
+    let caught = kills.iter().position(|&k| ours.iter().any(|&&(_, sent, done, _)| overlaps(k, sent, done)));
     let first_send = ours.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
     let after = kills.iter().position(|&k| k.0 >= first_send);
     let k = caught.or(after).unwrap_or(kills.len().saturating_sub(1));
@@ -302,7 +307,7 @@ mod tests {
 
     #[test]
     fn in_flight_counts_the_attempts_sent_and_not_answered_at_each_kill() {
-        let spans = [(0, 10.0, 30.0), (1, 15.0, 20.0), (2, 40.0, 41.0)];
+        let spans = [(0, 10.0, 30.0, false), (1, 15.0, 20.0, false), (2, 40.0, 41.0, false)];
         assert_eq!(in_flight_at(&[(18.0, 18.5), (35.0, 36.0), (40.0, 40.0)], &spans), [2, 0, 1]);
         // Answered as the kill began: no longer in flight.
         assert_eq!(in_flight_at(&[(30.0, 30.5)], &spans), [0]);
@@ -310,6 +315,19 @@ mod tests {
         assert_eq!(in_flight_at(&[(38.0, 40.0)], &spans), [1]);
         assert_eq!(in_flight_at(&[], &spans), Vec::<u64>::new());
         assert_eq!(in_flight_at(&[(5.0, 6.0)], &[]), [0]);
+    }
+
+    #[test]
+    fn a_retry_that_found_the_receiver_dead_was_in_flight_at_no_kill() {
+        // Sent before the kill, cut by it: no connection, and caught.
+        let cut = (0, 10.0, 21.0, true);
+        // Sent while the kill command ran, refused at connect: the receiver was already gone.
+        let refused = (1, 25.0, 25.1, true);
+        // Sent while the kill command ran and answered: the kill may still land on it.
+        let answered = (2, 25.0, 26.0, false);
+        assert_eq!(in_flight_at(&[(20.0, 30.0)], &[cut, refused, answered]), [2]);
+        // Refused at connect before a later kill began: in flight at neither.
+        assert_eq!(in_flight_at(&[(50.0, 51.0)], &[refused]), [0]);
     }
 
     #[test]
@@ -337,13 +355,13 @@ mod tests {
 
     #[test]
     fn the_kills_it_took_name_the_first_that_caught_a_failed_event() {
-        let spans = [(0, 10.0, 30.0), (1, 50.0, 70.0), (1, 75.0, 80.0)];
+        let spans = [(0, 10.0, 30.0, false), (1, 50.0, 70.0, false), (1, 75.0, 80.0, false)];
         let kills = [(20.0, 21.0), (60.0, 61.0), (90.0, 91.0)];
         assert_eq!(kills_to_failure(&kills, &spans, &BTreeSet::new()), None);
         assert_eq!(kills_to_failure(&kills, &spans, &[1].into()), Some(2));
         assert_eq!(kills_to_failure(&kills, &spans, &[0, 1].into()), Some(1));
         // Failed but in flight at no kill: the first kill after its first send.
         let kills = [(5.0, 6.0), (40.0, 41.0), (72.0, 73.0)];
-        assert_eq!(kills_to_failure(&kills, &[(1, 20.0, 30.0)], &[1].into()), Some(2));
+        assert_eq!(kills_to_failure(&kills, &[(1, 20.0, 30.0, false)], &[1].into()), Some(2));
     }
 }
