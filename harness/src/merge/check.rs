@@ -62,7 +62,7 @@ impl Tally {
             }
             (Some(s), _) if (400..500).contains(&s) => c.status_4xx += 1,
             (Some(_), _) => c.status_5xx += 1,
-            (None, Some("no-connection")) => c.connect_errors += 1,
+            (None, Some(crate::sender::NO_CONNECTION)) => c.connect_errors += 1,
             (None, _) => c.timeouts += 1,
         }
         if poisoned {

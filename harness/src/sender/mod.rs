@@ -139,6 +139,10 @@ impl SendReport {
     }
 }
 
+/// An attempt's outcome when it found no receiver: refused at connect, or its connection cut
+/// before an answer.
+pub const NO_CONNECTION: &str = "no-connection";
+
 /// One attempt as the sender saw it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct AttemptRecord {
@@ -227,7 +231,7 @@ impl Attempt {
         match self {
             Self::Status(s) => s.to_string(),
             Self::Timeout => "timeout".to_string(),
-            Self::NoReceiver => "no-connection".to_string(),
+            Self::NoReceiver => NO_CONNECTION.to_string(),
         }
     }
 

@@ -103,13 +103,12 @@ impl Crashed {
             .sent
             .attempts
             .iter()
-            .map(|a| (a.event, offset + a.sent_ms, offset + a.done_ms, a.outcome == NO_CONNECTION))
+            .map(|a| {
+                (a.event, offset + a.sent_ms, offset + a.done_ms, a.outcome == crate::sender::NO_CONNECTION)
+            })
             .collect()
     }
 }
-
-/// The sender's outcome for an attempt that found no receiver.
-const NO_CONNECTION: &str = "no-connection";
 
 /// An attempt: its event, when it was sent and answered (audit's clock), and whether it found no
 /// receiver.
