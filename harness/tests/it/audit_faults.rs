@@ -103,7 +103,7 @@ fn wait_healthy(port: u16) {
 fn serve(design: Design, db: &Db) -> Supervised {
     let port = free_port();
     let command = format!(
-        "'{}' serve --design {} --database-url '{}' --listen 127.0.0.1:{port} --secret '{SECRET} {SECRET_2}' --effect-delay 30ms",
+        "'{}' serve --design {} --database-url '{}' --listen 127.0.0.1:{port} --secret '{SECRET} {SECRET_2}' --effect-delay 30ms --work-delay 20ms",
         env!("CARGO_BIN_EXE_hookbench"),
         design.as_str(),
         db.url
