@@ -6,6 +6,11 @@
 # tests then fail, naming this script.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# On Debian as root, npm comes from the distribution (bookworm's Node.js is 18), as the test
+# script's other tools do; elsewhere it must be there already.
+if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  "$here/../apt-install.sh" nodejs npm || true
+fi
 command -v npm >/dev/null || { echo "npm is needed (Node.js 18 or later)" >&2; exit 3; }
 if ! (cd "$here" && npm ci --silent --no-audit --no-fund >/dev/null 2>&1); then
   echo "could not install the providers' schemas from npm (npm ci in $here)" >&2
