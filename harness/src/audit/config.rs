@@ -2,11 +2,12 @@
 //! and each check's settings. The checks that disturb the receiver have settings of their own, an
 //! `Option` each: a check whose flags were not given has none, and cannot be built.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use super::AuditError;
 use super::checks::Ramp;
 use super::control::Control;
+use super::{AuditError, Pulse};
 use crate::history::Tap;
 use crate::observe::{Queries, QueryLimits};
 use crate::report::{AuditParameters, Check};
@@ -172,6 +173,8 @@ pub struct AuditConfig {
     /// Advisory findings fail their check (`--strict`): a semantic duplicate is a FAIL, not a
     /// WARN.
     pub strict: bool,
+    /// What the audit has done so far, for whoever shows its progress.
+    pub pulse: Arc<Pulse>,
 }
 
 impl AuditConfig {

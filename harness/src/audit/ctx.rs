@@ -100,6 +100,7 @@ impl Ctx {
         let workload = Arc::new(workload);
         let history = config.history.clone();
         let progress = Arc::new(Progress::default());
+        self.probe.pulse().load_started(progress.clone(), workload.groups.len() as u64);
         let sent =
             sender::run(workload.clone(), vec![url.to_string()], wire.clone(), config, progress).await?;
         Ok(Load { workload, wire, sent, offset_ms, history })

@@ -18,6 +18,7 @@ mod control;
 mod ctx;
 mod preflight;
 mod probe;
+mod pulse;
 mod shard;
 
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use config::{
     Target, Watch,
 };
 pub use control::{Control, ControlError};
+pub use pulse::{Pulse, PulseNow};
 pub use shard::run_shard;
 
 use crate::observe::{ObserveError, Observer, Observers, Sink, SinkLimits, SqlObserver};
@@ -232,7 +234,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let start = Instant::now();
     let deadline = (start + config.deadline, config.deadline);
     let t = &config.target;
-    let probe = probe::Probe::new(&t.url, config.load.timeout, start)?;
+    let probe = probe::Probe::new(&t.url, config.load.timeout, start, config.pulse.clone())?;
     probe
         .reachable()
         .await

@@ -3,6 +3,7 @@
 //! local port), plus the raw requests no well-behaved client sends: one dropped before its answer
 //! is read, and one whose body stalls.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,6 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::Pulse;
 use crate::report::AttemptLog;
 
 /// How much of an answer's body is kept to quote (a refusal's reason).
@@ -28,6 +30,7 @@ pub struct Probe {
     path: String,
     timeout: Duration,
     start: Instant,
+    pulse: Arc<Pulse>,
 }
 
 /// The receiver's URL is not `http://host:port/path`.
@@ -80,8 +83,8 @@ impl Answer {
 }
 
 impl Probe {
-    /// A probe of `url`, its clock started at `start`.
-    pub fn new(url: &str, timeout: Duration, start: Instant) -> Result<Self, BadUrl> {
+    /// A probe of `url`, its clock started at `start`, counting its attempts into `pulse`.
+    pub fn new(url: &str, timeout: Duration, start: Instant, pulse: Arc<Pulse>) -> Result<Self, BadUrl> {
         let bad = |reason: &str| BadUrl { url: url.to_string(), reason: reason.to_string() };
         let uri: Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
         if uri.scheme_str() != Some("http") {
@@ -90,7 +93,12 @@ impl Probe {
         let host = uri.host().ok_or_else(|| bad("no host"))?;
         let port = uri.port_u16().unwrap_or(80);
         let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
-        Ok(Self { authority: format!("{host}:{port}"), path, timeout, start })
+        Ok(Self { authority: format!("{host}:{port}"), path, timeout, start, pulse })
+    }
+
+    /// What the audit has done so far.
+    pub fn pulse(&self) -> &Pulse {
+        &self.pulse
     }
 
     /// The URL's path.
@@ -181,6 +189,7 @@ impl Probe {
             Err(_) => (None, format!("timeout after {:?}", self.timeout), String::new()),
         };
         let took_ms = self.now_ms() - at_ms;
+        self.pulse.probe_answered(heard.as_ref().map(|h| h.status), timed_out);
         let log = self.log(at_ms, outcome, connection, note);
         match heard {
             Some(h) => {

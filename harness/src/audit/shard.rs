@@ -33,7 +33,7 @@ pub async fn run_shard(
     })?;
     let start = Instant::now();
     let deadline = (start + config.deadline, config.deadline);
-    let probe = probe::Probe::new(&t.url, config.load.timeout, start)?;
+    let probe = probe::Probe::new(&t.url, config.load.timeout, start, config.pulse.clone())?;
     probe
         .reachable()
         .await
@@ -53,6 +53,7 @@ pub async fn run_shard(
     step(&format!("parallel-load, shard {shard}"));
     let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::ParallelLoad) };
     let progress = Arc::new(Progress::default());
+    config.pulse.load_started(progress.clone(), workload.groups.len() as u64);
     let sent =
         by(deadline, sender::run(workload.clone(), vec![t.url.clone()], wire, sender, progress)).await?;
     let run = AuditRun {

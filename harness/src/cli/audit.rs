@@ -19,6 +19,7 @@ use crate::audit::{
 };
 use crate::history::History;
 use crate::observe::Queries;
+use crate::progress::StepLines;
 use crate::report::{AUDIT_FIGURES, HistoryFile, Report, Status, audit_scopes, render_metrics};
 use crate::sender::RetryPolicy;
 use crate::wire::{Payload, Poison, payload::Template};
@@ -238,7 +239,8 @@ pub struct AuditArgs {
     /// Where the reports go (default `reports/audit-<time>-<sha>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// No step lines on stderr.
+    /// No live status line: plain lines on stderr instead, each step and, while one runs, its
+    /// attempts and answers so far at least every 9 s (what a log without a terminal gets).
     #[arg(long)]
     pub no_progress: bool,
     /// Thresholds that fail the audit.
@@ -345,6 +347,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             start_at: a.start_at,
             deadline: a.deadline,
             strict: a.strict,
+            pulse: Default::default(),
         };
         config.validate()?;
         Ok(config)
@@ -411,16 +414,23 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let history = History::create(&dir, false)
         .map_err(|e| could_not_run(format!("writing the history in {}: {e}", dir.display())))?;
     config.history = Some(history.tap("audit".into()));
-    let progress = !args.no_progress && io::stderr().is_terminal();
-    let step = move |what: &str| {
-        if progress {
-            eprintln!("hookbench audit: {what}");
+    // Step lines always; the status (which check, how far, the attempts and answers so far)
+    // live on a terminal, else a line at least every 9 s, so a CI log never sits silent.
+    let lines = StepLines::new("hookbench audit", !args.no_progress && io::stderr().is_terminal());
+    let pulse = config.pulse.clone();
+    let step = {
+        let (lines, pulse) = (lines.clone(), pulse.clone());
+        move |what: &str| {
+            pulse.step(what);
+            lines.say(what);
         }
     };
+    let showing = lines.keep_showing(move || pulse.now().to_string());
     if let Some(shard) = config.shard {
         return run_shard(config, (shard, run_id, &dir), (history, &step), out);
     }
     let section = runtime().map_err(could_not_run)?.block_on(audit::run(&config, &step));
+    drop(showing);
     // Every tap dropped, so that the writer can finish.
     config.history = None;
     let written = history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")));

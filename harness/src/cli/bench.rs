@@ -69,7 +69,9 @@ pub struct BenchArgs {
     /// How long to wait for the receivers to go quiet after the last delivery (0s to 1h).
     #[arg(long, default_value = "120s", value_parser = flags::duration_within(Duration::ZERO, flags::MAX_WAIT))]
     pub quiet_timeout: Duration,
-    /// Do not draw progress bars.
+    /// Do not draw progress bars: plain lines instead, one per finished cell and, while a cell
+    /// sends, its groups and attempts so far at least every 9 s (what a log without a terminal
+    /// gets).
     #[arg(long)]
     pub no_progress: bool,
     /// Thresholds that fail the run.

@@ -18,6 +18,7 @@ mod hostile_shards;
 mod judge;
 mod model;
 mod observe_limits;
+mod progress_lines;
 mod provider_bodies;
 mod provision;
 mod rates;
