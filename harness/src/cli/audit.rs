@@ -248,6 +248,9 @@ pub struct AuditArgs {
     /// check's status, the loads' figures; docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// JUnit XML (`--junit`) and the GitHub step summary.
+    #[command(flatten)]
+    pub ci: super::ci_outputs::CiOutputArgs,
     /// Send only shard I of N (N at most 256) of the parallel load (the events whose index is I-1 modulo N) and
     /// write a partial result (shard.json and the shard's history, no verdict) for `hookbench
     /// merge`, which asks the --observe-db once every shard is done. Runs the load alone; needs
@@ -443,6 +446,7 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         std::fs::write(file, text)
             .map_err(|e| could_not_run(format!("writing --metrics {}: {e}", file.display())))?;
     }
+    args.ci.write(&report).map_err(could_not_run)?;
     write!(out, "{}", report.table())?;
     write!(out, "{}", crate::threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;

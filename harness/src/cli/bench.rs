@@ -117,6 +117,9 @@ pub struct BenchArgs {
     /// textfile collector or a push gateway; docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// JUnit XML (`--junit`) and the GitHub step summary.
+    #[command(flatten)]
+    pub ci: super::ci_outputs::CiOutputArgs,
     /// Send only shard I of N (N at most 256) of the plan (the events whose index is I-1 modulo N, every copy and
     /// duplicate of each) to --targets, and write a partial result (shard.json and the shard's
     /// history, no verdict) for `hookbench merge`. Needs --targets; docs/scale.md.
@@ -221,6 +224,7 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let text = render_metrics(&report).context("encoding the metrics")?;
         std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;
     }
+    args.ci.write(&report).map_err(anyhow::Error::msg)?;
     write!(out, "{}", render_table(&report))?;
     write!(out, "{}", threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
