@@ -26,4 +26,7 @@ fi
 # The provider bodies' tests need the providers' published schemas and types (npm); without
 # them those tests fail, naming this script.
 ./scripts/provider-schemas/install.sh || echo "warning: the providers' schemas could not be installed"
+# The JUnit tests read --junit files with junitparser (PyPI); without it they fail, naming this
+# script.
+./scripts/junitparser/install.sh || echo "warning: junitparser could not be installed"
 cargo test --workspace --locked "$@"
