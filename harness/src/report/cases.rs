@@ -54,7 +54,10 @@ pub struct Case {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// It held.
-    Pass,
+    Pass {
+        /// The evidence in one line (what held).
+        evidence: String,
+    },
     /// It did not: the verdict's evidence, then its first witnesses and what to change.
     Fail {
         /// The evidence in one line.
@@ -80,17 +83,17 @@ impl Verdict {
     /// PASS, FAIL, SKIPPED or WARN, as the report prints a check's.
     pub fn word(&self) -> &'static str {
         match self {
-            Self::Pass => Status::Pass.as_str(),
+            Self::Pass { .. } => Status::Pass.as_str(),
             Self::Fail { .. } => Status::Fail.as_str(),
             Self::Skipped { .. } => Status::Skipped.as_str(),
             Self::Warn { .. } => Status::Warn.as_str(),
         }
     }
 
-    /// The one line that says why (nothing for a pass).
+    /// The one line that says why.
     pub fn evidence(&self) -> &str {
         match self {
-            Self::Pass => "",
+            Self::Pass { evidence } => evidence,
             Self::Fail { message, .. } => message,
             Self::Skipped { reason } => reason,
             Self::Warn { evidence, .. } => evidence,
@@ -146,14 +149,16 @@ fn check_case(c: &CheckResult) -> Case {
     let details = || {
         let mut lines = bounded(c.witnesses.iter().map(|w| {
             let outcomes: Vec<&str> = w.attempts.iter().map(|a| a.outcome.as_str()).collect();
-            format!("{}: {}; {}; attempts: {}", w.id, w.problem, w.observed, outcomes.join(", "))
+            let line = format!("{}: {}; {}", w.id, w.problem, w.observed);
+            // A load's witnesses keep their attempts in the history, not in the report.
+            if outcomes.is_empty() { line } else { format!("{line}; attempts: {}", outcomes.join(", ")) }
         }));
         lines.extend(remedy::for_check(c.check, &c.anomalies).iter().map(remedy_line));
         lines
     };
     let evidence = one_line(&c.evidence);
     let verdict = match c.status {
-        Status::Pass => Verdict::Pass,
+        Status::Pass => Verdict::Pass { evidence },
         Status::Fail => Verdict::Fail { message: evidence, details: details() },
         Status::Skipped => Verdict::Skipped { reason: evidence },
         Status::Warn => Verdict::Warn { evidence, details: details() },
@@ -196,7 +201,7 @@ fn row_case(b: &BenchBody, r: &Row) -> Case {
     let verdict = match &r.verdict {
         // A report written before the judge kept its verdict: nothing to pass it by.
         None => Verdict::Skipped { reason: "not judged: the report holds no verdict for this cell".into() },
-        Some(v) if v.failing.is_empty() => Verdict::Pass,
+        Some(v) if v.failing.is_empty() => Verdict::Pass { evidence: one_line(&v.summary) },
         Some(v) => {
             let witnesses = b.witnesses.iter().filter(|c| c.cell == name).flat_map(|c| &c.witnesses);
             let mut details = bounded(
@@ -233,7 +238,7 @@ fn threshold_case(o: &Outcome) -> Case {
     } else if o.rows == 0 {
         Verdict::Skipped { reason: "no row in its scope had the figure".into() }
     } else {
-        Verdict::Pass
+        Verdict::Pass { evidence: format!("held by each of {} rows", o.rows) }
     };
     Case { classname: THRESHOLD_CLASS, name: o.threshold.clone(), verdict, time_s: None }
 }
@@ -402,6 +407,15 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_witness_without_attempts_lists_none() {
+        let mut failing = result(Check::ParallelLoad, Status::Fail, "1 duplicate", &[Class::Duplicate], 1);
+        failing.witnesses[0].attempts.clear();
+        let s = suite(&audit_report(vec![failing]));
+        let Verdict::Fail { details, .. } = &s.cases[0].verdict else { panic!("a FAIL") };
+        assert_eq!(details[0], "evt_0: duplicate: applied 2 times; sql: applied 2 times");
+    }
+
+    #[test]
     fn no_check_at_all_is_a_skipped_case_not_an_empty_suite() {
         let s = suite(&audit_report(Vec::new()));
         assert_eq!(s.cases.len(), 1);
@@ -436,7 +450,10 @@ pub(super) mod tests {
         let Verdict::Fail { message, details } = verdict_of(&s, "lost > 0") else { panic!("a FAIL") };
         assert_eq!(message, "threshold breached: lost > 0 (1 of 2 rows: parallel-load)");
         assert_eq!(details, &["parallel-load: 3"]);
-        assert_eq!(verdict_of(&s, "dup_events > 0"), &Verdict::Pass);
+        assert_eq!(
+            verdict_of(&s, "dup_events > 0"),
+            &Verdict::Pass { evidence: "held by each of 2 rows".into() }
+        );
         assert!(matches!(verdict_of(&s, "crash:lost > 0"), Verdict::Skipped { .. }));
         assert!(s.cases.iter().filter(|c| c.name.contains('>')).all(|c| c.classname == THRESHOLD_CLASS));
     }
@@ -482,7 +499,7 @@ pub(super) mod tests {
         assert_eq!(message, "1 duplicate");
         assert_eq!(details[0], "duplicate evt_7: applied 2 times (0 attempts)");
         assert!(details[1].contains("docs/remedies.md#duplicate"), "{details:?}");
-        assert_eq!(verdict_of(&s, "sqlite/atomic"), &Verdict::Pass);
+        assert_eq!(verdict_of(&s, "sqlite/atomic"), &Verdict::Pass { evidence: "exactly once".into() });
         let Verdict::Fail { message, .. } = verdict_of(&s, "postgres/naive") else { panic!("a FAIL") };
         assert_eq!(message, "the cell broke: the fleet died");
         assert_eq!(verdict_of(&s, "postgres/atomic"), &Verdict::Skipped { reason: "no database".into() });

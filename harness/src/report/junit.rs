@@ -43,7 +43,7 @@ fn test_suite(suite: &Suite, report: &Report) -> TestSuite {
 
 fn test_case(case: &Case) -> TestCase {
     let status = match &case.verdict {
-        Verdict::Pass | Verdict::Warn { .. } => TestCaseStatus::success(),
+        Verdict::Pass { .. } | Verdict::Warn { .. } => TestCaseStatus::success(),
         Verdict::Fail { message, details } => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status.set_message(message.as_str()).set_type("FAIL");

@@ -11,11 +11,12 @@ use super::Report;
 use super::cases::{self, THRESHOLD_CLASS, Verdict};
 use super::escape::{cell_code, code, text};
 
-/// The report's verdict grid as Markdown, ending in a blank line.
+/// The report's verdict grid as Markdown, between blank lines.
 pub fn render_step_summary(report: &Report) -> String {
     let suite = cases::suite(report);
     let count = |word: &str| suite.cases.iter().filter(|c| c.verdict.word() == word).count();
-    let mut md = format!("## {} {}\n\n", suite.name, code(&suite.run_id));
+    // A blank line first: what an earlier step wrote may not end its last line.
+    let mut md = format!("\n## {} {}\n\n", suite.name, code(&suite.run_id));
     let _ = writeln!(
         md,
         "{} FAIL, {} WARN, {} PASS, {} SKIPPED.\n",
@@ -33,7 +34,7 @@ pub fn render_step_summary(report: &Report) -> String {
             text(&case.name)
         };
         let verdict = match case.verdict {
-            Verdict::Pass => "PASS".to_string(),
+            Verdict::Pass { .. } => "PASS".to_string(),
             _ => format!("**{}**", case.verdict.word()),
         };
         let _ = writeln!(md, "| {name} | {verdict} | {} |", text(case.verdict.evidence()));
@@ -59,12 +60,12 @@ mod tests {
     fn the_grid_has_a_row_per_check_with_its_verdict_and_evidence() {
         let md = render_step_summary(&every_verdict());
         assert!(
-            md.starts_with("## hookbench audit `audit-test`\n\n1 FAIL, 1 WARN, 1 PASS, 1 SKIPPED.\n"),
+            md.starts_with("\n## hookbench audit `audit-test`\n\n1 FAIL, 1 WARN, 1 PASS, 1 SKIPPED.\n"),
             "{md}"
         );
         assert!(md.contains("| check | verdict | evidence |\n|---|---|---|\n"), "{md}");
         assert!(md.contains("| concurrent-copies | **FAIL** | 3 of 3 trials doubled |"), "{md}");
-        assert!(md.contains("| sequential-duplicate | PASS |  |"), "{md}");
+        assert!(md.contains("| sequential-duplicate | PASS | applied once each |"), "{md}");
         assert!(md.contains("| out-of-order | **SKIPPED** | needs --state-query |"), "{md}");
         assert!(md.contains("| semantic-duplicate | **WARN** | 1 change applied twice |"), "{md}");
     }

@@ -242,7 +242,7 @@ fn the_step_summary_keeps_what_was_there_and_gets_the_grid() {
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{said}");
     let md = std::fs::read_to_string(&summary).expect("the step summary");
-    assert!(md.starts_with("an earlier step's line\n## hookbench audit `"), "{md}");
+    assert!(md.starts_with("an earlier step's line\n\n## hookbench audit `"), "{md}");
     assert!(md.contains("| check | verdict | evidence |"), "{md}");
     assert!(md.contains("| sequential-duplicate | PASS |"), "{md}");
     assert!(md.contains("0 FAIL, 0 WARN, 1 PASS, 0 SKIPPED."), "{md}");
