@@ -409,6 +409,9 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if config.shard.is_some() && !thresholds.is_empty() {
         return Err(could_not_run(FAIL_ON_SHARD));
     }
+    if config.shard.is_some() {
+        args.ci.refuse_for_shard().map_err(could_not_run)?;
+    }
     // The loads' attempts and verdicts, as a bench's (an audit's loads are small: never
     // compressed).
     let history = History::create(&dir, false)

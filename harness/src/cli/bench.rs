@@ -210,6 +210,7 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         if !thresholds.is_empty() {
             return Err(usage(FAIL_ON_SHARD));
         }
+        args.ci.refuse_for_shard().map_err(usage)?;
         let partial = runtime()?.block_on(bench::run_shard(&config, shard))?;
         let path = config.out.join(crate::load::partial::PARTIAL_FILE);
         print_partial(&partial, &path, out)?;

@@ -28,6 +28,11 @@ pub struct CiOutputArgs {
 }
 
 impl CiOutputArgs {
+    /// Refuses `--junit` for a shard ([`JUNIT_SHARD`]) before anything is sent.
+    pub fn refuse_for_shard(&self) -> Result<(), &'static str> {
+        if self.junit.is_some() { Err(JUNIT_SHARD) } else { Ok(()) }
+    }
+
     /// Writes the JUnit file and appends to the step summary, as asked; an error names the flag
     /// or the variable, and the path.
     pub fn write(&self, report: &Report) -> Result<(), String> {
@@ -41,6 +46,10 @@ impl CiOutputArgs {
         Ok(())
     }
 }
+
+/// `--junit` given to a shard, which writes no verdict: the file would never come.
+pub const JUNIT_SHARD: &str =
+    "--junit needs a verdict, which a shard does not reach: give it to `hookbench merge`, not to --shard";
 
 fn write_junit(report: &Report, path: &Path) -> std::io::Result<()> {
     let xml = render_junit(report).map_err(std::io::Error::other)?;

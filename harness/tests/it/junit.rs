@@ -247,3 +247,36 @@ fn the_step_summary_keeps_what_was_there_and_gets_the_grid() {
     assert!(md.contains("| sequential-duplicate | PASS |"), "{md}");
     assert!(md.contains("0 FAIL, 0 WARN, 1 PASS, 0 SKIPPED."), "{md}");
 }
+
+#[test]
+fn junit_is_refused_for_a_shard_which_reaches_no_verdict() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let junit = dir.path().join("shard.xml");
+    let observe = format!("sqlite://{}", dir.path().join("app.db").display());
+    // Refused before anything is sent: no receiver listens at the URL.
+    let args = [
+        "http://127.0.0.1:9/webhooks",
+        "--secret",
+        SECRET,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        COUNTS,
+        "--shard",
+        "1/2",
+        "--id-prefix",
+        "junit",
+        "--account-base",
+        "1000",
+        "--junit",
+        junit.to_str().expect("utf-8"),
+    ];
+    let (code, said, report) = crate::audit::run_audit(&args);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.contains("--junit needs a verdict") && said.contains("hookbench merge"), "{said}");
+    assert!(report.is_none() && !junit.exists());
+    // The same shard without --junit gets past the refusal, to the unreachable receiver.
+    let (code, said, _) = crate::audit::run_audit(&args[..args.len() - 2]);
+    assert_eq!(code, 2, "{said}");
+    assert!(!said.contains("--junit"), "{said}");
+}
