@@ -226,13 +226,14 @@ fn threshold_case(o: &Outcome) -> Case {
     let verdict = if !o.breached.is_empty() {
         let rows: Vec<&str> = o.breached.iter().map(|(row, _)| row.as_str()).collect();
         Verdict::Fail {
-            message: format!(
+            // Clipped: the rows are listed one per line below.
+            message: clip(&format!(
                 "threshold breached: {} ({} of {} rows: {})",
                 o.threshold,
                 rows.len(),
                 o.rows,
                 rows.join(", ")
-            ),
+            )),
             details: bounded(o.breached.iter().map(|(row, v)| format!("{row}: {v}"))),
         }
     } else if o.rows == 0 {
