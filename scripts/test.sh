@@ -26,4 +26,9 @@ fi
 # The provider bodies' tests need the providers' published schemas and types (npm); without
 # them those tests fail, naming this script.
 ./scripts/provider-schemas/install.sh || echo "warning: the providers' schemas could not be installed"
+# The JUnit tests read --junit files with junitparser (PyPI); without it they fail, naming this
+# script.
+./scripts/junitparser/install.sh || echo "warning: junitparser could not be installed"
+# Tests that spawn the binary would append their runs' grids to a CI job's own step summary.
+unset GITHUB_STEP_SUMMARY
 cargo test --workspace --locked "$@"

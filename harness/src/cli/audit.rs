@@ -250,6 +250,9 @@ pub struct AuditArgs {
     /// check's status, the loads' figures; docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// JUnit XML (`--junit`) and the GitHub step summary.
+    #[command(flatten)]
+    pub ci: super::ci_outputs::CiOutputArgs,
     /// Send only shard I of N (N at most 256) of the parallel load (the events whose index is I-1 modulo N) and
     /// write a partial result (shard.json and the shard's history, no verdict) for `hookbench
     /// merge`, which asks the --observe-db once every shard is done. Runs the load alone; needs
@@ -409,6 +412,9 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if config.shard.is_some() && !thresholds.is_empty() {
         return Err(could_not_run(FAIL_ON_SHARD));
     }
+    if config.shard.is_some() {
+        args.ci.refuse_for_shard().map_err(could_not_run)?;
+    }
     // The loads' attempts and verdicts, as a bench's (an audit's loads are small: never
     // compressed).
     let history = History::create(&dir, false)
@@ -453,6 +459,7 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         std::fs::write(file, text)
             .map_err(|e| could_not_run(format!("writing --metrics {}: {e}", file.display())))?;
     }
+    args.ci.write(&report).map_err(could_not_run)?;
     write!(out, "{}", report.table())?;
     write!(out, "{}", crate::threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;

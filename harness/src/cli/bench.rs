@@ -119,6 +119,9 @@ pub struct BenchArgs {
     /// textfile collector or a push gateway; docs/reports.md).
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// JUnit XML (`--junit`) and the GitHub step summary.
+    #[command(flatten)]
+    pub ci: super::ci_outputs::CiOutputArgs,
     /// Send only shard I of N (N at most 256) of the plan (the events whose index is I-1 modulo N, every copy and
     /// duplicate of each) to --targets, and write a partial result (shard.json and the shard's
     /// history, no verdict) for `hookbench merge`. Needs --targets; docs/scale.md.
@@ -209,6 +212,7 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         if !thresholds.is_empty() {
             return Err(usage(FAIL_ON_SHARD));
         }
+        args.ci.refuse_for_shard().map_err(usage)?;
         let partial = runtime()?.block_on(bench::run_shard(&config, shard))?;
         let path = config.out.join(crate::load::partial::PARTIAL_FILE);
         print_partial(&partial, &path, out)?;
@@ -223,6 +227,7 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let text = render_metrics(&report).context("encoding the metrics")?;
         std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;
     }
+    args.ci.write(&report).map_err(anyhow::Error::msg)?;
     write!(out, "{}", render_table(&report))?;
     write!(out, "{}", threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;

@@ -81,6 +81,9 @@ pub struct MergeArgs {
     /// Also write the merged figures to FILE in the Prometheus text format.
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    /// JUnit XML (`--junit`) and the GitHub step summary.
+    #[command(flatten)]
+    pub ci: super::ci_outputs::CiOutputArgs,
 }
 
 /// Merges, writes the reports, prints the table. Exits 1 when a merged audit's load failed, 3
@@ -123,6 +126,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let text = render_metrics(&report).context("encoding the metrics")?;
         crate::files::write_nofollow(file, text.as_bytes()).map_err(|e| usage(format!("--metrics: {e}")))?;
     }
+    args.ci.write(&report).map_err(usage)?;
     print_shards(&report, out)?;
     write!(out, "{}", report.table())?;
     write!(out, "{}", threshold::render(&report.header.thresholds))?;

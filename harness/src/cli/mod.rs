@@ -7,6 +7,7 @@
 
 mod audit;
 mod bench;
+mod ci_outputs;
 mod db;
 mod experiments;
 mod explain;
@@ -212,7 +213,7 @@ fn breached(report: &Report) -> Option<Exit> {
 /// `hookbench: error: ...` and 2 for a usage error, `hookbench: ...` and 1 or 3 for a run that
 /// failed or breached a threshold, `hookbench: error: ...` and 1 for anything else.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse().with_step_summary(std::env::var_os(ci_outputs::STEP_SUMMARY_ENV));
     raise_open_file_limit();
     let stdout = io::stdout();
     match run(cli, &mut stdout.lock()) {

@@ -16,6 +16,7 @@ mod hostile;
 mod hostile_reports;
 mod hostile_shards;
 mod judge;
+mod junit;
 mod model;
 mod observe_limits;
 mod progress_lines;
