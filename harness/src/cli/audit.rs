@@ -241,6 +241,9 @@ pub struct AuditArgs {
     /// No step lines on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// The config file (`--config`) and `--print-config`.
+    #[command(flatten)]
+    pub config: super::ConfigArgs,
     /// Thresholds that fail the audit.
     #[command(flatten)]
     pub thresholds: ThresholdArgs,

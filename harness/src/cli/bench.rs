@@ -72,6 +72,9 @@ pub struct BenchArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     pub no_progress: bool,
+    /// The config file (`--config`) and `--print-config`.
+    #[command(flatten)]
+    pub config: super::ConfigArgs,
     /// Thresholds that fail the run.
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
