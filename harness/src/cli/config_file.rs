@@ -420,7 +420,7 @@ pub fn json_schema(name: &str) -> Option<serde_json::Value> {
     let properties: serde_json::Map<String, serde_json::Value> =
         keys(command).map(|(key, arg, kind)| (key, property(arg, kind))).collect();
     Some(json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": "http://json-schema.org/draft-07/schema#",
         "title": format!("hookbench {name} --config"),
         "description": format!(
             "A TOML file of `hookbench {name}`'s flags: each key a long flag without `--`. \
