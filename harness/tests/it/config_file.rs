@@ -277,3 +277,14 @@ fn print_config_names_a_secret_from_the_environment_and_never_prints_it() {
     let given = hookbench(&["audit", "--config", README_CONFIG, "--secret", secret, "--print-config"], &env);
     assert!(String::from_utf8_lossy(&given.stdout).contains(&format!("secret = [\"{secret}\"]")));
 }
+
+#[test]
+fn docs_audit_quotes_every_example_config_as_it_is() {
+    let doc = std::fs::read_to_string(repo().join("docs/audit.md")).expect("docs/audit.md");
+    let files = examples();
+    assert!(!files.is_empty());
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(doc.contains(&format!("```toml\n{text}```\n")), "docs/audit.md quotes {}", path.display());
+    }
+}
