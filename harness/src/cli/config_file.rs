@@ -72,7 +72,7 @@ pub enum ConfigError {
     /// refused by the flag's parser.
     #[error("{place}: {message}")]
     File {
-        /// `FILE:LINE`, or `--config FILE` when no line is to blame.
+        /// `FILE:LINE`, or `--config` when the file could not be read (the message names it).
         place: String,
         /// What is wrong and, for an unknown key, what was perhaps meant.
         message: String,
@@ -261,7 +261,7 @@ fn file_arguments(
 ) -> Result<Vec<OsString>, ConfigError> {
     let shown = path.display().to_string();
     let text = crate::files::read_text_capped(path, MAX_FILE_BYTES, "a config file")
-        .map_err(|e| ConfigError::File { place: format!("--config {shown}"), message: e.to_string() })?;
+        .map_err(|e| ConfigError::File { place: "--config".into(), message: e.to_string() })?;
     let mut entries = parse_table(&text, &shown)?;
     entries.sort_by_key(|(key, _)| key.span().start);
     // One copy of the command checks every value (a copy per value made a 60,000-secret file

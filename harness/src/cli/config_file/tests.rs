@@ -135,11 +135,15 @@ fn a_syntax_error_names_its_line() {
 
 #[test]
 fn an_unreadable_file_names_the_flag() {
-    match parse(&["audit", URL, "--config", "/nonexistent/hookbench.toml"]) {
-        Err(e @ ConfigError::File { .. }) => {
-            assert!(e.to_string().starts_with("--config /nonexistent/hookbench.toml: "), "{e}")
+    // A device is refused before it is read: `/dev/zero` would be read without end.
+    for (path, why) in [("/nonexistent/hookbench.toml", ""), ("/dev/zero", "not a regular file")] {
+        match parse(&["audit", URL, "--config", path]) {
+            Err(e @ ConfigError::File { .. }) => {
+                let said = e.to_string();
+                assert!(said.starts_with(&format!("--config: {path}: ")) && said.contains(why), "{said}");
+            }
+            other => panic!("{other:?}"),
         }
-        other => panic!("{other:?}"),
     }
 }
 
