@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use hookbench::audit::AuditConfig;
-use hookbench::cli::{AuditArgs, Command as Sub, ConfigArgs, Invocation, config_json_schema, parse_from};
+use hookbench::cli::{
+    AuditArgs, BenchArgs, Command as Sub, ConfigArgs, Invocation, config_json_schema, parse_from,
+};
 use hookbench::report::Report;
 use testkit::SECRET;
 
@@ -29,6 +31,18 @@ fn repo() -> PathBuf {
 fn parse(argv: &[&str]) -> Invocation {
     let argv = std::iter::once("hookbench").chain(argv.iter().copied());
     parse_from(argv).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A run's arguments, as text, without `--config` itself (which names different files).
+fn run_args(argv: &[&str]) -> String {
+    match parse(argv) {
+        Invocation::Run(cli) => match cli.command {
+            Sub::Audit(a) => format!("{:?}", AuditArgs { config: ConfigArgs::default(), ..*a }),
+            Sub::Bench(b) => format!("{:?}", BenchArgs { config: ConfigArgs::default(), ..*b }),
+            other => panic!("neither an audit nor a bench: {other:?}"),
+        },
+        Invocation::Print(text) => panic!("printed: {text}"),
+    }
 }
 
 /// An audit's arguments, without `--config` itself (which names different files).
@@ -59,9 +73,19 @@ fn examples() -> Vec<PathBuf> {
     files
 }
 
-fn audit_validator() -> jsonschema::Validator {
-    let schema: serde_json::Value = serde_json::from_str(AUDIT_SCHEMA).expect("schema is JSON");
+/// The command an example configures: bench.toml a bench, the others an audit.
+fn command_of(path: &Path) -> &'static str {
+    if path.file_stem().is_some_and(|s| s == "bench") { "bench" } else { "audit" }
+}
+
+fn validator(command: &str) -> jsonschema::Validator {
+    let text = if command == "bench" { BENCH_SCHEMA } else { AUDIT_SCHEMA };
+    let schema: serde_json::Value = serde_json::from_str(text).expect("schema is JSON");
     jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
+fn audit_validator() -> jsonschema::Validator {
+    validator("audit")
 }
 
 /// A TOML file's table as JSON, as an editor's schema check sees it.
@@ -97,30 +121,32 @@ fn every_example_config_parses_is_schema_valid_and_reads_back_from_print_config(
     let files = examples();
     let names: Vec<String> =
         files.iter().map(|p| p.file_stem().expect("name").to_string_lossy().into_owned()).collect();
-    for expected in ["stripe", "github", "shopify", "standard-webhooks", "readme-audit"] {
+    for expected in ["stripe", "github", "shopify", "standard-webhooks", "readme-audit", "bench"] {
         assert!(names.iter().any(|n| n == expected), "examples/config/{expected}.toml: {names:?}");
     }
-    let validator = audit_validator();
     let scratch = tempfile::tempdir().expect("tempdir");
     for path in &files {
-        let shown = path.display();
+        let (shown, command) = (path.display(), command_of(path));
+        let validator = validator(command);
         let text = std::fs::read_to_string(path).expect("read");
         let errors: Vec<String> = validator.iter_errors(&as_json(&text)).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{shown}: {errors:?}");
         let file = path.to_str().expect("utf-8");
-        let args = audit_args(&["audit", "--config", file]);
-        if !args.payload.ends_with(".json") {
-            // A provider's own bodies: the whole audit the file describes holds together, with
-            // the secret it leaves to the environment or the command line.
-            let with_secret = audit_args(&["audit", "--config", file, "--secret", SECRET]);
-            AuditConfig::try_from(&with_secret).unwrap_or_else(|e| panic!("{shown}: {e:#}"));
+        let args = run_args(&[command, "--config", file]);
+        if command == "audit" {
+            let audit = audit_args(&["audit", "--config", file, "--secret", SECRET]);
+            if !audit.payload.ends_with(".json") {
+                // A provider's own bodies: the whole audit the file describes holds together,
+                // with the secret it leaves to the environment or the command line.
+                AuditConfig::try_from(&audit).unwrap_or_else(|e| panic!("{shown}: {e:#}"));
+            }
         }
-        let effective = printed(&["audit", "--config", file, "--print-config"]);
+        let effective = printed(&[command, "--config", file, "--print-config"]);
         let back = scratch.path().join("effective.toml");
         std::fs::write(&back, &effective).expect("write");
         let back = back.to_str().expect("utf-8");
-        assert_eq!(format!("{:?}", audit_args(&["audit", "--config", back])), format!("{args:?}"), "{shown}");
-        assert_eq!(printed(&["audit", "--config", back, "--print-config"]), effective, "{shown}");
+        assert_eq!(run_args(&[command, "--config", back]), args, "{shown}");
+        assert_eq!(printed(&[command, "--config", back, "--print-config"]), effective, "{shown}");
         let errors: Vec<String> =
             validator.iter_errors(&as_json(&effective)).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{shown}'s --print-config: {errors:?}");
@@ -273,18 +299,30 @@ fn print_config_names_a_secret_from_the_environment_and_never_prints_it() {
     std::fs::write(&back, &effective).expect("write");
     let again = hookbench(&["audit", "--config", back.to_str().expect("utf-8"), "--print-config"], &env);
     assert_eq!(String::from_utf8(again.stdout).expect("utf-8"), effective);
+    // The environment wins over the file: the file's secret is not the one used.
+    let with_secret = dir.path().join("with-secret.toml");
+    std::fs::write(&with_secret, "url = \"http://127.0.0.1:9/w\"\nsecret = [\"whsec_ZmlsZQ==\"]\n")
+        .expect("write");
+    let over =
+        hookbench(&["audit", "--config", with_secret.to_str().expect("utf-8"), "--print-config"], &env);
+    let over = String::from_utf8(over.stdout).expect("utf-8");
+    assert!(
+        over.contains("# secret: from HOOKBENCH_AUDIT_SECRET") && !over.contains("whsec_ZmlsZQ=="),
+        "{over}"
+    );
     // Given on the command line, the secret is part of what was asked, and printed.
     let given = hookbench(&["audit", "--config", README_CONFIG, "--secret", secret, "--print-config"], &env);
     assert!(String::from_utf8_lossy(&given.stdout).contains(&format!("secret = [\"{secret}\"]")));
 }
 
 #[test]
-fn docs_audit_quotes_every_example_config_as_it_is() {
-    let doc = std::fs::read_to_string(repo().join("docs/audit.md")).expect("docs/audit.md");
+fn the_docs_quote_every_example_config_as_it_is() {
     let files = examples();
     assert!(!files.is_empty());
     for path in files {
+        let page = format!("docs/{}.md", command_of(&path));
+        let doc = std::fs::read_to_string(repo().join(&page)).expect("the page");
         let text = std::fs::read_to_string(&path).expect("read");
-        assert!(doc.contains(&format!("```toml\n{text}```\n")), "docs/audit.md quotes {}", path.display());
+        assert!(doc.contains(&format!("```toml\n{text}```\n")), "{page} quotes {}", path.display());
     }
 }
