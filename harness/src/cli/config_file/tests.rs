@@ -86,6 +86,27 @@ fn every_command_taking_a_config_is_a_subcommand() {
 }
 
 #[test]
+fn every_flag_of_both_commands_is_a_key() {
+    let root = built_command();
+    for name in COMMANDS {
+        let command = root.find_subcommand(name).expect("a subcommand");
+        let missing: Vec<String> = command
+            .get_arguments()
+            .filter(|arg| !NOT_KEYS.contains(&arg.get_id().as_str()) && Kind::of(arg).is_none())
+            .map(key_of)
+            .collect();
+        assert!(missing.is_empty(), "{name}: flags with no key: {missing:?}");
+        let keys: Vec<String> = keys(command).map(|(k, _, _)| k).collect();
+        for flattened in ["query-timeout", "fail-on", "fail-on-file", "url"] {
+            assert!(name != "audit" || keys.iter().any(|k| k == flattened), "audit: {flattened}");
+        }
+        for flattened in ["p-credit", "database-url", "work-delay", "fail-on"] {
+            assert!(name != "bench" || keys.iter().any(|k| k == flattened), "bench: {flattened}");
+        }
+    }
+}
+
+#[test]
 fn an_unknown_key_is_named_with_its_line_and_the_key_meant() {
     let said = file_error("url = \"http://127.0.0.1:9/w\"\n\n# queries\napllied-query = \"SELECT 1\"\n");
     assert_eq!(said, "FILE:4: unknown key \"apllied-query\" (did you mean \"applied-query\"?)");
