@@ -243,6 +243,9 @@ pub struct AuditArgs {
     /// attempts and answers so far at least every 9 s (what a log without a terminal gets).
     #[arg(long)]
     pub no_progress: bool,
+    /// The config file (`--config`) and `--print-config`.
+    #[command(flatten)]
+    pub config: super::ConfigArgs,
     /// Thresholds that fail the audit.
     #[command(flatten)]
     pub thresholds: ThresholdArgs,

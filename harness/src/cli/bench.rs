@@ -74,6 +74,9 @@ pub struct BenchArgs {
     /// gets).
     #[arg(long)]
     pub no_progress: bool,
+    /// The config file (`--config`) and `--print-config`.
+    #[command(flatten)]
+    pub config: super::ConfigArgs,
     /// Thresholds that fail the run.
     #[command(flatten)]
     pub thresholds: ThresholdArgs,

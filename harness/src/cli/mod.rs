@@ -8,6 +8,7 @@
 mod audit;
 mod bench;
 mod ci_outputs;
+mod config_file;
 mod db;
 mod experiments;
 mod explain;
@@ -30,6 +31,7 @@ use clap::{Parser, Subcommand};
 
 pub use audit::AuditArgs;
 pub use bench::BenchArgs;
+pub use config_file::{ConfigArgs, ConfigError, Invocation, json_schema as config_json_schema, parse_from};
 pub use flags::{PostgresArgs, ThresholdArgs, WorkloadArgs};
 
 use crate::files::SymlinkRefused;
@@ -213,7 +215,11 @@ fn breached(report: &Report) -> Option<Exit> {
 /// `hookbench: error: ...` and 2 for a usage error, `hookbench: ...` and 1 or 3 for a run that
 /// failed or breached a threshold, `hookbench: error: ...` and 1 for anything else.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse().with_step_summary(std::env::var_os(ci_outputs::STEP_SUMMARY_ENV));
+    let cli = match parse_process_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    let cli = cli.with_step_summary(std::env::var_os(ci_outputs::STEP_SUMMARY_ENV));
     raise_open_file_limit();
     let stdout = io::stdout();
     match run(cli, &mut stdout.lock()) {
@@ -234,6 +240,24 @@ pub fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// The process's arguments, with `--config`'s file read in; `Err` is how the process ends without
+/// running: clap's own help, version or usage error, a config file refused (exit 2, naming its
+/// line), or `--print-config`'s output printed (exit 0).
+fn parse_process_args() -> Result<Cli, ExitCode> {
+    match parse_from(std::env::args_os()) {
+        Ok(Invocation::Run(cli)) => Ok(*cli),
+        Ok(Invocation::Print(text)) => {
+            print!("{text}");
+            Err(ExitCode::SUCCESS)
+        }
+        Err(ConfigError::Args(e)) => e.exit(),
+        Err(e @ ConfigError::File { .. }) => {
+            eprintln!("hookbench: error: {}", printable::lines(&e.to_string()));
+            Err(ExitCode::from(ExitStatus::Usage as u8))
+        }
     }
 }
 

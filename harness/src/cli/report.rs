@@ -15,6 +15,13 @@ pub enum ReportCommand {
     Schema,
     /// Print the JSON Schema of a line of history.jsonl.
     HistorySchema,
+    /// Print the JSON Schema of a command's --config file (generated from its flags), for
+    /// editors: docs/schema/ holds both.
+    ConfigSchema {
+        /// The command whose config file.
+        #[arg(value_parser = super::config_file::COMMANDS)]
+        command: String,
+    },
     /// (Re)write report.md and report.html beside a run's report.json.
     Render {
         /// The run's directory.
@@ -68,6 +75,11 @@ pub(super) fn run(cmd: ReportCommand, out: &mut dyn Write) -> anyhow::Result<()>
         }
         ReportCommand::HistorySchema => {
             writeln!(out, "{}", serde_json::to_string_pretty(&crate::history::Line::json_schema())?)?;
+        }
+        ReportCommand::ConfigSchema { command } => {
+            let schema = super::config_file::json_schema(&command)
+                .ok_or_else(|| super::usage(format!("{command} takes no --config")))?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&schema)?)?;
         }
         ReportCommand::Render { run, max_report_bytes } => {
             let report = read_run(&run, max_report_bytes)?;

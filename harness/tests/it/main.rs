@@ -8,6 +8,7 @@ mod audit;
 mod audit_faults;
 mod audit_report;
 mod bench;
+mod config_file;
 mod experiments;
 mod flag_bounds;
 mod fleet;
