@@ -7,8 +7,9 @@
 # It is docker/Dockerfile's image without its build stage: the one binary at
 # /usr/local/bin/hookbench, a non-root user `hookbench` (uid 10001) with its home as the working
 # directory, /tmp, /bin/sh (the audit runs --kill-cmd, --start-cmd and --retention-cmd through
-# it), and ENTRYPOINT ["hookbench"]. No CA certificates: the binary speaks no TLS (sqlx is built
-# with tls-none and reqwest without a TLS backend), so there is nothing for them to verify.
+# it), this machine's CA certificates (for testcontainers' Docker client, rustls: the one part of
+# hookbench that may speak TLS; sqlx has tls-none, reqwest no TLS backend), and
+# ENTRYPOINT ["hookbench"].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 binary=${1:-${CARGO_TARGET_DIR:-target}/release/hookbench}
@@ -43,6 +44,9 @@ ln -s dash "$root/usr/bin/sh"
 # The shared libraries of both binaries, and the dynamic loader.
 libs=$(ldd "$binary" /bin/dash | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u)
 for lib in $libs; do copy "$lib"; done
+certs=/etc/ssl/certs/ca-certificates.crt
+[ -e "$certs" ] || ./scripts/apt-install.sh ca-certificates
+copy "$certs"
 uid=10001
 mkdir -p "$root/etc" "$root/tmp" "$root/home/hookbench"
 chmod 1777 "$root/tmp"
