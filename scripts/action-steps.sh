@@ -86,6 +86,10 @@ if install_step Linux X64; then fail "an archive that does not match its .sha256
 grep -q "does not match its .sha256" "$work/install.log" || { cat "$work/install.log"; fail "no checksum error"; }
 [ ! -e "$work/runner/hookbench/bin/hookbench" ] || fail "a tampered archive left a binary behind"
 echo "action-steps: install: a tampered archive refused, nothing installed"
+rm "$work/release/$asset.sha256"
+if install_step Linux X64; then fail "an archive without its .sha256 was installed"; fi
+grep -q "has no $asset.sha256" "$work/install.log" || { cat "$work/install.log"; fail "no missing-checksum error"; }
+echo "action-steps: install: an archive without its .sha256 refused"
 install_step Windows X64 || { cat "$work/install.log"; fail "the source fallback failed"; }
 grep -q "^$repo install --locked --path harness --root " "$work/cargo-calls" ||
   fail "the fallback ran: $(cat "$work/cargo-calls")"
