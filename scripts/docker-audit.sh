@@ -4,7 +4,8 @@
 # examples/receivers/python-sqlite/receiver.py in safe and then unsafe mode, and runs
 #   docker run --rm --network host -v DIR:DIR IMAGE audit http://127.0.0.1:PORT/webhooks ...
 # observing the receiver's SQLite file through the bind mount. Safe mode must exit 0, unsafe
-# mode 1; any other status fails this script, with the audit's output.
+# mode 1; any other status fails this script, with the audit's output. First, that
+# docker/Dockerfile's build stage copies the whole workspace.
 #   scripts/docker-audit.sh [BINARY]     default: $HOOKBENCH_BIN or target/debug/hookbench
 # CI passes the test step's debug binary: a release build would add about 5 minutes to CI, and
 # the image's assembly is the same for either. Exits 3 when no Docker engine answers.
@@ -13,6 +14,18 @@ cd "$(dirname "$0")/.."
 binary=${1:-${HOOKBENCH_BIN:-${CARGO_TARGET_DIR:-target}/debug/hookbench}}
 image=hookbench/local:docker-audit
 secret=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+# docker/Dockerfile cannot be built here (no registry), so its build stage's context is checked
+# instead: what its COPY lines bring is a whole workspace that cargo reads with the lock file (a
+# workspace member left out fails here, as it would in `docker build`).
+context=$(mktemp -d)
+grep -E '^COPY [^-]' docker/Dockerfile | awk '{for (i = 2; i < NF; i++) print $i}' |
+  while read -r path; do cp -a "$path" "$context/"; done
+if ! (cd "$context" && cargo metadata --locked --offline --format-version 1 > /dev/null); then
+  echo "docker-audit: docker/Dockerfile's build stage does not copy a whole workspace" >&2
+  exit 1
+fi
+rm -rf "$context"
+echo "docker-audit: docker/Dockerfile's build stage copies a whole workspace"
 if ! docker info >/dev/null 2>&1; then
   echo "docker-audit: no Docker engine answers (scripts/docker-engine.sh starts one)" >&2
   exit 3
