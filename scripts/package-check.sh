@@ -6,7 +6,8 @@
 #     dependencies need their packages beside it; cargo packages a set of members against each
 #     other) builds each packaged crate from its .crate file alone.
 # Run by scripts/nightly.sh, not .ci/run: the packaged crates build in their own default dev
-# profile, every dependency anew (about 13 minutes for provision's here, then the others' few).
+# profile, every dependency anew (26 minutes here the first time, 20 s once built), and the
+# install is a release build (15 minutes here from nothing).
 # Set CARGO_TARGET_DIR to reuse a release build for the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
