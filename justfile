@@ -60,6 +60,20 @@ bench *ARGS:
 merge *ARGS:
     cargo run --release --locked -p hookbench -- merge {{ARGS}}
 
+# Lint action.yml, the workflows and docs/ci.md's examples offline (schemas, action-validator, shellcheck), as CI does.
+lint-actions:
+    ./scripts/lint-actions.sh
+
+# Build hookbench's image without a registry from a release binary (docker/hookbench-local/build.sh), e.g. `just image`.
+image BINARY="target/release/hookbench":
+    cargo build --release --locked -p hookbench
+    ./scripts/docker-engine.sh
+    ./docker/hookbench-local/build.sh {{BINARY}}
+
+# The image audits the Python example receiver (safe exits 0, unsafe 1), as CI does.
+docker-audit *ARGS:
+    ./scripts/docker-audit.sh {{ARGS}}
+
 # Validate deploy/k8s offline (Kustomize build, Kubernetes schemas, the shards' Job), as CI does.
 k8s-validate:
     ./scripts/k8s-validate.sh

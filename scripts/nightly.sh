@@ -18,6 +18,9 @@ previous=$(ls -1d "$reports"/*/ 2>/dev/null | while read -r d; do [ -f "$d/repor
 run_id="$(date -u +%Y%m%dT%H%M%SZ)-$(git rev-parse --short HEAD 2>/dev/null || echo nogit)"
 ./scripts/bench.sh --no-progress --experiments crash,jitter,retention --out "$reports/$run_id" --metrics "$reports/$run_id/metrics.prom" "$@"
 ./target/release/hookbench report index "$reports"
+# Installable and packageable (too slow for .ci/run: the packaged crates build every dependency
+# anew); the install reuses the bench's release build.
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}" ./scripts/package-check.sh
 if [ -n "$previous" ]; then
   echo "== compared with $previous"
   if ! ./target/release/hookbench report compare "$previous" "$reports/$run_id" \
