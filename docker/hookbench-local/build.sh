@@ -18,35 +18,17 @@ if [ ! -x "$binary" ]; then
   echo "hookbench-local: no binary at $binary; build it (cargo build --release -p hookbench) or name it" >&2
   exit 2
 fi
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
-# The merged-/usr layout (/bin, /lib, /lib64 link into /usr); each path is copied to its
-# canonical place, and a path that is a link gets that link too.
-mkdir -p "$root/usr/bin" "$root/usr/lib" "$root/usr/lib64" "$root/usr/local/bin"
-ln -s usr/bin "$root/bin"; ln -s usr/lib "$root/lib"; ln -s usr/lib64 "$root/lib64"
-copy() {
-  for p in "$@"; do
-    real=$(readlink -f "$p")
-    if [ ! -e "$root$real" ]; then
-      mkdir -p "$root$(dirname "$real")"
-      cp -a "$real" "$root$real"
-    fi
-    link="$(readlink -f "$(dirname "$p")")/$(basename "$p")"
-    if [ "$link" != "$real" ] && [ ! -e "$root$link" ]; then
-      mkdir -p "$root$(dirname "$link")"
-      ln -s "$real" "$root$link"
-    fi
-  done
-}
+# shellcheck source=docker/rootfs.sh
+source docker/rootfs.sh
+rootfs_init
 install -m 0755 "$binary" "$root/usr/local/bin/hookbench"
-copy /bin/dash
+rootfs_copy /bin/dash
 ln -s dash "$root/usr/bin/sh"
 # The shared libraries of both binaries, and the dynamic loader.
-libs=$(ldd "$binary" /bin/dash | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u)
-for lib in $libs; do copy "$lib"; done
+rootfs_libs "$binary" /bin/dash
 certs=/etc/ssl/certs/ca-certificates.crt
 [ -e "$certs" ] || ./scripts/apt-install.sh ca-certificates
-copy "$certs"
+rootfs_copy "$certs"
 uid=10001
 mkdir -p "$root/etc" "$root/tmp" "$root/home/hookbench"
 chmod 1777 "$root/tmp"

@@ -11,33 +11,14 @@ pg=/usr/lib/postgresql/15
 if [ ! -x "$pg/bin/postgres" ]; then
   "$here/../../scripts/apt-install.sh" postgresql-15
 fi
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
-# The image uses the merged-/usr layout (/bin, /lib, /lib64 link into /usr). Every path is copied
-# to its canonical place, and a path that is a link gets that link too.
-mkdir -p "$root/usr/bin" "$root/usr/lib" "$root/usr/lib64"
-ln -s usr/bin "$root/bin"; ln -s usr/lib "$root/lib"; ln -s usr/lib64 "$root/lib64"
-copy() {
-  for p in "$@"; do
-    [ -e "$p" ] || continue
-    real=$(readlink -f "$p")
-    if [ ! -e "$root$real" ]; then
-      mkdir -p "$root$(dirname "$real")"
-      cp -a "$real" "$root$real"
-    fi
-    link="$(readlink -f "$(dirname "$p")")/$(basename "$p")"
-    if [ "$link" != "$real" ] && [ ! -e "$root$link" ]; then
-      mkdir -p "$root$(dirname "$link")"
-      ln -s "$real" "$root$link"
-    fi
-  done
-}
-copy "$pg" /usr/share/postgresql/15 /usr/share/zoneinfo /bin/dash
+# shellcheck source=docker/rootfs.sh
+source "$here/../rootfs.sh"
+rootfs_init
+rootfs_copy "$pg" /usr/share/postgresql/15 /usr/share/zoneinfo /bin/dash
 ln -s dash "$root/usr/bin/sh"
 # Shared libraries of every binary and module, and the dynamic loader.
-libs=$( { find "$pg" -type f \( -perm -u+x -o -name '*.so' \); echo /bin/dash; } |
-  { xargs ldd 2>/dev/null || true; } | awk '/=> \// {print $3} /^\t\/lib/ {print $1}' | sort -u)
-for lib in $libs; do copy "$lib"; done
+mapfile -t files < <(find "$pg" -type f \( -perm -u+x -o -name '*.so' \))
+rootfs_libs "${files[@]}" /bin/dash
 mkdir -p "$root/etc" "$root/tmp" "$root/var/lib/postgresql/data" "$root/var/run/postgresql"
 chmod 1777 "$root/tmp"
 uid=999 gid=999
