@@ -8,7 +8,7 @@ use anyhow::Context;
 use super::flags::PostgresArgs;
 use super::{runtime, worker_exe};
 use crate::machine::Machine;
-use crate::perf::{self, PerfConfig};
+use crate::perf::{self, PerfConfig, Round, Summary};
 use crate::serve;
 use clap::Args;
 
@@ -18,6 +18,10 @@ pub struct PerfArgs {
     /// Seconds per measurement.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub seconds: u64,
+    /// Rounds (1 to 50): every measurement once per round, the rounds taken in turn, each ratio
+    /// then given as its median and range over them.
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=50))]
+    pub rounds: usize,
     /// Connections: pgbench clients, SQLite loop connections, wrk and oha connections, hookbench
     /// requests in flight.
     #[arg(long, default_value_t = 32, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..=1000))]
@@ -59,49 +63,117 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         exe: worker_exe(None)?,
     };
     let runs = |part| args.only.is_none_or(|only| only == part);
-    let (pg, sqlite, http) = runtime()?.block_on(async {
-        let pg = if runs(PerfPart::Postgres) { Some(perf::postgres_ratio(&config).await) } else { None };
-        let sqlite = if runs(PerfPart::Sqlite) { Some(perf::sqlite_ratio(&config).await) } else { None };
-        let http = if runs(PerfPart::Http) { Some(perf::http_comparison(&config).await) } else { None };
-        (pg, sqlite, http)
+    let rounds: Vec<Round> = runtime()?.block_on(async {
+        let mut rounds = Vec::with_capacity(args.rounds);
+        for n in 1..=args.rounds {
+            let say = |part: &str| eprintln!("hookbench perf: round {n}/{}: {part}", args.rounds);
+            let mut round = Round { postgres: None, sqlite: None, http: None };
+            if runs(PerfPart::Postgres) {
+                say("postgres");
+                round.postgres = Some(perf::postgres_ratio(&config).await);
+            }
+            if runs(PerfPart::Sqlite) {
+                say("sqlite");
+                round.sqlite = Some(perf::sqlite_ratio(&config).await);
+            }
+            if runs(PerfPart::Http) {
+                say("http");
+                round.http = Some(perf::http_comparison(&config).await);
+            }
+            rounds.push(round);
+        }
+        rounds
     });
+    let summary = Summary::of(&rounds);
     if args.json {
-        let json = serde_json::json!({
-            "seconds": args.seconds, "connections": args.connections, "workers": workers,
-            "postgres": pg.as_ref().and_then(|r| r.as_ref().ok()),
-            "sqlite": sqlite.as_ref().and_then(|r| r.as_ref().ok()),
-            "http": http.as_ref().and_then(|r| r.as_ref().ok()),
-            "errors": [pg.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
-                       sqlite.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string),
-                       http.as_ref().and_then(|r| r.as_ref().err()).map(ToString::to_string)],
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(&json(args, workers, &rounds, &summary))?)?;
     } else {
         let m = Machine::detect();
         writeln!(
             out,
-            "hookbench perf: {} s each, {} connections, {} ({} cores)",
-            args.seconds, args.connections, m.cpu, m.cores
+            "hookbench perf: {} s each, {} connections, {} round(s), {} ({} cores)",
+            args.seconds, args.connections, args.rounds, m.cpu, m.cores
         )?;
-        let (c, w) = (args.connections, workers);
-        print_database(out, "postgres", &pg, &format!("pgbench, same transaction, {c} clients"), w, c)?;
-        print_database(
-            out,
-            "sqlite",
-            &sqlite,
-            &format!("sqlx loop, same transaction, {c} connections"),
-            w,
-            c,
-        )?;
-        match &http {
-            None => {}
-            Some(Ok(h)) => print_http(out, h, args.connections)?,
-            Some(Err(e)) => writeln!(out, "http      not measured: {e}")?,
+        for (n, round) in rounds.iter().enumerate() {
+            writeln!(out, "round {}", n + 1)?;
+            print_round(out, round, workers, args.connections)?;
+        }
+        print_summary(out, &summary)?;
+    }
+    // Every figure printed first; then the first measurement that could not be made fails the run.
+    for round in rounds {
+        round.postgres.transpose()?;
+        round.sqlite.transpose()?;
+        round.http.transpose()?;
+    }
+    Ok(())
+}
+
+/// The run as JSON: its settings, each round's figures and errors, and the spreads.
+fn json(args: &PerfArgs, workers: usize, rounds: &[Round], summary: &Summary) -> serde_json::Value {
+    fn part<T: serde::Serialize>(r: &Option<Result<T, perf::PerfError>>) -> serde_json::Value {
+        match r {
+            None => serde_json::Value::Null,
+            Some(Ok(figures)) => serde_json::json!(figures),
+            Some(Err(e)) => serde_json::json!({ "error": e.to_string() }),
         }
     }
-    pg.transpose()?;
-    sqlite.transpose()?;
-    http.transpose()?;
+    let rounds: Vec<serde_json::Value> = rounds
+        .iter()
+        .map(|r| {
+            serde_json::json!({ "postgres": part(&r.postgres), "sqlite": part(&r.sqlite), "http": part(&r.http) })
+        })
+        .collect();
+    serde_json::json!({
+        "seconds": args.seconds, "connections": args.connections, "workers": workers,
+        "rounds": rounds, "summary": summary,
+    })
+}
+
+/// One round's lines.
+fn print_round(
+    out: &mut dyn Write,
+    round: &Round,
+    workers: usize,
+    connections: usize,
+) -> std::io::Result<()> {
+    let (c, w) = (connections, workers);
+    print_database(
+        out,
+        "postgres",
+        &round.postgres,
+        &format!("pgbench, same transaction, {c} clients"),
+        w,
+        c,
+    )?;
+    print_database(
+        out,
+        "sqlite",
+        &round.sqlite,
+        &format!("sqlx loop, same transaction, {c} connections"),
+        w,
+        c,
+    )?;
+    match &round.http {
+        None => Ok(()),
+        Some(Ok(h)) => print_http(out, h, connections),
+        Some(Err(e)) => writeln!(out, "http      not measured: {e}"),
+    }
+}
+
+/// Each ratio's median and range over the rounds that measured it.
+fn print_summary(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
+    writeln!(out, "over the rounds: median (lowest to highest)")?;
+    for (name, spread) in [
+        ("postgres  atomic/pgbench", s.postgres),
+        ("sqlite    atomic/sqlx loop", s.sqlite),
+        ("http      sender/wrk", s.sender_wrk),
+        ("http      sender/oha", s.sender_oha),
+    ] {
+        if let Some(spread) = spread {
+            writeln!(out, "{name:<27} {spread}")?;
+        }
+    }
     Ok(())
 }
 

@@ -10,10 +10,14 @@
 //!    that answers 200, at the same connection count, with the same request; then the latency
 //!    each reports at one fixed rate all of them sustain.
 //!
+//! With `--rounds N` (rounds.rs) each runs once per round, in turn, and each ratio is given as
+//! its median and range over the rounds.
+//!
 //! pgbench, wrk and oha must be installed (`just perf` installs them).
 
 mod http;
 mod postgres;
+mod rounds;
 mod sqlite;
 
 use std::path::PathBuf;
@@ -29,6 +33,7 @@ use serde::Serialize;
 
 pub use http::{HttpFigures, http_comparison, ok_router};
 pub use postgres::postgres_ratio;
+pub use rounds::{Round, Summary};
 pub use sqlite::sqlite_ratio;
 
 use crate::fleet::{Fleet, WorkerSpec};
