@@ -22,6 +22,15 @@ fn stderr_lines(mut cmd: Command) -> (Option<i32>, Vec<String>) {
     (child.wait().expect("waits").code(), lines)
 }
 
+/// The number that follows `marker` in `line` (the attempts of a status line).
+fn number_after(line: &str, marker: &str) -> u64 {
+    line.split(marker)
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {marker:?} in {line}"))
+}
+
 #[test]
 fn an_audit_without_a_terminal_says_how_far_its_load_came() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
@@ -53,12 +62,7 @@ fn an_audit_without_a_terminal_says_how_far_its_load_came() {
         let (done, planned) = figures.split_once(" groups").expect("groups").0.split_once('/').expect("a/b");
         let (done, planned): (u64, u64) = (done.parse().expect("done"), planned.parse().expect("planned"));
         assert!(done < planned && planned >= load.events, "{line}: {load:?}");
-        let attempts: u64 = figures
-            .split("groups; ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no attempt count in {line}"));
+        let attempts = number_after(line, "groups; ");
         // The load's attempts so far, and the preflight's one.
         assert!(attempts <= load.deliveries + 1, "{line}: more than the load sent: {load:?}");
     }
@@ -81,12 +85,7 @@ fn a_bench_cell_without_a_terminal_says_how_far_it_came() {
     assert!(!status.is_empty(), "no status line while the cell sent: {lines:#?}");
     for line in status {
         // `hookbench: sqlite atomic: 917/1546 groups, 949 attempts, 0 5xx, 23 timeouts`
-        let attempts: u64 = line
-            .split(" groups, ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no attempt count in {line}"));
+        let attempts = number_after(line, " groups, ");
         assert!(attempts <= cell.deliveries, "{line}: more than the cell's {} attempts", cell.deliveries);
     }
 }
