@@ -19,12 +19,9 @@ python="${XDG_CACHE_HOME:-$HOME/.cache}/hookbench/lint-actions/bin/python"
 [ -x "$python" ] || { echo "action-steps: run scripts/lint-actions.sh first (its virtualenv reads action.yml)" >&2; exit 2; }
 secret=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 work=$(mktemp -d)
-receiver=
-cleanup() {
-  if [ -n "$receiver" ]; then kill "$receiver" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/example-receiver.sh
+source scripts/example-receiver.sh
+trap 'example_receiver_stop; rm -rf "$work"' EXIT
 fail() { echo "action-steps: FAILED: $*" >&2; exit 1; }
 
 # action.yml's step NAME's script into FILE.
@@ -101,12 +98,7 @@ printf '#!/usr/bin/env bash\nprintf "%%s\\n" "$@" > "%s"\nexec "%s" "$@"\n' "$wo
 chmod +x "$work/wrapper/hookbench"
 audit_step() { # audit_step MODE WANT
   local mode=$1 want=$2 dir="$work/$1" status
-  mkdir -p "$dir"
-  python3 examples/receivers/python-sqlite/receiver.py --db "$dir/app.db" --mode "$mode" --port 0 \
-    --secret "$secret" > "$dir/receiver.json" 2> "$dir/receiver.log" &
-  receiver=$!
-  for _ in $(seq 100); do [ -s "$dir/receiver.json" ] && break; sleep 0.1; done
-  addr=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' "$dir/receiver.json")
+  example_receiver_start "$dir" "$mode" "$secret"
   set +e
   (cd "$dir" && PATH="$work/wrapper:$PATH" GITHUB_OUTPUT="$dir/output" URL="http://$addr/webhooks" \
     HOOKBENCH_AUDIT_SECRET=$secret OBSERVE_DB="sqlite://$dir/app.db" \
@@ -117,9 +109,7 @@ audit_step() { # audit_step MODE WANT
     bash "$work/audit.sh") > "$dir/step.log" 2>&1
   status=$?
   set -e
-  kill "$receiver" 2>/dev/null || true
-  wait "$receiver" 2>/dev/null || true
-  receiver=
+  example_receiver_stop
   [ "$status" = "$want" ] || { cat "$dir/step.log"; fail "$mode: the step exited $status, not $want"; }
   grep -qx "exit-code=$want" "$dir/output" || fail "$mode: output exit-code is not $want: $(cat "$dir/output")"
   [ -s "$dir/hookbench-report/report.json" ] || fail "$mode: no report in report-dir"

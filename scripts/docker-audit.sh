@@ -33,32 +33,25 @@ fi
 start=$SECONDS
 ./docker/hookbench-local/build.sh "$binary" "$image"
 work=$(mktemp -d)
-receiver=
-cleanup() {
-  if [ -n "$receiver" ]; then kill "$receiver" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source=scripts/example-receiver.sh
+source scripts/example-receiver.sh
+trap 'example_receiver_stop; rm -rf "$work"' EXIT
 # The image runs as its own user (uid 10001), not this script's: it must read the receiver's
 # SQLite file (and, in WAL mode, write its -shm index) and write its report into the mount.
 chmod 1777 "$work"
 cp examples/receivers/python-sqlite/template.json "$work/"
 
 # Starts the receiver in MODE on DIR/app.db; sets $receiver and $addr.
+# The example receiver on DIR in MODE, its files writable by the image's user (umask 0: the
+# database and its -wal and -shm files).
 start_receiver() {
-  local dir=$1 mode=$2
+  local dir=$1 mode=$2 mask
   mkdir -p "$dir"
   chmod 1777 "$dir"
-  # umask 0: the database and its -wal and -shm files are writable by the image's user.
-  (umask 0000 && exec python3 examples/receivers/python-sqlite/receiver.py --db "$dir/app.db" \
-    --mode "$mode" --port 0 --secret "$secret" > "$dir/receiver.json" 2> "$dir/receiver.log") &
-  receiver=$!
-  for _ in $(seq 100); do
-    [ -s "$dir/receiver.json" ] && break
-    sleep 0.1
-  done
-  addr=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' \
-    "$dir/receiver.json") || { cat "$dir/receiver.log" >&2; return 1; }
+  mask=$(umask)
+  umask 0000
+  example_receiver_start "$dir" "$mode" "$secret" || { umask "$mask"; return 1; }
+  umask "$mask"
 }
 
 # Audits the receiver in MODE with the image; fails unless it exits WANT.
@@ -75,9 +68,7 @@ audit_mode() {
     --events 200 --rate 400 --quiet 300ms --out "$dir/report" > "$dir/audit.log" 2>&1
   status=$?
   set -e
-  kill "$receiver" 2>/dev/null || true
-  wait "$receiver" 2>/dev/null || true
-  receiver=
+  example_receiver_stop
   if [ "$status" != "$want" ]; then
     echo "docker-audit: $mode mode exited $status, expected $want; the audit said:" >&2
     cat "$dir/audit.log" >&2
