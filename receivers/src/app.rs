@@ -1,4 +1,5 @@
-//! The receiver's HTTP app: `POST /webhooks/{source}` and `GET /healthz`, and [`serve`].
+//! The receiver's HTTP app: `POST /webhooks/{source}`, `GET /healthz`, `GET /stats` (where the
+//! worker's time has gone, timing.rs), and [`serve`].
 //!
 //! The request path, in order, cheapest refusal first:
 //!
@@ -19,7 +20,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -38,6 +39,7 @@ use crate::event::{self, Event, EventError};
 use crate::fault::Faults;
 use crate::signature::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, SignedHeaders, Verifier, VerifyError};
 use crate::store::Store;
+use crate::timing::{self, Stage};
 pub use crate::transport::Limits;
 
 /// What every request handler shares.
@@ -98,7 +100,16 @@ impl AppState {
 
 /// The router.
 pub fn router(state: Arc<AppState>) -> Router {
-    Router::new().route("/webhooks/{source}", post(receive)).route("/healthz", get(healthz)).with_state(state)
+    Router::new()
+        .route("/webhooks/{source}", post(receive))
+        .route("/healthz", get(healthz))
+        .route("/stats", get(stats))
+        .with_state(state)
+}
+
+/// Where this worker's time has gone so far, per stage of a delivery (timing.rs).
+async fn stats() -> Response {
+    axum::Json(json!({ "stages": timing::snapshot() })).into_response()
 }
 
 /// Why a request was refused.
@@ -189,7 +200,20 @@ async fn read_body(body: Body, limits: &Limits) -> Result<Bytes, Refusal> {
     }
 }
 
+/// One delivery, its time counted (timing.rs) whatever it answers.
 async fn receive(
+    state: State<Arc<AppState>>,
+    source: Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Refusal> {
+    let started = Instant::now();
+    let answer = deliver(state, source, headers, body).await;
+    timing::since(Stage::Request, started);
+    answer
+}
+
+async fn deliver(
     State(state): State<Arc<AppState>>,
     Path(source): Path<String>,
     headers: HeaderMap,
@@ -202,7 +226,10 @@ async fn receive(
     let (webhook_id, _) = state.verifier.check_headers(&signed, now)?;
     event::check_id(webhook_id)?;
     let body = read_body(body, &state.limits).await?;
+    let verifying = Instant::now();
     state.verifier.verify(&signed, &body, now)?;
+    timing::since(Stage::Verify, verifying);
+    let parsing = Instant::now();
     let text = std::str::from_utf8(&body).map_err(|_| Refusal::NotUtf8)?;
     let event = Event::parse(&body)?;
     if event.id() != webhook_id {
@@ -211,6 +238,7 @@ async fn receive(
         );
     }
     event.validate(now)?;
+    timing::since(Stage::Parse, parsing);
     let body_sha256 = hex::encode(Sha256::digest(&body));
     let fault = state.faults.requested(&headers);
     let delivery = Delivery {

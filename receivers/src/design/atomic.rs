@@ -16,5 +16,8 @@ pub async fn handle(
     guard: Guard,
 ) -> Result<Outcome, HandleError> {
     work(work_delay).await;
-    outcome(store.apply_once(delivery.event, delivery.body_sha256, guard, &|| delivery.after_key()).await?)
+    let crash = || delivery.after_key();
+    // Only a delivery that crashes has anything to run between its key and its side effect.
+    let after_key = delivery.crashes_after_key().then_some(&crash as &(dyn Fn() + Sync));
+    outcome(store.apply_once(delivery.event, delivery.body_sha256, guard, after_key).await?)
 }

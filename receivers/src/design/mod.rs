@@ -192,9 +192,14 @@ pub struct Delivery<'a> {
 impl Delivery<'_> {
     /// The injected point: aborts here if this delivery asked to crash after its key.
     pub(crate) fn after_key(&self) {
-        if self.fault == Some(Fault::CrashAfterKey) {
+        if self.crashes_after_key() {
             fault::crash("after the dedupe key, before the side effect");
         }
+    }
+
+    /// Whether this delivery asked to crash after its key.
+    pub(crate) fn crashes_after_key(&self) -> bool {
+        self.fault == Some(Fault::CrashAfterKey)
     }
 }
 

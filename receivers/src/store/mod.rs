@@ -20,6 +20,8 @@
 
 mod postgres;
 mod sqlite;
+mod sqlite_claim;
+mod writers;
 
 use std::fmt;
 use std::str::FromStr;
@@ -29,7 +31,9 @@ use std::time::Duration;
 use crate::event::Event;
 
 /// Runs a dialect's operation on the store's database: Postgres directly; SQLite on the file's
-/// current pool, checking the file before and, for a write, after (see `sqlite.rs`).
+/// current pool, checking the file before and, for a write, after (see `sqlite.rs`); a SQLite
+/// write takes its turn with the file's other writers (writers.rs). A write's time is counted as
+/// [`Stage::Write`](crate::timing::Stage::Write).
 macro_rules! dialect {
     ($store:expr, write, |$pool:ident| $pg:expr, $lite:expr) => {
         dialect!(@run $store, true, |$pool| $pg, $lite)
@@ -39,15 +43,30 @@ macro_rules! dialect {
     };
     (@run $store:expr, $wrote:expr, |$pool:ident| $pg:expr, $lite:expr) => {
         match &$store.inner {
-            Inner::Postgres($pool) => $pg,
+            Inner::Postgres($pool) => {
+                let started = std::time::Instant::now();
+                let result = $pg;
+                counted($wrote, started);
+                result
+            }
             Inner::Sqlite(db) => {
+                let started = std::time::Instant::now();
                 let attached = db.attached().await?;
-                let $pool = &attached.pool;
+                let $pool = &db.on(&attached);
                 let result = $lite;
-                db.settle(&attached, result, $wrote)
+                let settled = db.settle(&attached, result, $wrote);
+                counted($wrote, started);
+                settled
             }
         }
     };
+}
+
+/// Counts a write's time from `started` (reads are not counted).
+fn counted(wrote: bool, started: std::time::Instant) {
+    if wrote {
+        crate::timing::since(crate::timing::Stage::Write, started);
+    }
 }
 
 /// Which database a store talks to.
@@ -197,6 +216,9 @@ pub enum StoreError {
     /// would overflow the balance).
     #[error("side effect refused: {0}")]
     Refused(String),
+    /// No write turn on the SQLite file within the busy timeout: other writers held it.
+    #[error("no turn to write the SQLite file within {0:?}: other writers held it")]
+    Busy(Duration),
     /// The SQLite file at the path is not the one this store's connections have open (deleted,
     /// replaced, or not yet back), or cannot be written.
     #[error("SQLite file {path} unavailable: {why}")]
@@ -225,7 +247,7 @@ impl StoreError {
     /// statement): a 503, and a worker that stops acknowledging until it can again.
     pub fn is_unavailable(&self) -> bool {
         match self {
-            StoreError::FileUnavailable { .. } => true,
+            StoreError::FileUnavailable { .. } | StoreError::Busy(_) => true,
             StoreError::Database(
                 sqlx::Error::PoolTimedOut
                 | sqlx::Error::PoolClosed
@@ -416,14 +438,15 @@ impl Store {
     }
 
     /// One transaction: insert the key (doing nothing on conflict) and apply only if it was
-    /// inserted (the atomic designs). `after_key` runs once the key is inserted and before the
-    /// side effect, inside the open transaction (where an injected crash strikes).
+    /// inserted (the atomic designs). `after_key`, if any, runs once the key is inserted and
+    /// before the side effect, inside the open transaction (where an injected crash strikes);
+    /// without it SQLite sends the key and the side effect together.
     pub async fn apply_once(
         &self,
         event: &Event,
         body_sha256: &str,
         guard: Guard,
-        after_key: &(dyn Fn() + Sync),
+        after_key: Option<&(dyn Fn() + Sync)>,
     ) -> Result<Applied, StoreError> {
         dialect!(
             self,

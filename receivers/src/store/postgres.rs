@@ -11,6 +11,7 @@ use super::{
     check_side_effect, compare_bodies, overflow, parse_inbox_payload,
 };
 use crate::event::Event;
+use crate::timing::{self, Stage};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -72,6 +73,22 @@ pub(super) async fn probe_write(pool: &PgPool) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A connection from the pool, the wait for it timed.
+async fn pooled(pool: &PgPool) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>, StoreError> {
+    let started = std::time::Instant::now();
+    let conn = pool.acquire().await?;
+    timing::since(Stage::Pool, started);
+    Ok(conn)
+}
+
+/// `BEGIN` on `conn`, timed (one round trip).
+async fn begin(conn: &mut PgConnection) -> Result<sqlx::Transaction<'_, sqlx::Postgres>, StoreError> {
+    let started = std::time::Instant::now();
+    let tx = conn.begin().await?;
+    timing::since(Stage::Begin, started);
+    Ok(tx)
+}
+
 /// The credit, refused by its own WHERE when it would overflow the balance (0 rows).
 const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES ($1, $2) \
      ON CONFLICT (id) DO UPDATE SET credits = accounts.credits + EXCLUDED.credits \
@@ -129,7 +146,8 @@ async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Resul
 }
 
 pub(super) async fn apply(pool: &PgPool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pooled(pool).await?;
+    let mut tx = begin(&mut conn).await?;
     let applied = apply_in(&mut tx, event, guard).await?;
     tx.commit().await?;
     Ok(applied)
@@ -219,9 +237,11 @@ pub(super) async fn apply_once(
     event: &Event,
     body_sha256: &str,
     guard: Guard,
-    after_key: &(dyn Fn() + Sync),
+    after_key: Option<&(dyn Fn() + Sync)>,
 ) -> Result<Applied, StoreError> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pooled(pool).await?;
+    let mut tx = begin(&mut conn).await?;
+    let after_key = after_key.unwrap_or(&|| {});
     if !insert_key(&mut tx, event.id(), body_sha256).await? {
         // The key's transaction has committed (ON CONFLICT waited for it), so it can be read.
         let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;
@@ -278,7 +298,8 @@ pub(super) async fn inbox_step(
     pool: &PgPool,
     at_claim: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<InboxStep>, StoreError> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pooled(pool).await?;
+    let mut tx = begin(&mut conn).await?;
     let row: Option<(i64, String, String)> = sqlx::query_as(
         "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1 \
          ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1",
@@ -329,7 +350,8 @@ pub(super) async fn apply_once_until(
     now: f64,
     ttl: f64,
 ) -> Result<Applied, StoreError> {
-    let mut tx = pool.begin().await?;
+    let mut conn = pooled(pool).await?;
+    let mut tx = begin(&mut conn).await?;
     // A key whose time has passed counts as absent, purged or not.
     let claimed = sqlx::query(
         "INSERT INTO dedupe_keys (event_id, expires_at) VALUES ($1, $2) ON CONFLICT (event_id) \

@@ -17,21 +17,25 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::RwLock;
+use std::sync::{LazyLock, RwLock};
 use std::time::{Duration, Instant};
 
 use sqlx::error::DatabaseError;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteError, SqliteJournalMode, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use sqlx::{Connection, SqlitePool};
+use sqlx::{Connection, Sqlite, SqlitePool};
 
+use super::sqlite_claim::{self, Key};
+use super::writers::{Turn, WriteQueue};
 use super::{
     Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, StoreOptions, check_side_effect,
     compare_bodies, overflow, parse_inbox_payload,
 };
 use crate::event::Event;
+use crate::timing::{self, Stage};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
@@ -92,6 +96,8 @@ pub(super) struct SqliteDb {
     retired: std::sync::Mutex<Vec<SqlitePool>>,
     /// The file last left behind, and the `-wal` and `-shm` files at the path when it was.
     left: std::sync::Mutex<Option<LeftBehind>>,
+    /// Writers take turns here before `BEGIN IMMEDIATE` (writers.rs).
+    writers: WriteQueue,
 }
 
 /// A file the store stopped using, and the WAL files that were beside it then. SQLite does not
@@ -130,8 +136,10 @@ impl SqliteDb {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(options.busy_timeout);
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        let path = connect.get_filename().to_path_buf();
         let db = Self {
-            path: connect.get_filename().to_path_buf(),
+            writers: WriteQueue::new((!in_memory).then_some(path.as_path()), options.busy_timeout),
+            path,
             in_memory,
             connect: connect.clone().create_if_missing(false),
             options: options.clone(),
@@ -385,11 +393,41 @@ impl SqliteDb {
         }
     }
 
+    /// The attached pool with this file's writers' queue, for one operation.
+    pub(super) fn on<'a>(&'a self, attached: &'a Attached) -> Lite<'a> {
+        Lite { pool: &attached.pool, writers: &self.writers }
+    }
+
     pub(super) async fn close(&self) {
         let current = self.attached.write().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(attached) = current {
             attached.pool.close().await;
         }
+    }
+}
+
+/// What one operation works with: the attached pool (what a read needs, so a `&Lite` is taken
+/// where a `&SqlitePool` is) and the writers' queue (what a write needs too).
+pub(super) struct Lite<'a> {
+    pool: &'a SqlitePool,
+    writers: &'a WriteQueue,
+}
+
+impl std::ops::Deref for Lite<'_> {
+    type Target = SqlitePool;
+
+    fn deref(&self) -> &SqlitePool {
+        self.pool
+    }
+}
+
+impl Lite<'_> {
+    /// A pooled connection, then the write turn: the connection is had before the turn, so the
+    /// wait for it is not spent holding up every other writer of the file.
+    async fn writer(&self) -> Result<(PoolConnection<Sqlite>, Turn), StoreError> {
+        let conn = pooled(self.pool).await?;
+        let turn = self.writers.turn().await?;
+        Ok((conn, turn))
     }
 }
 
@@ -450,6 +488,23 @@ pub(super) async fn probe_write(pool: &SqlitePool) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A connection from the pool, the wait for it timed.
+async fn pooled(pool: &SqlitePool) -> Result<PoolConnection<Sqlite>, StoreError> {
+    let started = Instant::now();
+    let conn = pool.acquire().await?;
+    timing::since(Stage::Pool, started);
+    Ok(conn)
+}
+
+/// `BEGIN IMMEDIATE` on `conn`: the write lock taken before the first statement, timed (the
+/// wait for the lock included, busy-handler sleeps and all).
+async fn begin_immediate(conn: &mut SqliteConnection) -> Result<sqlx::Transaction<'_, Sqlite>, StoreError> {
+    let started = Instant::now();
+    let tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+    timing::since(Stage::Begin, started);
+    Ok(tx)
+}
+
 /// The credit, refused by its own WHERE when it would overflow the balance (0 rows). Without it
 /// SQLite would store the sum as a REAL.
 const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES (?1, ?2) \
@@ -457,28 +512,38 @@ const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES (?1, ?2) \
      WHERE credits <= 9223372036854775807 - excluded.credits";
 const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES (?1, ?2, ?3)";
 
+/// The plan upsert under `guard`.
 fn plan_sql(guard: Guard) -> &'static str {
+    static SQL: LazyLock<[String; 4]> = LazyLock::new(|| {
+        [Guard::None, Guard::CreatedGte, Guard::CreatedGt, Guard::Version].map(|guard| {
+            format!(
+                "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, plan_version = excluded.plan_version, \
+                 plan_created = excluded.plan_created{}",
+                guard_where(guard)
+            )
+        })
+    });
+    &SQL[guard_index(guard)]
+}
+
+/// A guard's place in the tables of statements built per guard.
+pub(super) fn guard_index(guard: Guard) -> usize {
     match guard {
-        Guard::None => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, plan_version = excluded.plan_version, \
-             plan_created = excluded.plan_created"
-        }
-        Guard::CreatedGte => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, plan_version = excluded.plan_version, \
-             plan_created = excluded.plan_created WHERE plan_created <= excluded.plan_created"
-        }
-        Guard::CreatedGt => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, plan_version = excluded.plan_version, \
-             plan_created = excluded.plan_created WHERE plan_created < excluded.plan_created"
-        }
-        Guard::Version => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, plan_version = excluded.plan_version, \
-             plan_created = excluded.plan_created WHERE plan_version < excluded.plan_version"
-        }
+        Guard::None => 0,
+        Guard::CreatedGte => 1,
+        Guard::CreatedGt => 2,
+        Guard::Version => 3,
+    }
+}
+
+/// The `WHERE` an upsert of a plan takes under `guard` (none for [`Guard::None`]).
+pub(super) fn guard_where(guard: Guard) -> &'static str {
+    match guard {
+        Guard::None => "",
+        Guard::CreatedGte => " WHERE plan_created <= excluded.plan_created",
+        Guard::CreatedGt => " WHERE plan_created < excluded.plan_created",
+        Guard::Version => " WHERE plan_version < excluded.plan_version",
     }
 }
 
@@ -507,8 +572,27 @@ async fn apply_in(conn: &mut SqliteConnection, event: &Event, guard: Guard) -> R
     }
 }
 
-pub(super) async fn apply(pool: &SqlitePool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+pub(super) async fn apply(db: &Lite<'_>, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    if check_side_effect(event).is_ok() {
+        let (mut conn, turn) = db.writer().await?;
+        return match event {
+            // A credit's two statements go in one round trip (sqlite_claim.rs).
+            Event::Credit { .. } => sqlite_claim::apply(conn, turn, event, Key::None, guard).await,
+            // A plan update is one statement: on its own, SQLite makes it a transaction.
+            Event::Plan { account, plan, version, created, .. } => {
+                let done = sqlx::query(plan_sql(guard))
+                    .bind(account)
+                    .bind(plan)
+                    .bind(version)
+                    .bind(created)
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(if done.rows_affected() == 0 { Applied::Stale } else { Applied::Applied })
+            }
+        };
+    }
+    let (mut conn, _turn) = db.writer().await?;
+    let mut tx = begin_immediate(&mut conn).await?;
     let applied = apply_in(&mut tx, event, guard).await?;
     tx.commit().await?;
     Ok(applied)
@@ -533,14 +617,14 @@ async fn insert_key(
 
 /// Where a dedupe key lives: `processed_events` or the inbox.
 #[derive(Clone, Copy)]
-enum Keys {
+pub(super) enum Keys {
     Processed,
     Inbox,
 }
 
 /// What a key already stored says about a delivery of `received`: a duplicate, or a conflict,
 /// which is recorded.
-async fn known_key(
+pub(super) async fn known_key(
     conn: &mut SqliteConnection,
     keys: Keys,
     event_id: &str,
@@ -586,13 +670,13 @@ pub(super) async fn check_key(
 }
 
 pub(super) async fn mark_processed(
-    pool: &SqlitePool,
+    db: &Lite<'_>,
     event_id: &str,
     body_sha256: &str,
 ) -> Result<Option<Known>, StoreError> {
     // Each statement is its own transaction: a key once inserted stays, so reading it after a
     // refused insert needs no lock held across the two.
-    let mut conn = pool.acquire().await?;
+    let (mut conn, _turn) = db.writer().await?;
     if insert_key(&mut conn, event_id, body_sha256).await? {
         return Ok(None);
     }
@@ -600,13 +684,25 @@ pub(super) async fn mark_processed(
 }
 
 pub(super) async fn apply_once(
-    pool: &SqlitePool,
+    db: &Lite<'_>,
     event: &Event,
     body_sha256: &str,
     guard: Guard,
-    after_key: &(dyn Fn() + Sync),
+    after_key: Option<&(dyn Fn() + Sync)>,
 ) -> Result<Applied, StoreError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    // Nothing to run between the key and a side effect that can apply: both go in one round
+    // trip. A poison event takes the path below, which refuses it only once its key is claimed.
+    let after_key = match after_key {
+        None if check_side_effect(event).is_ok() => {
+            let (conn, turn) = db.writer().await?;
+            let key = Key::Claimed(body_sha256.to_string());
+            return sqlite_claim::apply(conn, turn, event, key, guard).await;
+        }
+        None => &|| {},
+        Some(after_key) => after_key,
+    };
+    let (mut conn, _turn) = db.writer().await?;
+    let mut tx = begin_immediate(&mut conn).await?;
     if !insert_key(&mut tx, event.id(), body_sha256).await? {
         let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;
         tx.commit().await?;
@@ -618,7 +714,7 @@ pub(super) async fn apply_once(
 /// Ends a claim transaction: commits and reports a duplicate when the key was already there;
 /// otherwise calls `after_key`, applies the side effect and commits both together.
 async fn apply_if_claimed(
-    mut tx: sqlx::Transaction<'_, sqlx::Sqlite>,
+    mut tx: sqlx::Transaction<'_, Sqlite>,
     claimed: bool,
     event: &Event,
     guard: Guard,
@@ -635,13 +731,13 @@ async fn apply_if_claimed(
 }
 
 pub(super) async fn inbox_store(
-    pool: &SqlitePool,
+    db: &Lite<'_>,
     source: &str,
     webhook_id: &str,
     body_sha256: &str,
     payload: &str,
 ) -> Result<Option<Known>, StoreError> {
-    let mut conn = pool.acquire().await?;
+    let (mut conn, _turn) = db.writer().await?;
     let done = sqlx::query(
         "INSERT INTO webhook_inbox (source, webhook_id, body_sha256, payload) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT (webhook_id) DO NOTHING",
@@ -659,11 +755,12 @@ pub(super) async fn inbox_store(
 }
 
 pub(super) async fn inbox_step(
-    pool: &SqlitePool,
+    db: &Lite<'_>,
     at_claim: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<InboxStep>, StoreError> {
     // The write lock is the claim: no other process can take a row until this commits.
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let (mut conn, _turn) = db.writer().await?;
+    let mut tx = begin_immediate(&mut conn).await?;
     let row: Option<(i64, String, String)> = sqlx::query_as(
         "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < ?1 ORDER BY id LIMIT 1",
     )
@@ -710,12 +807,13 @@ pub(super) async fn inbox_step(
 }
 
 pub(super) async fn apply_once_until(
-    pool: &SqlitePool,
+    db: &Lite<'_>,
     event: &Event,
     now: f64,
     ttl: f64,
 ) -> Result<Applied, StoreError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let (mut conn, _turn) = db.writer().await?;
+    let mut tx = begin_immediate(&mut conn).await?;
     // A key whose time has passed counts as absent, purged or not.
     let claimed = sqlx::query(
         "INSERT INTO dedupe_keys (event_id, expires_at) VALUES (?1, ?2) ON CONFLICT (event_id) \
@@ -729,7 +827,9 @@ pub(super) async fn apply_once_until(
     apply_if_claimed(tx, claimed.rows_affected() != 0, event, Guard::None, &|| {}).await
 }
 
-pub(super) async fn purge_expired(pool: &SqlitePool, now: f64) -> Result<u64, StoreError> {
-    let done = sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= ?1").bind(now).execute(pool).await?;
+pub(super) async fn purge_expired(db: &Lite<'_>, now: f64) -> Result<u64, StoreError> {
+    let (mut conn, _turn) = db.writer().await?;
+    let done =
+        sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= ?1").bind(now).execute(&mut *conn).await?;
     Ok(done.rows_affected())
 }

@@ -238,3 +238,38 @@ async fn a_failing_inbox_row_is_attempted_exactly_five_times_however_many_worker
         db.cleanup().await;
     }
 }
+
+/// `GET /stats` counts where a worker's time went, per stage: a SQLite write's wait for its turn
+/// and its time holding it, a Postgres write's wait for a pooled connection and its `BEGIN`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_count_each_stage_a_delivery_went_through() {
+    // check-then-insert writes twice: the apply (a transaction) and the key (one statement).
+    for (backend, stages, writes_timed) in
+        [(Backend::Sqlite, ["turn", "held"], 2), (Backend::Postgres, ["pool", "begin"], 1)]
+    {
+        let db = Db::fresh(backend).await;
+        let server = Server::start(Design::CheckThenInsert, &db, Duration::ZERO).await;
+        let client = reqwest::Client::new();
+        let stats = async || -> serde_json::Value {
+            let url = format!("http://{}/stats", server.addr);
+            client.get(url).send().await.expect("GET /stats").json().await.expect("JSON")
+        };
+        let count = |s: &serde_json::Value, stage: &str| s["stages"][stage]["count"].as_u64().expect(stage);
+        let before = stats().await;
+        let (status, body) = post(&client, &server.url(), &credit("evt_stats1", 5)).await;
+        assert_eq!(status, 200, "{backend}: {body}");
+        let after = stats().await;
+        // The counters are the process's, shared with tests running beside this one: at least
+        // this delivery's request, and for check-then-insert two writes.
+        assert!(count(&after, "request") > count(&before, "request"), "{backend}: {after}");
+        assert!(count(&after, "write") >= count(&before, "write") + 2, "{backend}: {after}");
+        for stage in stages {
+            assert!(
+                count(&after, stage) >= count(&before, stage) + writes_timed,
+                "{backend} {stage}: {after}"
+            );
+        }
+        server.stop().await;
+        db.cleanup().await;
+    }
+}
