@@ -5,6 +5,7 @@
 //! Workers listen on ports below the kernel's ephemeral range, which outgoing connections never
 //! take, so a restarted worker finds its port free.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -15,6 +16,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use receivers::design::Design;
 use receivers::store::Isolation;
+use receivers::timing::StageTotals;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -121,6 +123,12 @@ pub enum FleetError {
     },
 }
 
+/// A worker's `GET /stats`.
+#[derive(Debug, serde::Deserialize)]
+struct WorkerStats {
+    stages: BTreeMap<String, StageTotals>,
+}
+
 /// One running worker process.
 #[derive(Debug)]
 pub struct Worker {
@@ -209,6 +217,24 @@ impl Fleet {
             let status = response.status();
             Err(unhealthy(format!("{status}: {}", response.text().await.unwrap_or_default())))
         }
+    }
+
+    /// Every worker's `GET /stats` added up: where their time has gone, per stage of a delivery.
+    pub async fn stages(&self) -> Result<BTreeMap<String, StageTotals>, FleetError> {
+        let mut total: BTreeMap<String, StageTotals> = BTreeMap::new();
+        for (i, w) in self.workers.iter().enumerate() {
+            let unhealthy = |reason: String| FleetError::Unhealthy { index: i, addr: w.addr, reason };
+            let url = format!("http://{}/stats", w.addr);
+            let response = self.http.get(&url).send().await.map_err(|e| unhealthy(e.to_string()))?;
+            let stats: WorkerStats = response.json().await.map_err(|e| unhealthy(format!("/stats: {e}")))?;
+            for (stage, t) in stats.stages {
+                let sum = total.entry(stage).or_default();
+                sum.count += t.count;
+                sum.seconds += t.seconds;
+                sum.over_1ms += t.over_1ms;
+            }
+        }
+        Ok(total)
     }
 
     /// Waits until worker `i` answers `/healthz` with a 200; a worker just started on a loaded

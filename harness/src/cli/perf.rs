@@ -188,11 +188,23 @@ fn print_database(
 ) -> std::io::Result<()> {
     match measured {
         None => Ok(()),
-        Some(Ok(r)) => writeln!(
-            out,
-            "{name:<9} {reference}: {:>9.0} tx/s | atomic design, {workers} workers, {connections} in flight: {:>9.0} deliveries/s | ratio {:.2}",
-            r.reference_per_s, r.hookbench_per_s, r.ratio
-        ),
+        Some(Ok(r)) => {
+            writeln!(
+                out,
+                "{name:<9} {reference}: {:>9.0} tx/s | atomic design, {workers} workers, {connections} in flight: {:>9.0} deliveries/s | ratio {:.2}",
+                r.reference_per_s, r.hookbench_per_s, r.ratio
+            )?;
+            if let Some(alone) = r.one_connection_per_s {
+                writeln!(out, "{:<9} the same loop on 1 connection: {alone:.0} tx/s", "")?;
+            }
+            if let Some(stages) = &r.reference_stages {
+                writeln!(out, "{:<9} the loop, per transaction: {stages}", "")?;
+            }
+            match &r.workers {
+                Some(stages) => writeln!(out, "{:<9} the workers, per delivery: {stages}", ""),
+                None => Ok(()),
+            }
+        }
         Some(Err(e)) => writeln!(out, "{name:<9} not measured: {e}"),
     }
 }

@@ -10,6 +10,9 @@
 //!    that answers 200, at the same connection count, with the same request; then the latency
 //!    each reports at one fixed rate all of them sustain.
 //!
+//! Each database measurement also says where a delivery's time went in the workers (stages.rs,
+//! from their `GET /stats`), and the SQLite loop where its transactions' time went.
+//!
 //! With `--rounds N` (rounds.rs) each runs once per round, in turn, and each ratio is given as
 //! its median and range over the rounds.
 //!
@@ -19,6 +22,7 @@ mod http;
 mod postgres;
 mod rounds;
 mod sqlite;
+mod stages;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -35,6 +39,7 @@ pub use http::{HttpFigures, http_comparison, ok_router};
 pub use postgres::postgres_ratio;
 pub use rounds::{Round, Summary};
 pub use sqlite::sqlite_ratio;
+pub use stages::Stages;
 
 use crate::fleet::{Fleet, WorkerSpec};
 use crate::sender::{self, Progress, RetryPolicy, SenderConfig};
@@ -65,12 +70,40 @@ pub struct Ratio {
     pub hookbench_per_s: f64,
     /// hookbench / reference.
     pub ratio: f64,
+    /// Where the atomic design's time went in the workers, per delivery (the databases only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<Stages>,
+    /// Where the reference's time went, per transaction (the sqlx loop; pgbench is not timed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_stages: Option<Stages>,
+    /// The sqlx loop on one connection, transactions per second (SQLite only): SQLite's single
+    /// writer with no lock to wait for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_connection_per_s: Option<f64>,
 }
 
 impl Ratio {
     fn new(reference_per_s: f64, hookbench_per_s: f64) -> Self {
-        Self { reference_per_s, hookbench_per_s, ratio: hookbench_per_s / reference_per_s.max(1e-9) }
+        Self {
+            reference_per_s,
+            hookbench_per_s,
+            ratio: hookbench_per_s / reference_per_s.max(1e-9),
+            workers: None,
+            reference_stages: None,
+            one_connection_per_s: None,
+        }
     }
+
+    /// The atomic design's rate against the reference's, with where its time went.
+    fn of_atomic(reference_per_s: f64, atomic: Atomic) -> Self {
+        Self { workers: Some(atomic.stages), ..Self::new(reference_per_s, atomic.per_s) }
+    }
+}
+
+/// The atomic design's rate and where its time went.
+struct Atomic {
+    per_s: f64,
+    stages: Stages,
 }
 
 /// Why a measurement could not be made.
@@ -138,7 +171,7 @@ fn closed_loop(connections: usize) -> SenderConfig {
 /// `config.workers` workers holding `config.connections` connections between them, sent credits
 /// closed loop with `config.connections` in flight for about `config.seconds` (sized from
 /// `rate_hint`, the reference's rate).
-async fn atomic_rate(config: &PerfConfig, url: &str, rate_hint: f64) -> Result<f64, PerfError> {
+async fn atomic_rate(config: &PerfConfig, url: &str, rate_hint: f64) -> Result<Atomic, PerfError> {
     let secret = Secret::from_bytes(b"hookbench-perf".to_vec());
     let spec = WorkerSpec {
         exe: config.exe.clone(),
@@ -164,8 +197,13 @@ async fn atomic_rate(config: &PerfConfig, url: &str, rate_hint: f64) -> Result<f
         Arc::new(Progress::default()),
     )
     .await?;
+    let totals = fleet.stages().await;
     fleet.stop().await?;
-    Ok(sent.counters.status_2xx as f64 / sent.elapsed.as_secs_f64())
+    let requests = totals.as_ref().ok().and_then(|t| t.get("request")).map_or(0, |r| r.count);
+    Ok(Atomic {
+        per_s: sent.counters.status_2xx as f64 / sent.elapsed.as_secs_f64(),
+        stages: Stages::of(&totals?, requests),
+    })
 }
 
 async fn tool_output(tool: &'static str, cmd: &mut tokio::process::Command) -> Result<String, PerfError> {

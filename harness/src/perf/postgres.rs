@@ -41,7 +41,7 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     // hookbench's atomic design on another, just as fresh.
     let db = server.fresh_database().await?;
     crate::fleet::ready_schema(&db.url).await?;
-    let hookbench = atomic_rate(config, &db.url, pgbench).await?;
+    let atomic = atomic_rate(config, &db.url, pgbench).await?;
     db.drop_database().await?;
-    Ok(Ratio::new(pgbench, hookbench))
+    Ok(Ratio::of_atomic(pgbench, atomic))
 }

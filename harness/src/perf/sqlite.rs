@@ -7,75 +7,103 @@
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use futures_util::TryStreamExt;
 use provision::SqliteFile;
 use receivers::store::StoreOptions;
+use sqlx::Executor;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use super::{PerfConfig, PerfError, Ratio, atomic_rate};
+use super::stages::LoopTimer;
+use super::{PerfConfig, PerfError, Ratio, Stages, atomic_rate};
 
-/// The transaction the atomic design runs for a credit on SQLite, statement by statement.
-const KEY: &str =
-    "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
-const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES (?1, ?2) \
-     ON CONFLICT (id) DO UPDATE SET credits = credits + excluded.credits";
-const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES (?1, ?2, ?3)";
+/// The transaction the atomic design runs for a credit on SQLite, in the receivers' two round
+/// trips: `BEGIN IMMEDIATE`, the key, the credit and the ledger row as one string of statements
+/// (each after the key doing nothing unless the one before changed a row), then `COMMIT`.
+const CLAIM: &str = "BEGIN IMMEDIATE; \
+     INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING; \
+     INSERT INTO accounts (id, credits) SELECT ?3, ?4 WHERE changes() = 1 \
+     ON CONFLICT (id) DO UPDATE SET credits = credits + excluded.credits \
+     WHERE credits <= 9223372036854775807 - excluded.credits; \
+     INSERT INTO credit_ledger (event_id, account_id, amount) SELECT ?1, ?3, ?4 WHERE changes() = 1";
 
 /// The reference loop's transactions per second against the atomic design's deliveries per
-/// second, on SQLite.
+/// second, on SQLite; the loop on one connection beside them.
 pub async fn sqlite_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
-    let file = SqliteFile::create(None)?;
-    crate::fleet::ready_schema(&file.url()).await?;
-    let reference = reference_loop(&file.url(), config).await?;
-    drop(file);
-
-    let file = SqliteFile::create(None)?;
-    crate::fleet::ready_schema(&file.url()).await?;
-    let hookbench = atomic_rate(config, &file.url(), reference).await?;
-    Ok(Ratio::new(reference, hookbench))
+    let (reference, timer) =
+        on_fresh_file(|url| reference_loop(url, config.connections, config.seconds)).await?;
+    let (alone, _) = on_fresh_file(|url| reference_loop(url, 1, config.seconds)).await?;
+    let atomic = on_fresh_file(|url| async move { atomic_rate(config, &url, reference).await }).await?;
+    let mut ratio = Ratio::of_atomic(reference, atomic);
+    let transactions = timer.totals().get("transaction").map_or(0, |t| t.count);
+    ratio.reference_stages = Some(Stages::of(timer.totals(), transactions));
+    ratio.one_connection_per_s = Some(alone);
+    Ok(ratio)
 }
 
-/// `config.connections` tasks running the transaction over as many pooled connections for
-/// `config.seconds`; transactions per second.
-async fn reference_loop(url: &str, config: &PerfConfig) -> Result<f64, PerfError> {
+/// `measure` on a fresh file with the receivers' schema, removed after.
+async fn on_fresh_file<T, F, Fut>(measure: F) -> Result<T, PerfError>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = Result<T, PerfError>>,
+{
+    let file = SqliteFile::create(None)?;
+    crate::fleet::ready_schema(&file.url()).await?;
+    let measured = measure(file.url()).await;
+    drop(file);
+    measured
+}
+
+/// `connections` tasks running the transaction over as many pooled connections for `seconds`:
+/// transactions per second, and where their time went.
+async fn reference_loop(
+    url: String,
+    connections: usize,
+    seconds: u64,
+) -> Result<(f64, LoopTimer), PerfError> {
     let options = StoreOptions::default();
-    let connect = SqliteConnectOptions::from_str(url)
+    let connect = SqliteConnectOptions::from_str(&url)
         .map_err(receivers::store::StoreError::from)?
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(options.busy_timeout);
     let pool = SqlitePoolOptions::new()
-        .max_connections(u32::try_from(config.connections).unwrap_or(32))
+        .max_connections(u32::try_from(connections).unwrap_or(32))
         .connect_with(connect)
         .await
         .map_err(receivers::store::StoreError::from)?;
     let start = Instant::now();
-    let until = start + Duration::from_secs(config.seconds);
+    let until = start + Duration::from_secs(seconds);
     let mut tasks = tokio::task::JoinSet::new();
-    for client in 0..config.connections {
+    for client in 0..connections {
         let pool = pool.clone();
-        // Each client counts its own transactions; the counts are added when they finish.
+        // Each client counts and times its own transactions; they are added when they finish.
         tasks.spawn(async move {
+            let mut timer = LoopTimer::default();
             let mut i = 0u64;
             while Instant::now() < until {
                 let id = format!("ref_{client}_{i}");
                 let account = i64::try_from(i % 500).unwrap_or(0);
-                let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-                sqlx::query(KEY).bind(&id).bind("").execute(&mut *tx).await?;
-                sqlx::query(CREDIT).bind(account).bind(100_i64).execute(&mut *tx).await?;
-                sqlx::query(LEDGER).bind(&id).bind(account).bind(100_i64).execute(&mut *tx).await?;
-                tx.commit().await?;
+                let mut conn = pool.acquire().await?;
+                let began = Instant::now();
+                let claim = sqlx::query(CLAIM).bind(&id).bind("").bind(account).bind(100_i64);
+                conn.execute_many(claim).try_collect::<Vec<_>>().await?;
+                timer.since("claim", began);
+                conn.execute("COMMIT").await?;
+                timer.since("transaction", began);
                 i += 1;
             }
-            Ok::<u64, sqlx::Error>(i)
+            Ok::<(u64, LoopTimer), sqlx::Error>((i, timer))
         });
     }
-    let mut done = 0;
+    let (mut done, mut timer) = (0, LoopTimer::default());
     while let Some(result) = tasks.join_next().await {
-        done += result
+        let (n, t) = result
             .map_err(|e| PerfError::Tool { tool: "sqlite reference", reason: e.to_string() })?
             .map_err(receivers::store::StoreError::from)?;
+        done += n;
+        timer.add(&t);
     }
     let elapsed = start.elapsed().as_secs_f64();
     pool.close().await;
-    Ok(done as f64 / elapsed)
+    Ok((done as f64 / elapsed, timer))
 }
