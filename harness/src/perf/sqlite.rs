@@ -9,22 +9,12 @@ use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
 use provision::SqliteFile;
-use receivers::store::StoreOptions;
+use receivers::store::{SQLITE_CLAIM_CREDIT, StoreOptions};
 use sqlx::Executor;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use super::stages::LoopTimer;
 use super::{PerfConfig, PerfError, Ratio, Stages, atomic_rate};
-
-/// The transaction the atomic design runs for a credit on SQLite, in the receivers' two round
-/// trips: `BEGIN IMMEDIATE`, the key, the credit and the ledger row as one string of statements
-/// (each after the key doing nothing unless the one before changed a row), then `COMMIT`.
-const CLAIM: &str = "BEGIN IMMEDIATE; \
-     INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING; \
-     INSERT INTO accounts (id, credits) SELECT ?3, ?4 WHERE changes() = 1 \
-     ON CONFLICT (id) DO UPDATE SET credits = credits + excluded.credits \
-     WHERE credits <= 9223372036854775807 - excluded.credits; \
-     INSERT INTO credit_ledger (event_id, account_id, amount) SELECT ?1, ?3, ?4 WHERE changes() = 1";
 
 /// The reference loop's transactions per second against the atomic design's deliveries per
 /// second, on SQLite; the loop on one connection beside them.
@@ -85,7 +75,8 @@ async fn reference_loop(
                 let account = i64::try_from(i % 500).unwrap_or(0);
                 let mut conn = pool.acquire().await?;
                 let began = Instant::now();
-                let claim = sqlx::query(CLAIM).bind(&id).bind("").bind(account).bind(100_i64);
+                // The receivers' own statements, in their two round trips.
+                let claim = sqlx::query(SQLITE_CLAIM_CREDIT).bind(&id).bind("").bind(account).bind(100_i64);
                 conn.execute_many(claim).try_collect::<Vec<_>>().await?;
                 timer.since("claim", began);
                 conn.execute("COMMIT").await?;

@@ -62,6 +62,12 @@ macro_rules! dialect {
     };
 }
 
+/// The atomic designs' credit on SQLite as the receivers send it: `BEGIN IMMEDIATE`, the key,
+/// the credit and the ledger row in one string of statements (?1 the event id, ?2 its body hash,
+/// ?3 the account, ?4 the amount), each after the key doing nothing unless the one before changed
+/// a row; `COMMIT` follows in a second round trip.
+pub const SQLITE_CLAIM_CREDIT: &str = sqlite_claim::CLAIM_CREDIT;
+
 /// Counts a write's time from `started` (reads are not counted).
 fn counted(wrote: bool, started: std::time::Instant) {
     if wrote {

@@ -579,16 +579,7 @@ pub(super) async fn apply(db: &Lite<'_>, event: &Event, guard: Guard) -> Result<
             // A credit's two statements go in one round trip (sqlite_claim.rs).
             Event::Credit { .. } => sqlite_claim::apply(conn, turn, event, Key::None, guard).await,
             // A plan update is one statement: on its own, SQLite makes it a transaction.
-            Event::Plan { account, plan, version, created, .. } => {
-                let done = sqlx::query(plan_sql(guard))
-                    .bind(account)
-                    .bind(plan)
-                    .bind(version)
-                    .bind(created)
-                    .execute(&mut *conn)
-                    .await?;
-                Ok(if done.rows_affected() == 0 { Applied::Stale } else { Applied::Applied })
-            }
+            Event::Plan { .. } => apply_in(&mut conn, event, guard).await,
         };
     }
     let (mut conn, _turn) = db.writer().await?;

@@ -29,8 +29,9 @@ use super::{Applied, Guard, StoreError, overflow};
 use crate::event::Event;
 
 /// A credit claimed: ?1 the event id, ?2 its body hash, ?3 the account, ?4 the amount. The
-/// statements' results come in order: `BEGIN`, the key, the credit, the ledger row.
-const CLAIM_CREDIT: &str = "BEGIN IMMEDIATE; \
+/// statements' results come in order: `BEGIN`, the key, the credit, the ledger row. (Public as
+/// [`crate::store::SQLITE_CLAIM_CREDIT`], for `hookbench perf`'s loop to run the same.)
+pub const CLAIM_CREDIT: &str = "BEGIN IMMEDIATE; \
      INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING; \
      INSERT INTO accounts (id, credits) SELECT ?3, ?4 WHERE changes() = 1 \
      ON CONFLICT (id) DO UPDATE SET credits = credits + excluded.credits \
@@ -82,8 +83,9 @@ pub(super) async fn apply(
     guard: Guard,
 ) -> Result<Applied, StoreError> {
     let event = event.clone();
-    // Started once the turn is had: started before, it measured slower here (1,667 and 1,705
-    // deliveries/s against 2,050 and 2,264 in `perf --only sqlite`, docs/performance.md).
+    // Started once the turn is had: started before the turn it measured no faster (2,050, 1,705
+    // and 1,667 deliveries/s in three 5 s `perf --only sqlite` runs, against 2,264, 1,966 and
+    // 2,045; docs/performance.md).
     let task = tokio::spawn(async move {
         let done = run(conn, &event, &key, guard).await;
         drop(turn);
