@@ -228,10 +228,7 @@ impl Fleet {
             let response = self.http.get(&url).send().await.map_err(|e| unhealthy(e.to_string()))?;
             let stats: WorkerStats = response.json().await.map_err(|e| unhealthy(format!("/stats: {e}")))?;
             for (stage, t) in stats.stages {
-                let sum = total.entry(stage).or_default();
-                sum.count += t.count;
-                sum.seconds += t.seconds;
-                sum.over_1ms += t.over_1ms;
+                total.entry(stage).or_default().add(&t);
             }
         }
         Ok(total)

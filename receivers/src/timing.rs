@@ -76,6 +76,9 @@ impl Counter {
     }
 }
 
+/// What counts as a slow run: on SQLite's write lock, a wait the busy handler slept through.
+const SLOW: Duration = Duration::from_millis(1);
+
 static COUNTERS: [Counter; Stage::ALL.len()] = [const { Counter::new() }; Stage::ALL.len()];
 
 /// Counts one run of `stage` that took `took`.
@@ -83,7 +86,7 @@ pub fn record(stage: Stage, took: Duration) {
     let c = &COUNTERS[stage.index()];
     c.count.fetch_add(1, Ordering::Relaxed);
     c.nanos.fetch_add(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
-    if took >= Duration::from_millis(1) {
+    if took >= SLOW {
         c.over_1ms.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -102,6 +105,20 @@ pub struct StageTotals {
     pub seconds: f64,
     /// Times it took 1 ms or more.
     pub over_1ms: u64,
+}
+
+impl StageTotals {
+    /// One run that took `took`.
+    pub fn one(took: Duration) -> Self {
+        Self { count: 1, seconds: took.as_secs_f64(), over_1ms: u64::from(took >= SLOW) }
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &StageTotals) {
+        self.count += other.count;
+        self.seconds += other.seconds;
+        self.over_1ms += other.over_1ms;
+    }
 }
 
 /// Every stage's counts so far, by name (`GET /stats`).

@@ -3,7 +3,7 @@
 //! share of its runs that took a millisecond or more.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use receivers::timing::StageTotals;
 use serde::Serialize;
@@ -80,20 +80,13 @@ pub(super) struct LoopTimer {
 impl LoopTimer {
     /// Counts one run of `stage` that started at `started` and ends now.
     pub(super) fn since(&mut self, stage: &str, started: Instant) {
-        let took = started.elapsed();
-        let t = self.totals.entry(stage.to_string()).or_default();
-        t.count += 1;
-        t.seconds += took.as_secs_f64();
-        t.over_1ms += u64::from(took >= Duration::from_millis(1));
+        self.totals.entry(stage.to_string()).or_default().add(&StageTotals::one(started.elapsed()));
     }
 
     /// Adds another task's counters to these.
     pub(super) fn add(&mut self, other: &LoopTimer) {
         for (stage, t) in &other.totals {
-            let sum = self.totals.entry(stage.clone()).or_default();
-            sum.count += t.count;
-            sum.seconds += t.seconds;
-            sum.over_1ms += t.over_1ms;
+            self.totals.entry(stage.clone()).or_default().add(t);
         }
     }
 

@@ -28,7 +28,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Connection, Sqlite, SqlitePool};
 
-use super::sqlite_claim::{self, Key};
+use super::sqlite_claim::{self, Write};
 use super::writers::{Turn, WriteQueue};
 use super::{
     Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, StoreOptions, check_side_effect,
@@ -577,7 +577,10 @@ pub(super) async fn apply(db: &Lite<'_>, event: &Event, guard: Guard) -> Result<
         let (mut conn, turn) = db.writer().await?;
         return match event {
             // A credit's two statements go in one round trip (sqlite_claim.rs).
-            Event::Credit { .. } => sqlite_claim::apply(conn, turn, event, Key::None, guard).await,
+            Event::Credit { id, account, amount, .. } => {
+                let credit = Write::Credit { id: id.clone(), account: *account, amount: *amount };
+                sqlite_claim::apply(conn, turn, credit).await
+            }
             // A plan update is one statement: on its own, SQLite makes it a transaction.
             Event::Plan { .. } => apply_in(&mut conn, event, guard).await,
         };
@@ -686,8 +689,8 @@ pub(super) async fn apply_once(
     let after_key = match after_key {
         None if check_side_effect(event).is_ok() => {
             let (conn, turn) = db.writer().await?;
-            let key = Key::Claimed(body_sha256.to_string());
-            return sqlite_claim::apply(conn, turn, event, key, guard).await;
+            let claim = Write::Claim { event: event.clone(), body_sha256: body_sha256.to_string(), guard };
+            return sqlite_claim::apply(conn, turn, claim).await;
         }
         None => &|| {},
         Some(after_key) => after_key,
