@@ -19,6 +19,7 @@
 //! still the one the connections have open (see `sqlite.rs`).
 
 mod postgres;
+mod postgres_claim;
 mod sqlite;
 mod sqlite_claim;
 mod writers;
@@ -67,6 +68,11 @@ macro_rules! dialect {
 /// ?3 the account, ?4 the amount), each after the key doing nothing unless the one before changed
 /// a row; `COMMIT` follows in a second round trip.
 pub const SQLITE_CLAIM_CREDIT: &str = sqlite_claim::CLAIM_CREDIT;
+
+/// The atomic designs' credit on Postgres as the receivers send it: the key, the credit and the
+/// ledger row as one statement ($1 the event id, $2 its body hash, $3 the account, $4 the amount),
+/// each part writing nothing unless the key was inserted.
+pub const POSTGRES_CLAIM_CREDIT: &str = postgres_claim::CLAIM_CREDIT;
 
 /// Counts a write's time from `started` (reads are not counted).
 fn counted(wrote: bool, started: std::time::Instant) {
@@ -281,6 +287,22 @@ pub enum Guard {
     Version,
 }
 
+impl Guard {
+    /// Every guard, in [`Guard::index`]'s order.
+    pub const ALL: [Guard; 4] = [Guard::None, Guard::CreatedGte, Guard::CreatedGt, Guard::Version];
+
+    /// This guard's place in [`Guard::ALL`], and so in the dialects' tables of statements built
+    /// per guard.
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Guard::None => 0,
+            Guard::CreatedGte => 1,
+            Guard::CreatedGt => 2,
+            Guard::Version => 3,
+        }
+    }
+}
+
 /// A delivery whose id is already stored with another body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdConflict {
@@ -446,7 +468,8 @@ impl Store {
     /// One transaction: insert the key (doing nothing on conflict) and apply only if it was
     /// inserted (the atomic designs). `after_key`, if any, runs once the key is inserted and
     /// before the side effect, inside the open transaction (where an injected crash strikes);
-    /// without it SQLite sends the key and the side effect together.
+    /// without it the key and the side effect go together (one statement on Postgres, one string
+    /// of statements on SQLite).
     pub async fn apply_once(
         &self,
         event: &Event,
@@ -544,7 +567,9 @@ fn parse_inbox_payload(payload: &str) -> Result<Event, String> {
 
 /// Why a credit is refused rather than applied: it would push the balance past what a BIGINT
 /// holds. Both dialects check it in the UPSERT itself (`WHERE credits <= max - amount`), so the
-/// balance is never wrapped, never an error half-way, and on SQLite never turned into a float.
+/// balance is never wrapped, never an error half-way, and on SQLite never turned into a float;
+/// the one-statement claim on Postgres leaves it to Postgres's own `bigint out of range`, which
+/// ends the statement with nothing written (postgres_claim.rs).
 fn overflow(event_id: &str, account: i64, amount: i64) -> StoreError {
     StoreError::Refused(format!(
         "credit {event_id} of {amount} would overflow account {account}'s balance (at most {}); refused",

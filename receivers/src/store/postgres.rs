@@ -1,6 +1,7 @@
 //! The Postgres dialect: `$n` parameters, `EXCLUDED`, `FOR UPDATE SKIP LOCKED`, isolation levels.
 
 use std::str::FromStr;
+use std::sync::LazyLock;
 
 use sqlx::error::DatabaseError;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgPoolOptions};
@@ -8,7 +9,7 @@ use sqlx::{Connection, PgPool};
 
 use super::{
     Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, Known, StoreError, StoreOptions,
-    check_side_effect, compare_bodies, overflow, parse_inbox_payload,
+    check_side_effect, compare_bodies, overflow, parse_inbox_payload, postgres_claim,
 };
 use crate::event::Event;
 use crate::timing::{self, Stage};
@@ -74,7 +75,7 @@ pub(super) async fn probe_write(pool: &PgPool) -> Result<(), StoreError> {
 }
 
 /// A connection from the pool, the wait for it timed.
-async fn pooled(pool: &PgPool) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>, StoreError> {
+pub(super) async fn pooled(pool: &PgPool) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>, StoreError> {
     let started = std::time::Instant::now();
     let conn = pool.acquire().await?;
     timing::since(Stage::Pool, started);
@@ -96,27 +97,26 @@ const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES ($1, $2) \
 const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES ($1, $2, $3)";
 
 fn plan_sql(guard: Guard) -> &'static str {
+    static SQL: LazyLock<[String; 4]> = LazyLock::new(|| {
+        Guard::ALL.map(|guard| {
+            format!(
+                "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
+                 plan_created = EXCLUDED.plan_created{}",
+                guard_where(guard)
+            )
+        })
+    });
+    &SQL[guard.index()]
+}
+
+/// The `WHERE` an upsert of a plan takes under `guard` (none for [`Guard::None`]).
+pub(super) fn guard_where(guard: Guard) -> &'static str {
     match guard {
-        Guard::None => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
-             plan_created = EXCLUDED.plan_created"
-        }
-        Guard::CreatedGte => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
-             plan_created = EXCLUDED.plan_created WHERE accounts.plan_created <= EXCLUDED.plan_created"
-        }
-        Guard::CreatedGt => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
-             plan_created = EXCLUDED.plan_created WHERE accounts.plan_created < EXCLUDED.plan_created"
-        }
-        Guard::Version => {
-            "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (id) DO UPDATE SET plan = EXCLUDED.plan, plan_version = EXCLUDED.plan_version, \
-             plan_created = EXCLUDED.plan_created WHERE accounts.plan_version < EXCLUDED.plan_version"
-        }
+        Guard::None => "",
+        Guard::CreatedGte => " WHERE accounts.plan_created <= EXCLUDED.plan_created",
+        Guard::CreatedGt => " WHERE accounts.plan_created < EXCLUDED.plan_created",
+        Guard::Version => " WHERE accounts.plan_version < EXCLUDED.plan_version",
     }
 }
 
@@ -146,6 +146,16 @@ async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Resul
 }
 
 pub(super) async fn apply(pool: &PgPool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    if check_side_effect(event).is_ok() {
+        return match event {
+            // A credit's two statements go as one (postgres_claim.rs).
+            Event::Credit { id, account, amount, .. } => {
+                postgres_claim::apply_credit(pool, id, *account, *amount).await
+            }
+            // A plan update is one statement: on its own, Postgres makes it a transaction.
+            Event::Plan { .. } => apply_in(&mut *pooled(pool).await?, event, guard).await,
+        };
+    }
     let mut conn = pooled(pool).await?;
     let mut tx = begin(&mut conn).await?;
     let applied = apply_in(&mut tx, event, guard).await?;
@@ -168,14 +178,14 @@ async fn insert_key(conn: &mut PgConnection, event_id: &str, body_sha256: &str) 
 
 /// Where a dedupe key lives: `processed_events` or the inbox.
 #[derive(Clone, Copy)]
-enum Keys {
+pub(super) enum Keys {
     Processed,
     Inbox,
 }
 
 /// What a key already stored says about a delivery of `received`: a duplicate, or a conflict,
 /// which is recorded.
-async fn known_key(
+pub(super) async fn known_key(
     conn: &mut PgConnection,
     keys: Keys,
     event_id: &str,
@@ -239,9 +249,18 @@ pub(super) async fn apply_once(
     guard: Guard,
     after_key: Option<&(dyn Fn() + Sync)>,
 ) -> Result<Applied, StoreError> {
+    // Nothing to run between the key and a side effect that can apply: both go in one statement
+    // (postgres_claim.rs). A poison event takes the path below, which refuses it only once its key
+    // is claimed.
+    let after_key = match after_key {
+        None if check_side_effect(event).is_ok() => {
+            return postgres_claim::apply_once(pool, event, body_sha256, guard).await;
+        }
+        None => &|| {},
+        Some(after_key) => after_key,
+    };
     let mut conn = pooled(pool).await?;
     let mut tx = begin(&mut conn).await?;
-    let after_key = after_key.unwrap_or(&|| {});
     if !insert_key(&mut tx, event.id(), body_sha256).await? {
         // The key's transaction has committed (ON CONFLICT waited for it), so it can be read.
         let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;

@@ -515,7 +515,7 @@ const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) V
 /// The plan upsert under `guard`.
 fn plan_sql(guard: Guard) -> &'static str {
     static SQL: LazyLock<[String; 4]> = LazyLock::new(|| {
-        [Guard::None, Guard::CreatedGte, Guard::CreatedGt, Guard::Version].map(|guard| {
+        Guard::ALL.map(|guard| {
             format!(
                 "INSERT INTO accounts (id, plan, plan_version, plan_created) VALUES (?1, ?2, ?3, ?4) \
                  ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, plan_version = excluded.plan_version, \
@@ -524,17 +524,7 @@ fn plan_sql(guard: Guard) -> &'static str {
             )
         })
     });
-    &SQL[guard_index(guard)]
-}
-
-/// A guard's place in the tables of statements built per guard.
-pub(super) fn guard_index(guard: Guard) -> usize {
-    match guard {
-        Guard::None => 0,
-        Guard::CreatedGte => 1,
-        Guard::CreatedGt => 2,
-        Guard::Version => 3,
-    }
+    &SQL[guard.index()]
 }
 
 /// The `WHERE` an upsert of a plan takes under `guard` (none for [`Guard::None`]).

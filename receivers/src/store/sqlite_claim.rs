@@ -23,7 +23,7 @@ use futures_util::TryStreamExt;
 use sqlx::pool::PoolConnection;
 use sqlx::{Executor, Sqlite};
 
-use super::sqlite::{Keys, guard_index, guard_where, known_key};
+use super::sqlite::{Keys, guard_where, known_key};
 use super::writers::Turn;
 use super::{Applied, Guard, StoreError, overflow};
 use crate::event::Event;
@@ -42,7 +42,7 @@ pub const CLAIM_CREDIT: &str = "BEGIN IMMEDIATE; \
 /// ?4 the plan, ?5 its version, ?6 its creation time. Results: `BEGIN`, the key, the plan.
 fn claim_plan_sql(guard: Guard) -> &'static str {
     static SQL: LazyLock<[String; 4]> = LazyLock::new(|| {
-        [Guard::None, Guard::CreatedGte, Guard::CreatedGt, Guard::Version].map(|guard| {
+        Guard::ALL.map(|guard| {
             format!(
                 "BEGIN IMMEDIATE; \
                  INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING; \
@@ -53,7 +53,7 @@ fn claim_plan_sql(guard: Guard) -> &'static str {
             )
         })
     });
-    &SQL[guard_index(guard)]
+    &SQL[guard.index()]
 }
 
 /// A credit applied with no key (`naive`, `check-then-insert`): ?1 the event id, ?2 the

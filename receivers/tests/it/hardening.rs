@@ -133,6 +133,14 @@ async fn balances_never_overflow_and_the_answer_says_so() {
                 assert_eq!(kind, [("integer".to_string(), 7)], "{design}: the balance is still an integer");
             }
             assert_eq!(db.applies().await, [("evt_000002".to_string(), 1)], "{backend} {design}");
+            // Refused as a whole: no key left claimed for a credit that was not applied (a retry
+            // would be answered as a duplicate, and the credit lost), except by `split`, which
+            // commits its key before its side effect: the loss it is on trial for.
+            assert_eq!(
+                db.scalar("SELECT count(*) FROM processed_events WHERE event_id = 'evt_000003'").await,
+                i64::from(design == Design::Split),
+                "{backend} {design}"
+            );
             // The evidence still adds up.
             assert_eq!(db.scalar("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger").await, 1);
             server.stop().await;
