@@ -1,0 +1,74 @@
+//! A write whose request is dropped half-way, its client gone: the atomic claim that goes in one
+//! statement on Postgres and in one string of statements then `COMMIT` on SQLite must still
+//! commit all or nothing, and must not leave a pooled connection inside an open transaction (on
+//! SQLite that would hold the file's write lock against every later writer).
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use receivers::event::Event;
+use receivers::store::{Applied, Backend, Guard};
+use testkit::{Db, credit};
+
+/// Polls `write` until it is done or `budget` has passed, yielding to the runtime between polls
+/// (finer than the runtime's 1 ms timer), then drops it.
+async fn dropped_after<F: Future>(budget: Duration, write: F) {
+    let started = Instant::now();
+    let mut write = pin!(write);
+    loop {
+        let ready = std::future::poll_fn(|cx| Poll::Ready(write.as_mut().poll(cx).is_ready())).await;
+        if ready || started.elapsed() >= budget {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_dropped_at_any_point_commits_all_or_nothing_and_frees_the_store() {
+    const EVENTS: usize = 60;
+    for backend in Backend::ALL {
+        let db = Db::fresh(backend).await;
+        // The pool's connections opened first, so the drops fall on writes, not on connecting.
+        let warm = credit("evt_warm", 5);
+        db.store.apply_once(&warm, "body", Guard::None, None).await.expect("a first write");
+        let events: Vec<Event> = (0..EVENTS).map(|i| credit(&format!("evt_{i:06}"), 5)).collect();
+        // Dropped after 0 to 5.9 ms: before the write goes out, while it is on its way or being
+        // answered, after it.
+        for (i, event) in events.iter().enumerate() {
+            let budget = Duration::from_micros(100 * i as u64);
+            dropped_after(budget, db.store.apply_once(event, "body", Guard::None, None)).await;
+        }
+        // Each again, to the end: applied now, or found applied by the dropped write; and the
+        // store still writes, within a bound (a leaked SQLite transaction would hold the file
+        // for the 30 s busy timeout).
+        let mut applied_now = 0;
+        for event in &events {
+            let again = db.store.apply_once(event, "body", Guard::None, None);
+            let outcome = tokio::time::timeout(Duration::from_secs(10), again)
+                .await
+                .unwrap_or_else(|_| panic!("{backend}: {} not written within 10 s", event.id()))
+                .unwrap_or_else(|e| panic!("{backend}: {}: {e}", event.id()));
+            match outcome {
+                Applied::Applied => applied_now += 1,
+                Applied::Duplicate => {}
+                other => panic!("{backend}: {}: {other:?}", event.id()),
+            }
+        }
+        // Every event once: a key claimed without its credit would have answered the second
+        // write as a duplicate and left the event out of the ledger.
+        let applies = db.applies().await;
+        assert_eq!(applies.len(), EVENTS + 1, "{backend}: {applies:?}");
+        assert!(applies.iter().all(|(_, n)| *n == 1), "{backend}: {applies:?}");
+        assert_eq!(db.scalar("SELECT count(*) FROM processed_events").await, EVENTS as i64 + 1, "{backend}");
+        // The drops fell both before and after the writes went out.
+        assert!(
+            applied_now > 0 && applied_now < EVENTS,
+            "{backend}: {applied_now} of {EVENTS} applied on the second write"
+        );
+        eprintln!("{backend}: {applied_now} of {EVENTS} dropped writes had not committed");
+        db.cleanup().await;
+    }
+}
