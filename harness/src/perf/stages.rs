@@ -30,8 +30,8 @@ pub struct Stages {
 }
 
 /// The order stages are shown in: a delivery's, then anything else by name.
-const ORDER: [&str; 10] =
-    ["request", "verify", "parse", "pool", "turn", "begin", "held", "write", "claim", "transaction"];
+const ORDER: [&str; 9] =
+    ["request", "verify", "parse", "pool", "turn", "begin", "held", "write", "transaction"];
 
 impl Stages {
     /// Totals over `deliveries` deliveries; stages that never ran are left out.

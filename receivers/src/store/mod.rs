@@ -64,9 +64,9 @@ macro_rules! dialect {
 }
 
 /// The atomic designs' credit on SQLite as the receivers send it: `BEGIN IMMEDIATE`, the key,
-/// the credit and the ledger row in one string of statements (?1 the event id, ?2 its body hash,
-/// ?3 the account, ?4 the amount), each after the key doing nothing unless the one before changed
-/// a row; `COMMIT` follows in a second round trip.
+/// the credit, the ledger row and `COMMIT` in one string of statements (?1 the event id, ?2 its
+/// body hash, ?3 the account, ?4 the amount), the key claimed only when the credit will not
+/// overflow, each statement after it doing nothing unless the one before changed a row.
 pub const SQLITE_CLAIM_CREDIT: &str = sqlite_claim::CLAIM_CREDIT;
 
 /// The atomic designs' credit on Postgres as the receivers send it: the key, the credit and the
