@@ -9,11 +9,12 @@ use super::{PerfConfig, PerfError, Ratio, atomic_rate, number_after, tool_output
 /// SQL with pgbench's variables for its parameters (a fresh event id each time, one of 500
 /// accounts, a body hash of the receivers' length).
 fn pgbench_script() -> String {
+    // Highest first, so that a `$1` is never read out of a `$10`.
     let statement = receivers::store::POSTGRES_CLAIM_CREDIT
-        .replace("$1", "'pgb_' || :id")
-        .replace("$2", &format!("'{}'", "0".repeat(64)))
+        .replace("$4", "100")
         .replace("$3", ":acct")
-        .replace("$4", "100");
+        .replace("$2", &format!("'{}'", "0".repeat(64)))
+        .replace("$1", "'pgb_' || :id");
     format!("\\set id random(1, 2000000000)\n\\set acct random(0, 499)\n{statement};\n")
 }
 
