@@ -20,6 +20,7 @@
 
 mod postgres;
 mod postgres_claim;
+mod postgres_pool;
 mod sqlite;
 mod sqlite_claim;
 mod writers;
@@ -394,7 +395,7 @@ pub struct Store {
 
 #[derive(Debug, Clone)]
 enum Inner {
-    Postgres(sqlx::PgPool),
+    Postgres(postgres_pool::Pool),
     Sqlite(Arc<sqlite::SqliteDb>),
 }
 
@@ -543,7 +544,7 @@ impl Store {
     /// Closes the pool, waiting for connections in use to be returned.
     pub async fn close(&self) {
         match &self.inner {
-            Inner::Postgres(pool) => pool.close().await,
+            Inner::Postgres(pool) => postgres_pool::close(pool).await,
             Inner::Sqlite(db) => db.close().await,
         }
     }

@@ -3,10 +3,11 @@
 use std::str::FromStr;
 use std::sync::LazyLock;
 
+use sqlx::Connection;
 use sqlx::error::DatabaseError;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgPoolOptions};
-use sqlx::{Connection, PgPool};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError};
 
+use super::postgres_pool::{Pool, lease};
 use super::{
     Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, Known, StoreError, StoreOptions,
     check_side_effect, compare_bodies, overflow, parse_inbox_payload, postgres_claim,
@@ -16,7 +17,7 @@ use crate::timing::{self, Stage};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
-pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<PgPool, StoreError> {
+pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<Pool, StoreError> {
     let isolation = match options.isolation {
         Isolation::ReadCommitted => "read committed",
         Isolation::RepeatableRead => "repeatable read",
@@ -25,21 +26,18 @@ pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<PgPool,
     let connect = PgConnectOptions::from_str(url)?
         .application_name(&options.application_name)
         .options([("default_transaction_isolation", isolation)]);
-    Ok(PgPoolOptions::new()
-        // No ping before each checkout: it was a sixth round trip on every delivery (measured in
-        // docs/performance.md). A connection the server dropped fails the delivery's first
-        // statement instead; that delivery answers 5xx (nothing stored, nothing acknowledged)
-        // and the sender's retry gets a good connection.
-        .test_before_acquire(false)
-        .max_connections(options.max_connections)
-        .acquire_timeout(options.acquire_timeout)
-        .connect_with(connect)
-        .await?)
+    // No ping before a connection is handed out, nor after it comes back (postgres_pool.rs). A
+    // connection the server dropped fails the delivery's first statement instead; that delivery
+    // answers 5xx (nothing stored, nothing acknowledged), the connection is closed, and the
+    // sender's retry gets another.
+    super::postgres_pool::pool(connect, options.max_connections, options.acquire_timeout)
 }
 
-pub(super) async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+pub(super) async fn migrate(pool: &Pool) -> Result<(), StoreError> {
     // Postgres migrations take an advisory lock, so workers starting together are safe.
-    Ok(MIGRATOR.run(pool).await?)
+    let mut conn = lease(pool).await?;
+    let migrated = MIGRATOR.run(&mut *conn).await.map_err(StoreError::from);
+    conn.settle(migrated).await
 }
 
 /// Whether a server error says the database cannot serve now rather than refusing one
@@ -58,28 +56,25 @@ pub(super) fn is_unavailable(e: &dyn DatabaseError) -> bool {
 /// server ended (an administrator's termination, a restart) is taken out of the pool and another
 /// tried, so the answer is about the database now, not about a connection from before. A pool
 /// holds at most its size of such connections; past that many, the error stands.
-pub(super) async fn probe_write(pool: &PgPool) -> Result<(), StoreError> {
-    let mut conn = pool.acquire().await?;
-    for _ in 0..pool.options().get_max_connections() {
+pub(super) async fn probe_write(pool: &Pool) -> Result<(), StoreError> {
+    let mut conn = lease(pool).await?;
+    for _ in 0..pool.status().max_size {
         if conn.ping().await.is_ok() {
             break;
         }
-        // Out of the pool, so it is not handed out again; dropped, so it is closed.
-        drop(conn.detach());
-        conn = pool.acquire().await?;
+        // Dropped unsettled, so it is closed and not handed out again.
+        drop(conn);
+        conn = lease(pool).await?;
     }
+    let probed = rolled_back_write(&mut conn).await;
+    conn.settle(probed).await
+}
+
+async fn rolled_back_write(conn: &mut PgConnection) -> Result<(), StoreError> {
     let mut tx = conn.begin().await?;
     sqlx::query("INSERT INTO receiver_probe (id) VALUES (1)").execute(&mut *tx).await?;
     tx.rollback().await?;
     Ok(())
-}
-
-/// A connection from the pool, the wait for it timed.
-pub(super) async fn pooled(pool: &PgPool) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>, StoreError> {
-    let started = std::time::Instant::now();
-    let conn = pool.acquire().await?;
-    timing::since(Stage::Pool, started);
-    Ok(conn)
 }
 
 /// `BEGIN` on `conn`, timed (one round trip).
@@ -145,19 +140,25 @@ async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Resul
     }
 }
 
-pub(super) async fn apply(pool: &PgPool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+pub(super) async fn apply(pool: &Pool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+    let mut conn = lease(pool).await?;
+    let applied = apply_alone(&mut conn, event, guard).await;
+    conn.settle(applied).await
+}
+
+/// The side effect in a transaction of its own.
+async fn apply_alone(conn: &mut PgConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
     if check_side_effect(event).is_ok() {
         return match event {
             // A credit's two statements go as one (postgres_claim.rs).
             Event::Credit { id, account, amount, .. } => {
-                postgres_claim::apply_credit(pool, id, *account, *amount).await
+                postgres_claim::apply_credit(conn, id, *account, *amount).await
             }
             // A plan update is one statement: on its own, Postgres makes it a transaction.
-            Event::Plan { .. } => apply_in(&mut *pooled(pool).await?, event, guard).await,
+            Event::Plan { .. } => apply_in(conn, event, guard).await,
         };
     }
-    let mut conn = pooled(pool).await?;
-    let mut tx = begin(&mut conn).await?;
+    let mut tx = begin(conn).await?;
     let applied = apply_in(&mut tx, event, guard).await?;
     tx.commit().await?;
     Ok(applied)
@@ -215,11 +216,21 @@ pub(super) async fn known_key(
 }
 
 pub(super) async fn check_key(
-    pool: &PgPool,
+    pool: &Pool,
     event_id: &str,
     body_sha256: &str,
 ) -> Result<Option<Known>, StoreError> {
-    let mut conn = pool.acquire().await?;
+    let mut conn = lease(pool).await?;
+    let known = key_there(&mut conn, event_id, body_sha256).await;
+    conn.settle(known).await
+}
+
+/// What the event's key says, if it is there.
+async fn key_there(
+    conn: &mut PgConnection,
+    event_id: &str,
+    body_sha256: &str,
+) -> Result<Option<Known>, StoreError> {
     let present: Option<i32> = sqlx::query_scalar("SELECT 1 FROM processed_events WHERE event_id = $1")
         .bind(event_id)
         .fetch_optional(&mut *conn)
@@ -227,23 +238,33 @@ pub(super) async fn check_key(
     if present.is_none() {
         return Ok(None);
     }
-    Ok(Some(known_key(&mut conn, Keys::Processed, event_id, body_sha256).await?))
+    Ok(Some(known_key(conn, Keys::Processed, event_id, body_sha256).await?))
 }
 
 pub(super) async fn mark_processed(
-    pool: &PgPool,
+    pool: &Pool,
     event_id: &str,
     body_sha256: &str,
 ) -> Result<Option<Known>, StoreError> {
-    let mut conn = pool.acquire().await?;
-    if insert_key(&mut conn, event_id, body_sha256).await? {
+    let mut conn = lease(pool).await?;
+    let marked = mark(&mut conn, event_id, body_sha256).await;
+    conn.settle(marked).await
+}
+
+/// Inserts the key; `None` when inserted, else what the key already there says.
+async fn mark(
+    conn: &mut PgConnection,
+    event_id: &str,
+    body_sha256: &str,
+) -> Result<Option<Known>, StoreError> {
+    if insert_key(conn, event_id, body_sha256).await? {
         return Ok(None);
     }
-    Ok(Some(known_key(&mut conn, Keys::Processed, event_id, body_sha256).await?))
+    Ok(Some(known_key(conn, Keys::Processed, event_id, body_sha256).await?))
 }
 
 pub(super) async fn apply_once(
-    pool: &PgPool,
+    pool: &Pool,
     event: &Event,
     body_sha256: &str,
     guard: Guard,
@@ -259,8 +280,20 @@ pub(super) async fn apply_once(
         None => &|| {},
         Some(after_key) => after_key,
     };
-    let mut conn = pooled(pool).await?;
-    let mut tx = begin(&mut conn).await?;
+    let mut conn = lease(pool).await?;
+    let applied = claim_step_by_step(&mut conn, event, body_sha256, guard, after_key).await;
+    conn.settle(applied).await
+}
+
+/// The claim statement by statement, with `after_key` between the key and the side effect.
+async fn claim_step_by_step(
+    conn: &mut PgConnection,
+    event: &Event,
+    body_sha256: &str,
+    guard: Guard,
+    after_key: &(dyn Fn() + Sync),
+) -> Result<Applied, StoreError> {
+    let mut tx = begin(conn).await?;
     if !insert_key(&mut tx, event.id(), body_sha256).await? {
         // The key's transaction has committed (ON CONFLICT waited for it), so it can be read.
         let known = known_key(&mut tx, Keys::Processed, event.id(), body_sha256).await?;
@@ -290,13 +323,25 @@ async fn apply_if_claimed(
 }
 
 pub(super) async fn inbox_store(
-    pool: &PgPool,
+    pool: &Pool,
     source: &str,
     webhook_id: &str,
     body_sha256: &str,
     payload: &str,
 ) -> Result<Option<Known>, StoreError> {
-    let mut conn = pool.acquire().await?;
+    let mut conn = lease(pool).await?;
+    let stored = store_in_inbox(&mut conn, source, webhook_id, body_sha256, payload).await;
+    conn.settle(stored).await
+}
+
+/// Inserts the inbox row; `None` when inserted, else what the row already there says.
+async fn store_in_inbox(
+    conn: &mut PgConnection,
+    source: &str,
+    webhook_id: &str,
+    body_sha256: &str,
+    payload: &str,
+) -> Result<Option<Known>, StoreError> {
     let done = sqlx::query(
         "INSERT INTO webhook_inbox (source, webhook_id, body_sha256, payload) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (webhook_id) DO NOTHING",
@@ -310,15 +355,24 @@ pub(super) async fn inbox_store(
     if done.rows_affected() == 1 {
         return Ok(None);
     }
-    Ok(Some(known_key(&mut conn, Keys::Inbox, webhook_id, body_sha256).await?))
+    Ok(Some(known_key(conn, Keys::Inbox, webhook_id, body_sha256).await?))
 }
 
 pub(super) async fn inbox_step(
-    pool: &PgPool,
+    pool: &Pool,
     at_claim: &(dyn Fn(&str) + Sync),
 ) -> Result<Option<InboxStep>, StoreError> {
-    let mut conn = pooled(pool).await?;
-    let mut tx = begin(&mut conn).await?;
+    let mut conn = lease(pool).await?;
+    let step = claim_inbox_row(&mut conn, at_claim).await;
+    conn.settle(step).await
+}
+
+/// Claims, applies and marks the oldest pending row in one transaction.
+async fn claim_inbox_row(
+    conn: &mut PgConnection,
+    at_claim: &(dyn Fn(&str) + Sync),
+) -> Result<Option<InboxStep>, StoreError> {
+    let mut tx = begin(conn).await?;
     let row: Option<(i64, String, String)> = sqlx::query_as(
         "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1 \
          ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1",
@@ -364,13 +418,24 @@ pub(super) async fn inbox_step(
 }
 
 pub(super) async fn apply_once_until(
-    pool: &PgPool,
+    pool: &Pool,
     event: &Event,
     now: f64,
     ttl: f64,
 ) -> Result<Applied, StoreError> {
-    let mut conn = pooled(pool).await?;
-    let mut tx = begin(&mut conn).await?;
+    let mut conn = lease(pool).await?;
+    let applied = claim_expiring(&mut conn, event, now, ttl).await;
+    conn.settle(applied).await
+}
+
+/// The claim of an expiring key and, when claimed, the side effect, in one transaction.
+async fn claim_expiring(
+    conn: &mut PgConnection,
+    event: &Event,
+    now: f64,
+    ttl: f64,
+) -> Result<Applied, StoreError> {
+    let mut tx = begin(conn).await?;
     // A key whose time has passed counts as absent, purged or not.
     let claimed = sqlx::query(
         "INSERT INTO dedupe_keys (event_id, expires_at) VALUES ($1, $2) ON CONFLICT (event_id) \
@@ -384,7 +449,13 @@ pub(super) async fn apply_once_until(
     apply_if_claimed(tx, claimed.rows_affected() != 0, event, Guard::None, &|| {}).await
 }
 
-pub(super) async fn purge_expired(pool: &PgPool, now: f64) -> Result<u64, StoreError> {
-    let done = sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= $1").bind(now).execute(pool).await?;
-    Ok(done.rows_affected())
+pub(super) async fn purge_expired(pool: &Pool, now: f64) -> Result<u64, StoreError> {
+    let mut conn = lease(pool).await?;
+    let purged = sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= $1")
+        .bind(now)
+        .execute(&mut *conn)
+        .await
+        .map(|done| done.rows_affected())
+        .map_err(StoreError::from);
+    conn.settle(purged).await
 }

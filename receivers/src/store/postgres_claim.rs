@@ -22,10 +22,11 @@
 
 use std::sync::LazyLock;
 
+use sqlx::PgConnection;
 use sqlx::postgres::PgDatabaseError;
-use sqlx::{PgConnection, PgPool};
 
-use super::postgres::{Keys, guard_where, known_key, pooled};
+use super::postgres::{Keys, guard_where, known_key};
+use super::postgres_pool::{Pool, lease};
 use super::{Applied, Guard, StoreError, overflow};
 use crate::event::Event;
 
@@ -73,12 +74,23 @@ fn claim_plan_sql(guard: Guard) -> &'static str {
 /// The atomic designs' claim of `event`'s key with its body hash and, when claimed, the event
 /// applied under `guard`, in one statement.
 pub(super) async fn apply_once(
-    pool: &PgPool,
+    pool: &Pool,
     event: &Event,
     body_sha256: &str,
     guard: Guard,
 ) -> Result<Applied, StoreError> {
-    let mut conn = pooled(pool).await?;
+    let mut conn = lease(pool).await?;
+    let applied = claim(&mut conn, event, body_sha256, guard).await;
+    conn.settle(applied).await
+}
+
+/// The claim's statement and, for a key already there, what the key says.
+async fn claim(
+    conn: &mut PgConnection,
+    event: &Event,
+    body_sha256: &str,
+    guard: Guard,
+) -> Result<Applied, StoreError> {
     let claimed = match event {
         Event::Credit { id, account, amount, .. } => {
             let done = sqlx::query(CLAIM_CREDIT)
@@ -106,7 +118,7 @@ pub(super) async fn apply_once(
     };
     match claimed {
         Some(applied) => Ok(applied),
-        None => already_there(&mut conn, event.id(), body_sha256).await,
+        None => already_there(conn, event.id(), body_sha256).await,
     }
 }
 
@@ -122,12 +134,11 @@ async fn already_there(
 
 /// A credit with no key, in one statement: applied, or refused when it would overflow.
 pub(super) async fn apply_credit(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     id: &str,
     account: i64,
     amount: i64,
 ) -> Result<Applied, StoreError> {
-    let mut conn = pooled(pool).await?;
     let done = sqlx::query(APPLY_CREDIT).bind(id).bind(account).bind(amount).execute(&mut *conn).await?;
     if done.rows_affected() == 0 {
         return Err(overflow(id, account, amount));

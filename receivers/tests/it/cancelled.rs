@@ -9,7 +9,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use receivers::event::Event;
-use receivers::store::{Applied, Backend, Guard};
+use receivers::store::{Applied, Backend, Guard, Store, StoreError, StoreOptions};
 use testkit::{Db, credit};
 
 /// Polls `write` until it is done or `budget` has passed, yielding to the runtime between polls
@@ -76,6 +76,33 @@ async fn a_claim_dropped_at_any_point_commits_all_or_nothing_and_frees_the_store
         // Where the drops fell (before or after the write went out) is the machine's timing, so
         // it is said, not asserted.
         eprintln!("{backend}: {applied_now} of {EVENTS} dropped writes had not committed");
+        db.cleanup().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_refused_half_way_leaves_no_transaction_open_on_its_connection() {
+    for backend in Backend::ALL {
+        let db = Db::fresh(backend).await;
+        // A poison credit takes the claim statement by statement: its key is inserted in an open
+        // transaction, then the side effect refuses it and the transaction is dropped. Its
+        // connection goes back to the pool; a ROLLBACK queued on it and not sent would keep the
+        // key's row locked (and SQLite's file) until that connection's next use, which here
+        // never comes.
+        let refused = db.store.apply_once(&credit("evt_000001", 0), "body", Guard::None, None).await;
+        assert!(matches!(refused, Err(StoreError::Refused(_))), "{backend}: {refused:?}");
+        // Another store, so another connection, claims the same id and must not wait for one.
+        let options = StoreOptions { busy_timeout: Duration::from_secs(5), ..StoreOptions::default() };
+        let other = Store::connect(&db.url, &options).await.expect("a second store");
+        let event = credit("evt_000001", 5);
+        let claim = other.apply_once(&event, "body", Guard::None, None);
+        let outcome = tokio::time::timeout(Duration::from_secs(10), claim)
+            .await
+            .unwrap_or_else(|_| panic!("{backend}: the claim waited 10 s for the refused one's lock"))
+            .unwrap_or_else(|e| panic!("{backend}: {e}"));
+        assert_eq!(outcome, Applied::Applied, "{backend}");
+        other.close().await;
+        assert_eq!(db.applies().await, [("evt_000001".to_string(), 1)], "{backend}");
         db.cleanup().await;
     }
 }
