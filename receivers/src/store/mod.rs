@@ -541,7 +541,8 @@ impl Store {
         )
     }
 
-    /// Closes the pool, waiting for connections in use to be returned.
+    /// Closes the store's connections: those idle now, and those in use as they come back (on
+    /// Postgres without waiting for them: close once the requests are done).
     pub async fn close(&self) {
         match &self.inner {
             Inner::Postgres(pool) => postgres_pool::close(pool).await,

@@ -8,17 +8,19 @@
 //! until the connection's next use. Here whoever borrowed the connection says how it ended, by
 //! handing [`Lease::settle`] the result of what it did:
 //!
-//! - `Ok`: every statement ran to its end, and every transaction begun was committed (each
-//!   function of `postgres.rs` ends its transactions before it returns `Ok`). The connection goes
-//!   back as it is.
+//! - `Ok`: every statement ran to its end, and every transaction begun was ended (each function
+//!   of `postgres.rs` commits or rolls back before it returns `Ok`). The connection goes back as
+//!   it is.
 //! - an error: a `ROLLBACK` may be queued. The connection is pinged, which sends it and waits
-//!   for the server to be ready, and goes back only if the ping answers.
+//!   for the server to be ready, and goes back only if the ping answers within the pool timeout.
 //! - never settled (the borrower's future was dropped, or it panicked): nothing says where it
-//!   stopped, so the connection is closed and the server rolls back whatever it had open. The
-//!   pool opens another when one is next wanted.
+//!   stopped, so the connection is closed. The server rolls back the transaction it had open (a
+//!   statement already running may still finish, as when a client crashes: one statement is all
+//!   or nothing either way). The pool opens another connection when one is next wanted.
 //!
-//! The pool itself is deadpool's: a bounded set of connections, a wait for one that gives up
-//! after the store's acquire timeout, and a connect that does too.
+//! The pool itself is deadpool's: a bounded set of connections. Getting one, the wait for a free
+//! one and a connect together, gives up after the store's pool timeout. A connection lives until
+//! it fails or the pool closes (sqlx's pool also closed idle ones after 10 minutes).
 
 use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
@@ -31,9 +33,22 @@ use super::StoreError;
 use crate::timing::{self, Stage};
 
 /// Opens connections to one database.
-#[derive(Debug)]
 pub(super) struct Connector {
     options: PgConnectOptions,
+    /// How long getting a connection, or the ping after an error, may take.
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Connector {
+    /// The server and database, never the password the options hold.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connector")
+            .field("host", &self.options.get_host())
+            .field("port", &self.options.get_port())
+            .field("database", &self.options.get_database())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 impl managed::Manager for Connector {
@@ -54,14 +69,11 @@ impl managed::Manager for Connector {
 /// The receivers' Postgres connections.
 pub(super) type Pool = managed::Pool<Connector>;
 
-/// A pool of at most `size` connections to `options`; a wait for one, or a connect, gives up
-/// after `timeout`. Opens no connection yet.
+/// A pool of at most `size` connections to `options`; getting one gives up after `timeout`.
+/// Opens no connection yet.
 pub(super) fn pool(options: PgConnectOptions, size: u32, timeout: Duration) -> Result<Pool, StoreError> {
-    managed::Pool::builder(Connector { options })
+    managed::Pool::builder(Connector { options, timeout })
         .max_size(size as usize)
-        .wait_timeout(Some(timeout))
-        .create_timeout(Some(timeout))
-        .runtime(deadpool::Runtime::Tokio1)
         .build()
         .map_err(|e| StoreError::Database(sqlx::Error::Configuration(e.into())))
 }
@@ -69,18 +81,24 @@ pub(super) fn pool(options: PgConnectOptions, size: u32, timeout: Duration) -> R
 /// A connection borrowed from the pool; see the module's docs for how it goes back.
 pub(super) struct Lease {
     conn: Option<Object<Connector>>,
+    timeout: Duration,
 }
 
-/// A connection from the pool, the wait for it timed.
+/// A connection from the pool, the wait for it timed. The wait for a free connection and the
+/// connect share one deadline, the pool timeout; past it, sqlx's `PoolTimedOut`.
 pub(super) async fn lease(pool: &Pool) -> Result<Lease, StoreError> {
     let started = Instant::now();
-    let conn = pool.get().await.map_err(pool_error)?;
+    let timeout = pool.manager().timeout;
+    let conn = tokio::time::timeout(timeout, pool.get())
+        .await
+        .map_err(|_| StoreError::Database(sqlx::Error::PoolTimedOut))?
+        .map_err(pool_error)?;
     timing::since(Stage::Pool, started);
-    Ok(Lease { conn: Some(conn) })
+    Ok(Lease { conn: Some(conn), timeout })
 }
 
-/// deadpool's errors as sqlx's: a wait or a connect that timed out is sqlx's `PoolTimedOut`,
-/// a closed pool its `PoolClosed`, so [`StoreError::is_unavailable`] reads them alike.
+/// deadpool's errors as sqlx's: a closed pool is sqlx's `PoolClosed`, so
+/// [`StoreError::is_unavailable`] reads it alike.
 fn pool_error(e: PoolError<sqlx::Error>) -> StoreError {
     StoreError::Database(match e {
         PoolError::Timeout(_) => sqlx::Error::PoolTimedOut,
@@ -96,7 +114,7 @@ impl Lease {
     /// Gives the connection back after `result`, the outcome of what it was used for, and
     /// returns `result`: as it is after `Ok`, pinged first after an error (see the module's docs).
     pub(super) async fn settle<T>(mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
-        if result.is_err() && self.ping().await.is_err() {
+        if result.is_err() && !matches!(tokio::time::timeout(self.timeout, self.ping()).await, Ok(Ok(()))) {
             return result;
         }
         // Taken out of the lease, the object goes back to the pool when dropped.
@@ -128,8 +146,9 @@ impl DerefMut for Lease {
     }
 }
 
-/// Closes the pool: connections waiting in it are ended politely (`Terminate`), later borrowers
-/// get [`sqlx::Error::PoolClosed`], and connections still lent are closed as they come back.
+/// Closes the pool: connections idle in it are ended politely (`Terminate`), later borrowers get
+/// [`sqlx::Error::PoolClosed`], and connections still lent (none, when the caller's requests are
+/// done) are closed as they come back, without waiting for them.
 pub(super) async fn close(pool: &Pool) {
     let idle = pool.retain(|_, _| false).removed;
     pool.close();
