@@ -18,11 +18,14 @@
 //! A SQLite store also watches its file: a write is acknowledged only if the file at the path is
 //! still the one the connections have open (see `sqlite.rs`).
 
+mod inbox_order;
 mod postgres;
 mod postgres_claim;
+mod postgres_inbox;
 mod postgres_pool;
 mod sqlite;
 mod sqlite_claim;
+mod sqlite_inbox;
 mod writers;
 
 use std::fmt;
@@ -362,7 +365,7 @@ fn compare_bodies(event_id: &str, stored: Option<String>, received: &str) -> Opt
     }
 }
 
-/// What one inbox step did.
+/// What a claim did with one inbox row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InboxStep {
     /// A row was applied (or found stale) and marked processed.
@@ -383,9 +386,23 @@ pub enum InboxStep {
     },
 }
 
+impl InboxStep {
+    /// The row, if it applied (or was found stale) and is to be marked processed.
+    fn processed_row(&self) -> Option<i64> {
+        match self {
+            InboxStep::Processed { row, .. } => Some(*row),
+            InboxStep::Failed { .. } => None,
+        }
+    }
+}
+
 /// How many failed attempts leave an inbox row as a dead letter. The migrations' partial index
 /// `webhook_inbox_pending` repeats the 5 (an index predicate cannot take a parameter): change both.
 pub const INBOX_MAX_ATTEMPTS: i64 = 5;
+
+/// How many pending inbox rows one claim transaction takes at most. It bounds what one SQLite
+/// turn holds up: the other writers of the file wait for the whole batch.
+pub const INBOX_BATCH: i64 = 32;
 
 /// The receivers' handle on their database, Postgres or SQLite.
 #[derive(Debug, Clone)]
@@ -520,24 +537,23 @@ impl Store {
         dialect!(
             self,
             write,
-            |pool| postgres::inbox_store(pool, source, webhook_id, body_sha256, payload).await,
-            sqlite::inbox_store(pool, source, webhook_id, body_sha256, payload).await
+            |pool| postgres_inbox::store(pool, source, webhook_id, body_sha256, payload).await,
+            sqlite_inbox::store(pool, source, webhook_id, body_sha256, payload).await
         )
     }
 
-    /// Claims the oldest pending inbox row, applies it with the version guard and marks it
-    /// processed in one transaction; on failure counts the attempt and records the error.
-    /// `None` when no row is pending. `at_claim` gets the claimed row's webhook id before the side
+    /// Claims up to [`INBOX_BATCH`] pending inbox rows, oldest first, applies each with the
+    /// version guard and marks it processed, all in one transaction; a row whose side effect is
+    /// refused has its attempt counted and its error recorded instead. After a statement failed
+    /// (the batch undone), the oldest pending row alone, its side effect under a savepoint. Empty
+    /// when no row is pending. `at_claim` gets each claimed row's webhook id before its side
     /// effect, inside the open transaction (where an injected crash strikes).
-    pub async fn inbox_step(
-        &self,
-        at_claim: &(dyn Fn(&str) + Sync),
-    ) -> Result<Option<InboxStep>, StoreError> {
+    pub async fn inbox_claim(&self, at_claim: &(dyn Fn(&str) + Sync)) -> Result<Vec<InboxStep>, StoreError> {
         dialect!(
             self,
             write,
-            |pool| postgres::inbox_step(pool, at_claim).await,
-            sqlite::inbox_step(pool, at_claim).await
+            |pool| postgres_inbox::claim(pool, at_claim).await,
+            sqlite_inbox::claim(pool, at_claim).await
         )
     }
 

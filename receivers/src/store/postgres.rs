@@ -9,8 +9,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError};
 
 use super::postgres_pool::{Pool, lease};
 use super::{
-    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Isolation, Known, StoreError, StoreOptions,
-    check_side_effect, compare_bodies, overflow, parse_inbox_payload, postgres_claim,
+    Applied, Guard, Isolation, Known, StoreError, StoreOptions, check_side_effect, compare_bodies,
+    postgres_claim,
 };
 use crate::event::Event;
 use crate::timing::{self, Stage};
@@ -78,18 +78,14 @@ async fn rolled_back_write(conn: &mut PgConnection) -> Result<(), StoreError> {
 }
 
 /// `BEGIN` on `conn`, timed (one round trip).
-async fn begin(conn: &mut PgConnection) -> Result<sqlx::Transaction<'_, sqlx::Postgres>, StoreError> {
+pub(super) async fn begin(
+    conn: &mut PgConnection,
+) -> Result<sqlx::Transaction<'_, sqlx::Postgres>, StoreError> {
     let started = std::time::Instant::now();
     let tx = conn.begin().await?;
     timing::since(Stage::Begin, started);
     Ok(tx)
 }
-
-/// The credit, refused by its own WHERE when it would overflow the balance (0 rows).
-const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES ($1, $2) \
-     ON CONFLICT (id) DO UPDATE SET credits = accounts.credits + EXCLUDED.credits \
-     WHERE accounts.credits <= 9223372036854775807 - EXCLUDED.credits";
-const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES ($1, $2, $3)";
 
 fn plan_sql(guard: Guard) -> &'static str {
     static SQL: LazyLock<[String; 4]> = LazyLock::new(|| {
@@ -115,17 +111,18 @@ pub(super) fn guard_where(guard: Guard) -> &'static str {
     }
 }
 
-/// The side effect, inside the caller's transaction.
-async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+/// The side effect, inside the caller's transaction: a credit and its ledger row as one statement
+/// (postgres_claim.rs), a plan update under `guard`. A side effect refused ([`StoreError::Refused`])
+/// has written nothing.
+pub(super) async fn apply_in(
+    conn: &mut PgConnection,
+    event: &Event,
+    guard: Guard,
+) -> Result<Applied, StoreError> {
     check_side_effect(event)?;
     match event {
         Event::Credit { id, account, amount, .. } => {
-            let credited = sqlx::query(CREDIT).bind(account).bind(amount).execute(&mut *conn).await?;
-            if credited.rows_affected() == 0 {
-                return Err(overflow(id, *account, *amount));
-            }
-            sqlx::query(LEDGER).bind(id).bind(account).bind(amount).execute(&mut *conn).await?;
-            Ok(Applied::Applied)
+            postgres_claim::apply_credit(conn, id, *account, *amount).await
         }
         Event::Plan { account, plan, version, created, .. } => {
             let done = sqlx::query(plan_sql(guard))
@@ -142,26 +139,9 @@ async fn apply_in(conn: &mut PgConnection, event: &Event, guard: Guard) -> Resul
 
 pub(super) async fn apply(pool: &Pool, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
     let mut conn = lease(pool).await?;
-    let applied = apply_alone(&mut conn, event, guard).await;
+    // One statement, or a refusal before any: on its own, Postgres makes it a transaction.
+    let applied = apply_in(&mut conn, event, guard).await;
     conn.settle(applied).await
-}
-
-/// The side effect in a transaction of its own.
-async fn apply_alone(conn: &mut PgConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
-    if check_side_effect(event).is_ok() {
-        return match event {
-            // A credit's two statements go as one (postgres_claim.rs).
-            Event::Credit { id, account, amount, .. } => {
-                postgres_claim::apply_credit(conn, id, *account, *amount).await
-            }
-            // A plan update is one statement: on its own, Postgres makes it a transaction.
-            Event::Plan { .. } => apply_in(conn, event, guard).await,
-        };
-    }
-    let mut tx = begin(conn).await?;
-    let applied = apply_in(&mut tx, event, guard).await?;
-    tx.commit().await?;
-    Ok(applied)
 }
 
 /// Inserts the event's key with its body hash, doing nothing when it is there; whether it was
@@ -320,101 +300,6 @@ async fn apply_if_claimed(
     let applied = apply_in(&mut tx, event, guard).await?;
     tx.commit().await?;
     Ok(applied)
-}
-
-pub(super) async fn inbox_store(
-    pool: &Pool,
-    source: &str,
-    webhook_id: &str,
-    body_sha256: &str,
-    payload: &str,
-) -> Result<Option<Known>, StoreError> {
-    let mut conn = lease(pool).await?;
-    let stored = store_in_inbox(&mut conn, source, webhook_id, body_sha256, payload).await;
-    conn.settle(stored).await
-}
-
-/// Inserts the inbox row; `None` when inserted, else what the row already there says.
-async fn store_in_inbox(
-    conn: &mut PgConnection,
-    source: &str,
-    webhook_id: &str,
-    body_sha256: &str,
-    payload: &str,
-) -> Result<Option<Known>, StoreError> {
-    let done = sqlx::query(
-        "INSERT INTO webhook_inbox (source, webhook_id, body_sha256, payload) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (webhook_id) DO NOTHING",
-    )
-    .bind(source)
-    .bind(webhook_id)
-    .bind(body_sha256)
-    .bind(payload)
-    .execute(&mut *conn)
-    .await?;
-    if done.rows_affected() == 1 {
-        return Ok(None);
-    }
-    Ok(Some(known_key(conn, Keys::Inbox, webhook_id, body_sha256).await?))
-}
-
-pub(super) async fn inbox_step(
-    pool: &Pool,
-    at_claim: &(dyn Fn(&str) + Sync),
-) -> Result<Option<InboxStep>, StoreError> {
-    let mut conn = lease(pool).await?;
-    let step = claim_inbox_row(&mut conn, at_claim).await;
-    conn.settle(step).await
-}
-
-/// Claims, applies and marks the oldest pending row in one transaction.
-async fn claim_inbox_row(
-    conn: &mut PgConnection,
-    at_claim: &(dyn Fn(&str) + Sync),
-) -> Result<Option<InboxStep>, StoreError> {
-    let mut tx = begin(conn).await?;
-    let row: Option<(i64, String, String)> = sqlx::query_as(
-        "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1 \
-         ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1",
-    )
-    .bind(INBOX_MAX_ATTEMPTS)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((row, webhook_id, payload)) = row else {
-        tx.commit().await?;
-        return Ok(None);
-    };
-    at_claim(&webhook_id);
-    // The side effect runs in a savepoint, so a failure is undone while the row stays claimed, and
-    // its attempt is counted in the same transaction: no other worker can take the row between.
-    let mut effect = tx.begin().await?;
-    let applied = match parse_inbox_payload(&payload) {
-        Ok(event) => apply_in(&mut effect, &event, Guard::Version).await.map_err(|e| e.to_string()),
-        Err(e) => Err(e),
-    };
-    let step = match applied {
-        Ok(applied) => {
-            effect.commit().await?;
-            sqlx::query("UPDATE webhook_inbox SET processed_at = now() WHERE id = $1")
-                .bind(row)
-                .execute(&mut *tx)
-                .await?;
-            InboxStep::Processed { row, applied }
-        }
-        Err(error) => {
-            effect.rollback().await?;
-            let attempts: i64 = sqlx::query_scalar(
-                "UPDATE webhook_inbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1 RETURNING attempts",
-            )
-            .bind(row)
-            .bind(&error)
-            .fetch_one(&mut *tx)
-            .await?;
-            InboxStep::Failed { row, attempts, error }
-        }
-    };
-    tx.commit().await?;
-    Ok(Some(step))
 }
 
 pub(super) async fn apply_once_until(

@@ -30,10 +30,7 @@ use sqlx::{Connection, Sqlite, SqlitePool};
 
 use super::sqlite_claim::{self, Write};
 use super::writers::{Turn, WriteQueue};
-use super::{
-    Applied, Guard, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, StoreOptions, check_side_effect,
-    compare_bodies, overflow, parse_inbox_payload,
-};
+use super::{Applied, Guard, Known, StoreError, StoreOptions, check_side_effect, compare_bodies, overflow};
 use crate::event::Event;
 use crate::timing::{self, Stage};
 
@@ -424,7 +421,7 @@ impl std::ops::Deref for Lite<'_> {
 impl Lite<'_> {
     /// A pooled connection, then the write turn: the connection is had before the turn, so the
     /// wait for it is not spent holding up every other writer of the file.
-    async fn writer(&self) -> Result<(PoolConnection<Sqlite>, Turn), StoreError> {
+    pub(super) async fn writer(&self) -> Result<(PoolConnection<Sqlite>, Turn), StoreError> {
         let conn = pooled(self.pool).await?;
         let turn = self.writers.turn().await?;
         Ok((conn, turn))
@@ -498,7 +495,9 @@ async fn pooled(pool: &SqlitePool) -> Result<PoolConnection<Sqlite>, StoreError>
 
 /// `BEGIN IMMEDIATE` on `conn`: the write lock taken before the first statement, timed (the
 /// wait for the lock included, busy-handler sleeps and all).
-async fn begin_immediate(conn: &mut SqliteConnection) -> Result<sqlx::Transaction<'_, Sqlite>, StoreError> {
+pub(super) async fn begin_immediate(
+    conn: &mut SqliteConnection,
+) -> Result<sqlx::Transaction<'_, Sqlite>, StoreError> {
     let started = Instant::now();
     let tx = conn.begin_with("BEGIN IMMEDIATE").await?;
     timing::since(Stage::Begin, started);
@@ -537,8 +536,13 @@ pub(super) fn guard_where(guard: Guard) -> &'static str {
     }
 }
 
-/// The side effect, inside the caller's transaction.
-async fn apply_in(conn: &mut SqliteConnection, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
+/// The side effect, inside the caller's transaction. A side effect refused
+/// ([`StoreError::Refused`]) has written nothing.
+pub(super) async fn apply_in(
+    conn: &mut SqliteConnection,
+    event: &Event,
+    guard: Guard,
+) -> Result<Applied, StoreError> {
     check_side_effect(event)?;
     match event {
         Event::Credit { id, account, amount, .. } => {
@@ -712,82 +716,6 @@ async fn apply_if_claimed(
     let applied = apply_in(&mut tx, event, guard).await?;
     tx.commit().await?;
     Ok(applied)
-}
-
-pub(super) async fn inbox_store(
-    db: &Lite<'_>,
-    source: &str,
-    webhook_id: &str,
-    body_sha256: &str,
-    payload: &str,
-) -> Result<Option<Known>, StoreError> {
-    let (mut conn, _turn) = db.writer().await?;
-    let done = sqlx::query(
-        "INSERT INTO webhook_inbox (source, webhook_id, body_sha256, payload) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT (webhook_id) DO NOTHING",
-    )
-    .bind(source)
-    .bind(webhook_id)
-    .bind(body_sha256)
-    .bind(payload)
-    .execute(&mut *conn)
-    .await?;
-    if done.rows_affected() == 1 {
-        return Ok(None);
-    }
-    Ok(Some(known_key(&mut conn, Keys::Inbox, webhook_id, body_sha256).await?))
-}
-
-pub(super) async fn inbox_step(
-    db: &Lite<'_>,
-    at_claim: &(dyn Fn(&str) + Sync),
-) -> Result<Option<InboxStep>, StoreError> {
-    // The write lock is the claim: no other process can take a row until this commits.
-    let (mut conn, _turn) = db.writer().await?;
-    let mut tx = begin_immediate(&mut conn).await?;
-    let row: Option<(i64, String, String)> = sqlx::query_as(
-        "SELECT id, webhook_id, payload FROM webhook_inbox WHERE processed_at IS NULL AND attempts < ?1 ORDER BY id LIMIT 1",
-    )
-    .bind(INBOX_MAX_ATTEMPTS)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((row, webhook_id, payload)) = row else {
-        tx.commit().await?;
-        return Ok(None);
-    };
-    at_claim(&webhook_id);
-    // The side effect runs in a savepoint, so a failure is undone while the lock is still held,
-    // and its attempt is counted in the same transaction: no other worker can take the row between.
-    let mut effect = tx.begin().await?;
-    let applied = match parse_inbox_payload(&payload) {
-        Ok(event) => apply_in(&mut effect, &event, Guard::Version).await.map_err(|e| e.to_string()),
-        Err(e) => Err(e),
-    };
-    let step = match applied {
-        Ok(applied) => {
-            effect.commit().await?;
-            sqlx::query(
-                "UPDATE webhook_inbox SET processed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
-            )
-            .bind(row)
-            .execute(&mut *tx)
-            .await?;
-            InboxStep::Processed { row, applied }
-        }
-        Err(error) => {
-            effect.rollback().await?;
-            let attempts: i64 = sqlx::query_scalar(
-                "UPDATE webhook_inbox SET attempts = attempts + 1, last_error = ?2 WHERE id = ?1 RETURNING attempts",
-            )
-            .bind(row)
-            .bind(&error)
-            .fetch_one(&mut *tx)
-            .await?;
-            InboxStep::Failed { row, attempts, error }
-        }
-    };
-    tx.commit().await?;
-    Ok(Some(step))
 }
 
 pub(super) async fn apply_once_until(

@@ -239,6 +239,65 @@ async fn a_failing_inbox_row_is_attempted_exactly_five_times_however_many_worker
     }
 }
 
+/// A statement that fails in the middle of a claim's batch undoes the whole batch: the rows
+/// before it are not applied twice when they are taken again, the failing row's own credit is not
+/// left half-applied, and its attempts are counted one at a time until it is a dead letter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_failing_inside_an_inbox_batch_undoes_it_and_every_row_applies_once() {
+    for backend in Backend::ALL {
+        let db = Db::fresh(backend).await;
+        // The ledger refuses one event's row: its credit has been written by then, in the
+        // same transaction, and only undoing the transaction takes it back.
+        match backend {
+            Backend::Postgres => {
+                db.execute(
+                    "CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                     IF NEW.event_id = 'evt_bad' THEN RAISE EXCEPTION 'evt_bad refused by a trigger'; END IF; \
+                     RETURN NEW; END $$",
+                )
+                .await;
+                db.execute(
+                    "CREATE TRIGGER refuse_bad BEFORE INSERT ON credit_ledger FOR EACH ROW EXECUTE FUNCTION refuse_bad()",
+                )
+                .await;
+            }
+            Backend::Sqlite => {
+                db.execute(
+                    "CREATE TRIGGER refuse_bad BEFORE INSERT ON credit_ledger WHEN NEW.event_id = 'evt_bad' \
+                     BEGIN SELECT RAISE(ABORT, 'evt_bad refused by a trigger'); END",
+                )
+                .await;
+            }
+        }
+        let ids: Vec<String> =
+            (0..20).map(|i| format!("evt_{i:02}")).chain(["evt_bad".to_string()]).collect();
+        // The failing row in the middle of the first batch, 10 rows before it and 10 after.
+        let (before, after) = ids[..20].split_at(10);
+        for id in before.iter().chain(&ids[20..]).chain(after) {
+            let body = serde_json::to_string(&credit(id, 100)).expect("json");
+            assert!(
+                db.store.inbox_store("acme", id, "", &body).await.expect("stored").is_none(),
+                "{backend}"
+            );
+        }
+        let server = Server::start(Design::Inbox, &db, Duration::ZERO).await;
+        db.drain_inbox().await;
+        let good: Vec<(String, i64)> = ids[..20].iter().map(|id| (id.clone(), 1)).collect();
+        assert_eq!(
+            db.applies().await,
+            good,
+            "{backend}: one ledger row for each good event, none for evt_bad"
+        );
+        assert_eq!(db.scalar("SELECT credits FROM accounts WHERE id = 7").await, 2000, "{backend}");
+        let bad = db.pairs("SELECT last_error, attempts FROM webhook_inbox WHERE processed_at IS NULL").await;
+        assert_eq!(bad.len(), 1, "{backend}: only evt_bad is left, as a dead letter");
+        assert_eq!(bad[0].1, 5, "{backend}: attempts");
+        assert!(bad[0].0.contains("evt_bad refused by a trigger"), "{backend}: last_error {:?}", bad[0].0);
+        server.stop().await;
+        db.cleanup().await;
+    }
+}
+
 /// `GET /stats` counts where a worker's time went, per stage: a SQLite write's wait for its turn
 /// and its time holding it, a Postgres write's wait for a pooled connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
