@@ -92,6 +92,9 @@ static PENDING: LazyLock<String> = LazyLock::new(|| {
 const FAILED: &str =
     "UPDATE webhook_inbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1 RETURNING attempts";
 
+/// Marks the rows of an array of ids processed.
+const PROCESSED: &str = "UPDATE webhook_inbox SET processed_at = now() WHERE id = ANY($1)";
+
 async fn claim_batch(
     conn: &mut PgConnection,
     at_claim: &(dyn Fn(&str) + Sync),
@@ -99,10 +102,6 @@ async fn claim_batch(
     let mut tx = begin(conn).await?;
     let rows: Vec<(i64, String, String)> =
         sqlx::query_as(PENDING.as_str()).bind(INBOX_BATCH).fetch_all(&mut *tx).await?;
-    if rows.is_empty() {
-        tx.commit().await?;
-        return Ok(Vec::new());
-    }
     let mut steps = Vec::with_capacity(rows.len());
     for Claimed { row, webhook_id, event } in in_account_order(rows) {
         at_claim(&webhook_id);
@@ -119,10 +118,7 @@ async fn claim_batch(
     }
     let processed: Vec<i64> = steps.iter().filter_map(InboxStep::processed_row).collect();
     if !processed.is_empty() {
-        sqlx::query("UPDATE webhook_inbox SET processed_at = now() WHERE id = ANY($1)")
-            .bind(&processed)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(PROCESSED).bind(&processed).execute(&mut *tx).await?;
     }
     tx.commit().await?;
     Ok(steps)
@@ -156,10 +152,7 @@ async fn claim_one(
     let step = match applied {
         Ok(applied) => {
             effect.commit().await?;
-            sqlx::query("UPDATE webhook_inbox SET processed_at = now() WHERE id = $1")
-                .bind(row)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(PROCESSED).bind([row]).execute(&mut *tx).await?;
             InboxStep::Processed { row, applied }
         }
         Err(error) => {
