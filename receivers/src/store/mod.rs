@@ -26,6 +26,7 @@ mod postgres_pool;
 mod sqlite;
 mod sqlite_claim;
 mod sqlite_inbox;
+mod sqlite_writer;
 mod writers;
 
 use std::fmt;
@@ -72,6 +73,10 @@ macro_rules! dialect {
 /// body hash, ?3 the account, ?4 the amount), the key claimed only when the credit will not
 /// overflow, each statement after it doing nothing unless the one before changed a row.
 pub const SQLITE_CLAIM_CREDIT: &str = sqlite_claim::CLAIM_CREDIT;
+
+/// The SQLite writer thread's connection and transaction on the caller's thread, for `hookbench
+/// perf`'s loop through SQLite's C API (sqlite_writer.rs).
+pub use sqlite_writer::Direct as SqliteDirect;
 
 /// The atomic designs' credit on Postgres as the receivers send it: the key, the credit and the
 /// ledger row as one statement ($1 the event id, $2 its body hash, $3 the account, $4 the amount),
@@ -225,6 +230,9 @@ pub enum StoreError {
     /// chained as a source too: each cause reads once.)
     #[error("database error: {0}")]
     Database(sqlx::Error),
+    /// A statement on the SQLite writer thread's connection failed (sqlite_writer.rs).
+    #[error("database error: {0}")]
+    Sqlite(rusqlite::Error),
     /// The schema migrations failed.
     #[error("migration failed: {0}")]
     Migrate(sqlx::migrate::MigrateError),
@@ -252,6 +260,12 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Sqlite(e)
+    }
+}
+
 impl From<sqlx::migrate::MigrateError> for StoreError {
     fn from(e: sqlx::migrate::MigrateError) -> Self {
         StoreError::Migrate(e)
@@ -273,6 +287,7 @@ impl StoreError {
             StoreError::Database(sqlx::Error::Database(e)) => {
                 postgres::is_unavailable(e.as_ref()) || sqlite::is_unavailable(e.as_ref())
             }
+            StoreError::Sqlite(e) => sqlite_writer::is_unavailable(e),
             _ => false,
         }
     }

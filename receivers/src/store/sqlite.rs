@@ -17,7 +17,7 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::{LazyLock, RwLock};
+use std::sync::{Arc, LazyLock, RwLock};
 use std::time::{Duration, Instant};
 
 use sqlx::error::DatabaseError;
@@ -29,6 +29,7 @@ use sqlx::sqlite::{
 use sqlx::{Connection, Sqlite, SqlitePool};
 
 use super::sqlite_claim::{self, Write};
+use super::sqlite_writer::Writer;
 use super::writers::{Turn, WriteQueue};
 use super::{Applied, Guard, Known, StoreError, StoreOptions, check_side_effect, compare_bodies, overflow};
 use crate::event::Event;
@@ -41,7 +42,7 @@ pub(super) const REATTACH_EVERY: Duration = Duration::from_millis(200);
 
 /// SQLite's primary result codes that say the file cannot be used now: READONLY, IOERR, CORRUPT,
 /// FULL, CANTOPEN, NOTADB. Extended codes carry the primary one in their low byte.
-const FILE_TROUBLE: [i64; 6] = [8, 10, 11, 13, 14, 26];
+pub(super) const FILE_TROUBLE: [i64; 6] = [8, 10, 11, 13, 14, 26];
 
 /// Whether a SQLite error says the file cannot be used now (and the store should reopen it).
 pub(super) fn is_unavailable(e: &dyn DatabaseError) -> bool {
@@ -69,6 +70,9 @@ struct FileId {
 #[derive(Debug, Clone)]
 pub(super) struct Attached {
     pub(super) pool: SqlitePool,
+    /// The file's writer thread, where claims and credits run (sqlite_writer.rs); `None` for an
+    /// in-memory database, which only the pool's connections can reach.
+    writer: Option<Arc<Writer>>,
     file: Option<FileId>,
     /// Which opening of the file this is (so a stale handle cannot detach a newer pool).
     generation: u64,
@@ -90,7 +94,7 @@ pub(super) struct SqliteDb {
     /// Pools of files left behind, closing. No new pool opens until they have closed: their
     /// connections share the `-wal` and `-shm` files at the path with whatever file is there now,
     /// and two databases writing one WAL corrupt each other.
-    retired: std::sync::Mutex<Vec<SqlitePool>>,
+    retired: std::sync::Mutex<Vec<Retired>>,
     /// The file last left behind, and the `-wal` and `-shm` files at the path when it was.
     left: std::sync::Mutex<Option<LeftBehind>>,
     /// Writers take turns here before `BEGIN IMMEDIATE` (writers.rs).
@@ -105,6 +109,19 @@ struct LeftBehind {
     file: Option<FileId>,
     wal: Option<FileId>,
     shm: Option<FileId>,
+}
+
+/// A pool left behind and its writer thread, closing.
+#[derive(Debug)]
+struct Retired {
+    pool: SqlitePool,
+    writer: Option<Arc<Writer>>,
+}
+
+impl Retired {
+    fn closed(&self) -> bool {
+        self.pool.size() == 0 && self.writer.as_ref().is_none_or(|w| w.ended())
+    }
 }
 
 #[derive(Debug, Default)]
@@ -150,7 +167,7 @@ impl SqliteDb {
             // No file to watch: one pool, migrated, for the life of the store.
             let pool = pool_options(options).connect_with(connect).await?;
             migrate(&pool).await?;
-            Attached { pool, file: None, generation: 0 }
+            Attached { pool, writer: None, file: None, generation: 0 }
         } else {
             // Workers opening a new file together can find it locked while another switches it
             // to WAL, which SQLite reports at once instead of waiting the busy timeout (seen: 3 of
@@ -212,7 +229,11 @@ impl SqliteDb {
         let left = LeftBehind { file: attached.file, wal: beside("-wal"), shm: beside("-shm") };
         *self.left.lock().unwrap_or_else(|e| e.into_inner()) = Some(left);
         let pool = attached.pool.clone();
-        self.retired.lock().unwrap_or_else(|e| e.into_inner()).push(pool.clone());
+        if let Some(writer) = &attached.writer {
+            writer.close();
+        }
+        let retired = Retired { pool: pool.clone(), writer: attached.writer.clone() };
+        self.retired.lock().unwrap_or_else(|e| e.into_inner()).push(retired);
         tokio::spawn(async move { pool.close().await });
     }
 
@@ -278,7 +299,7 @@ impl SqliteDb {
     /// Whether every pool left behind has closed all its connections.
     fn retired_closed(&self) -> bool {
         let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
-        retired.retain(|p| p.size() > 0);
+        retired.retain(|r| !r.closed());
         retired.is_empty()
     }
 
@@ -357,8 +378,14 @@ impl SqliteDb {
                 _ => Err(self.unavailable("the file changed while it was being opened")),
             }
         };
-        match checked.await {
-            Ok(()) => Ok(Attached { pool, file: Some(file), generation }),
+        let started = checked.await.and_then(|()| {
+            Writer::start(&self.path, self.options.busy_timeout, self.writers.clone()).map_err(|e| match e {
+                StoreError::FileUnavailable { .. } => e,
+                other => self.unavailable(format!("cannot open its writer's connection: {other}")),
+            })
+        });
+        match started {
+            Ok(writer) => Ok(Attached { pool, writer: Some(Arc::new(writer)), file: Some(file), generation }),
             Err(e) => {
                 pool.close().await;
                 Err(e)
@@ -392,12 +419,15 @@ impl SqliteDb {
 
     /// The attached pool with this file's writers' queue, for one operation.
     pub(super) fn on<'a>(&'a self, attached: &'a Attached) -> Lite<'a> {
-        Lite { pool: &attached.pool, writers: &self.writers }
+        Lite { pool: &attached.pool, writers: &self.writers, thread: attached.writer.as_deref() }
     }
 
     pub(super) async fn close(&self) {
         let current = self.attached.write().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(attached) = current {
+            if let Some(writer) = &attached.writer {
+                writer.close();
+            }
             attached.pool.close().await;
         }
     }
@@ -408,6 +438,8 @@ impl SqliteDb {
 pub(super) struct Lite<'a> {
     pool: &'a SqlitePool,
     writers: &'a WriteQueue,
+    /// The file's writer thread (none in memory).
+    thread: Option<&'a Writer>,
 }
 
 impl std::ops::Deref for Lite<'_> {
@@ -426,10 +458,22 @@ impl Lite<'_> {
         let turn = self.writers.turn().await?;
         Ok((conn, turn))
     }
+
+    /// `write` in one transaction: on the file's writer thread, or, in memory, on a pooled
+    /// connection in one round trip (sqlite_claim.rs).
+    pub(super) async fn write(&self, write: Write) -> Result<Applied, StoreError> {
+        match self.thread {
+            Some(thread) => thread.write(write).await,
+            None => {
+                let (conn, turn) = self.writer().await?;
+                sqlite_claim::apply(conn, turn, write).await
+            }
+        }
+    }
 }
 
 /// Whether this process may write the file at `path` (`access(2)`, which answers for root too).
-fn writable(path: &std::path::Path) -> bool {
+pub(super) fn writable(path: &std::path::Path) -> bool {
     nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_ok()
 }
 
@@ -506,13 +550,14 @@ pub(super) async fn begin_immediate(
 
 /// The credit, refused by its own WHERE when it would overflow the balance (0 rows). Without it
 /// SQLite would store the sum as a REAL.
-const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES (?1, ?2) \
+pub(super) const CREDIT: &str = "INSERT INTO accounts (id, credits) VALUES (?1, ?2) \
      ON CONFLICT (id) DO UPDATE SET credits = credits + excluded.credits \
      WHERE credits <= 9223372036854775807 - excluded.credits";
-const LEDGER: &str = "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES (?1, ?2, ?3)";
+pub(super) const LEDGER: &str =
+    "INSERT INTO credit_ledger (event_id, account_id, amount) VALUES (?1, ?2, ?3)";
 
 /// The plan upsert under `guard`.
-fn plan_sql(guard: Guard) -> &'static str {
+pub(super) fn plan_sql(guard: Guard) -> &'static str {
     static SQL: LazyLock<[String; 4]> = LazyLock::new(|| {
         Guard::ALL.map(|guard| {
             format!(
@@ -568,15 +613,16 @@ pub(super) async fn apply_in(
 
 pub(super) async fn apply(db: &Lite<'_>, event: &Event, guard: Guard) -> Result<Applied, StoreError> {
     if check_side_effect(event).is_ok() {
-        let (mut conn, turn) = db.writer().await?;
         return match event {
-            // A credit's two statements go in one round trip (sqlite_claim.rs).
+            // A credit's two statements, in one transaction on the writer thread.
             Event::Credit { id, account, amount, .. } => {
-                let credit = Write::Credit { id: id.clone(), account: *account, amount: *amount };
-                sqlite_claim::apply(conn, turn, credit).await
+                db.write(Write::Credit { id: id.clone(), account: *account, amount: *amount }).await
             }
             // A plan update is one statement: on its own, SQLite makes it a transaction.
-            Event::Plan { .. } => apply_in(&mut conn, event, guard).await,
+            Event::Plan { .. } => {
+                let (mut conn, _turn) = db.writer().await?;
+                apply_in(&mut conn, event, guard).await
+            }
         };
     }
     let (mut conn, _turn) = db.writer().await?;
@@ -593,15 +639,19 @@ async fn insert_key(
     event_id: &str,
     body_sha256: &str,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
-        "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
-    )
-    .bind(event_id)
-    .bind(body_sha256)
-    .execute(&mut *conn)
-    .await?;
+    let done = sqlx::query(KEY).bind(event_id).bind(body_sha256).execute(&mut *conn).await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// The key inserted with its body hash (?1, ?2), nothing done when it is there.
+pub(super) const KEY: &str =
+    "INSERT INTO processed_events (event_id, body_sha256) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
+
+/// A conflict recorded (?1 the id, ?2 the stored hash, ?3 the received one), or its count of
+/// deliveries raised: returns that count.
+pub(super) const CONFLICT: &str = "INSERT INTO id_conflicts (event_id, stored_sha256, received_sha256) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (event_id, received_sha256) DO UPDATE SET deliveries = deliveries + 1, \
+     last_seen = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') RETURNING deliveries";
 
 /// Where a dedupe key lives: `processed_events` or the inbox.
 #[derive(Clone, Copy)]
@@ -627,16 +677,12 @@ pub(super) async fn known_key(
     let Some(mut conflict) = compare_bodies(event_id, stored.flatten(), received) else {
         return Ok(Known::Duplicate);
     };
-    let deliveries: i64 = sqlx::query_scalar(
-        "INSERT INTO id_conflicts (event_id, stored_sha256, received_sha256) VALUES (?1, ?2, ?3) \
-         ON CONFLICT (event_id, received_sha256) DO UPDATE SET deliveries = deliveries + 1, \
-         last_seen = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') RETURNING deliveries",
-    )
-    .bind(event_id)
-    .bind(&conflict.stored_sha256)
-    .bind(received)
-    .fetch_one(&mut *conn)
-    .await?;
+    let deliveries: i64 = sqlx::query_scalar(CONFLICT)
+        .bind(event_id)
+        .bind(&conflict.stored_sha256)
+        .bind(received)
+        .fetch_one(&mut *conn)
+        .await?;
     conflict.first_seen = deliveries == 1;
     Ok(Known::Conflict(conflict))
 }
@@ -678,13 +724,12 @@ pub(super) async fn apply_once(
     guard: Guard,
     after_key: Option<&(dyn Fn() + Sync)>,
 ) -> Result<Applied, StoreError> {
-    // Nothing to run between the key and a side effect that can apply: both go in one round
-    // trip. A poison event takes the path below, which refuses it only once its key is claimed.
+    // Nothing to run between the key and a side effect that can apply: both go to the writer
+    // thread. A poison event takes the path below, which refuses it only once its key is claimed.
     let after_key = match after_key {
         None if check_side_effect(event).is_ok() => {
-            let (conn, turn) = db.writer().await?;
             let claim = Write::Claim { event: event.clone(), body_sha256: body_sha256.to_string(), guard };
-            return sqlite_claim::apply(conn, turn, claim).await;
+            return db.write(claim).await;
         }
         None => &|| {},
         Some(after_key) => after_key,

@@ -1,5 +1,8 @@
 //! A side effect on SQLite, with the atomic designs' claim of the key before it, in one round trip
-//! to the connection.
+//! to a pooled sqlx connection: what an in-memory database runs, which only the pool's connections
+//! can reach, and what `hookbench perf`'s loop runs. A file's claims and credits run on its writer
+//! thread instead (sqlite_writer.rs), which has no round trip inside the write turn at all; the
+//! [`Write`]s are the same, and so are their statements' effects.
 //!
 //! sqlx runs each SQLite connection on a thread of its own, and every statement is a round trip
 //! to it: a message, the thread woken, the answer, the task woken. Measured here (docs/

@@ -29,8 +29,8 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 use super::StoreError;
 use crate::timing::{self, Stage};
 
-/// The queue of one SQLite file's writers in this process.
-#[derive(Debug)]
+/// The queue of one SQLite file's writers in this process (a clone is the same queue).
+#[derive(Debug, Clone)]
 pub(super) struct WriteQueue {
     /// The lock file shared by every process writing the database (`None` for an in-memory one).
     path: Option<PathBuf>,
@@ -100,6 +100,26 @@ impl WriteQueue {
         };
         timing::since(Stage::Turn, started);
         Ok(Turn { slot, held, since: Instant::now() })
+    }
+
+    /// The turn for a thread outside the runtime (the writer thread, sqlite_writer.rs), blocking
+    /// until it is had: the thread checks its write's deadline once it holds the turn, since a
+    /// thread blocked in `flock` cannot be woken by a timer.
+    pub(super) fn turn_blocking(&self) -> Turn {
+        let started = Instant::now();
+        let mut slot = self.slot.clone().blocking_lock_owned();
+        let held = slot.take().or_else(|| self.open()).and_then(|file| {
+            match Flock::lock(file, FlockArg::LockExclusive) {
+                Ok(held) => Some(held),
+                Err((file, errno)) => {
+                    tracing::warn!(%errno, "cannot lock the writers' lock file: queueing within this process only");
+                    *slot = Some(file);
+                    None
+                }
+            }
+        });
+        timing::since(Stage::Turn, started);
+        Turn { slot, held, since: Instant::now() }
     }
 
     /// Opens (creating if needed) the lock file; `None` when there is none or it cannot be had.
