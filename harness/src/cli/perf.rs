@@ -167,11 +167,12 @@ fn print_summary(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
     for (name, spread) in [
         ("postgres  atomic/pgbench", s.postgres),
         ("sqlite    atomic/sqlx loop", s.sqlite),
+        ("sqlite    atomic/C API loop", s.sqlite_direct),
         ("http      sender/wrk", s.sender_wrk),
         ("http      sender/oha", s.sender_oha),
     ] {
         if let Some(spread) = spread {
-            writeln!(out, "{name:<27} {spread}")?;
+            writeln!(out, "{name:<28} {spread}")?;
         }
     }
     Ok(())
@@ -196,6 +197,14 @@ fn print_database(
             )?;
             if let Some(alone) = r.one_connection_per_s {
                 writeln!(out, "{:<9} the same loop on 1 connection: {alone:.0} tx/s", "")?;
+            }
+            if let Some(direct) = r.direct_per_s {
+                writeln!(
+                    out,
+                    "{:<9} the receivers' transaction through SQLite's C API, 1 connection: {direct:.0} tx/s | ratio {:.2}",
+                    "",
+                    r.hookbench_per_s / direct.max(1e-9)
+                )?;
             }
             if let Some(stages) = &r.reference_stages {
                 writeln!(out, "{:<9} the loop, per transaction: {stages}", "")?;

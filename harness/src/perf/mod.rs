@@ -5,7 +5,8 @@
 //!    deliveries in flight, against pgbench running the same transaction with N clients on an
 //!    identical fresh database.
 //! 2. SQLite (sqlite.rs): the atomic design against the same transaction run by a small sqlx
-//!    loop with N connections on an identical fresh file (SQLite has no pgbench).
+//!    loop with N connections on an identical fresh file (SQLite has no pgbench), and against
+//!    the receivers' own transaction through SQLite's C API on one connection.
 //! 3. HTTP (http.rs): the sender's request rate against wrk's and oha's, on a trivial endpoint
 //!    that answers 200, at the same connection count, with the same request; then the latency
 //!    each reports at one fixed rate all of them sustain.
@@ -80,6 +81,10 @@ pub struct Ratio {
     /// writer with no lock to wait for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_connection_per_s: Option<f64>,
+    /// The receivers' own SQLite transaction through SQLite's C API, one connection, in process,
+    /// transactions per second (SQLite only): the stricter reference (sqlite.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct_per_s: Option<f64>,
 }
 
 impl Ratio {
@@ -91,6 +96,7 @@ impl Ratio {
             workers: None,
             reference_stages: None,
             one_connection_per_s: None,
+            direct_per_s: None,
         }
     }
 

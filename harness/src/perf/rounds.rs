@@ -61,6 +61,8 @@ pub struct Summary {
     pub postgres: Option<Spread>,
     /// atomic on SQLite / the sqlx loop.
     pub sqlite: Option<Spread>,
+    /// atomic on SQLite / the receivers' transaction through SQLite's C API on one connection.
+    pub sqlite_direct: Option<Spread>,
     /// sender / wrk.
     pub sender_wrk: Option<Spread>,
     /// sender / oha.
@@ -70,14 +72,19 @@ pub struct Summary {
 impl Summary {
     /// The spreads of `rounds`' ratios, each over the rounds that measured it.
     pub fn of(rounds: &[Round]) -> Self {
-        let ok =
-            |r: &Option<Result<Ratio, PerfError>>| r.as_ref().and_then(|r| r.as_ref().ok()).map(|r| r.ratio);
+        let measured =
+            |r: &Option<Result<Ratio, PerfError>>| r.as_ref().and_then(|r| r.as_ref().ok()).cloned();
+        let ok = |r: &Option<Result<Ratio, PerfError>>| measured(r).map(|r| r.ratio);
+        let direct = |r: &Option<Result<Ratio, PerfError>>| {
+            measured(r).and_then(|r| Some(r.hookbench_per_s / r.direct_per_s.filter(|d| *d > 0.0)?))
+        };
         let http = |pick: fn(&HttpFigures) -> f64| {
             Spread::of(rounds.iter().filter_map(|r| r.http.as_ref().and_then(|h| h.as_ref().ok())).map(pick))
         };
         Self {
             postgres: Spread::of(rounds.iter().filter_map(|r| ok(&r.postgres))),
             sqlite: Spread::of(rounds.iter().filter_map(|r| ok(&r.sqlite))),
+            sqlite_direct: Spread::of(rounds.iter().filter_map(|r| direct(&r.sqlite))),
             sender_wrk: http(|h| h.wrk.ratio),
             sender_oha: http(|h| h.oha.ratio),
         }
@@ -128,5 +135,23 @@ mod tests {
         assert!((pg.median - 0.8).abs() < 1e-12, "{pg:?}");
         assert_eq!(s.sqlite.map(|s| (s.median, s.rounds)), Some((0.35, 3)));
         assert_eq!((s.sender_wrk, s.sender_oha), (None, None));
+        assert_eq!(s.sqlite_direct, None, "no round measured the C API loop");
+    }
+
+    #[test]
+    fn the_c_api_ratio_is_over_the_rounds_that_ran_that_loop() {
+        let with_direct = |atomic: f64, direct: Option<f64>| {
+            let mut r = Ratio::new(1000.0, atomic);
+            r.direct_per_s = direct;
+            Round { postgres: None, sqlite: Some(Ok(r)), http: None }
+        };
+        let rounds = [
+            with_direct(800.0, Some(1000.0)),
+            with_direct(900.0, None),
+            with_direct(600.0, Some(2000.0)),
+            with_direct(500.0, Some(0.0)),
+        ];
+        let d = Summary::of(&rounds).sqlite_direct.expect("two rounds ran it");
+        assert_eq!((d.rounds, d.min, d.max), (2, 0.3, 0.8));
     }
 }

@@ -3,13 +3,19 @@
 //! over SQLite's own work. SQLite has no pgbench; the reference is this small loop, with the
 //! receivers' connection settings (WAL, `synchronous = NORMAL`, the busy timeout) and their
 //! schema.
+//!
+//! Beside it, the stricter reference: the receivers' writer-thread transaction itself
+//! ([`SqliteDirect`]) in a loop on one connection through SQLite's C API, on the calling thread.
+//! sqlx reaches each connection through a thread of its own, a hop per statement string that the
+//! receivers' writer thread does not pay; this loop does not pay it either, and one connection
+//! never waits for SQLite's lock. It is the fastest this file takes the transaction here.
 
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
 use provision::SqliteFile;
-use receivers::store::{SQLITE_CLAIM_CREDIT, StoreOptions};
+use receivers::store::{SQLITE_CLAIM_CREDIT, SqliteDirect, StoreOptions};
 use sqlx::Executor;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -22,11 +28,13 @@ pub async fn sqlite_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     let (reference, timer) =
         on_fresh_file(|url| reference_loop(url, config.connections, config.seconds)).await?;
     let (alone, _) = on_fresh_file(|url| reference_loop(url, 1, config.seconds)).await?;
+    let direct = on_fresh_file(|url| direct_loop(url, config.seconds)).await?;
     let atomic = on_fresh_file(|url| async move { atomic_rate(config, &url, reference).await }).await?;
     let mut ratio = Ratio::of_atomic(reference, atomic);
     let transactions = timer.totals().get("transaction").map_or(0, |t| t.count);
     ratio.reference_stages = Some(Stages::of(timer.totals(), transactions));
     ratio.one_connection_per_s = Some(alone);
+    ratio.direct_per_s = Some(direct);
     Ok(ratio)
 }
 
@@ -41,6 +49,27 @@ where
     let measured = measure(file.url()).await;
     drop(file);
     measured
+}
+
+/// The receivers' writer-thread transaction in a loop on one connection for `seconds`, on a
+/// blocking thread: transactions per second.
+async fn direct_loop(url: String, seconds: u64) -> Result<f64, PerfError> {
+    let path = url.strip_prefix("sqlite://").unwrap_or(&url).to_string();
+    let looped = tokio::task::spawn_blocking(move || {
+        let conn = SqliteDirect::open(std::path::Path::new(&path), StoreOptions::default().busy_timeout)?;
+        let start = Instant::now();
+        let until = start + Duration::from_secs(seconds);
+        let mut done = 0u64;
+        while Instant::now() < until {
+            let account = i64::try_from(done % 500).unwrap_or(0);
+            conn.claim_credit(&format!("direct_{done}"), "", account, 100)?;
+            done += 1;
+        }
+        Ok::<f64, receivers::store::StoreError>(done as f64 / start.elapsed().as_secs_f64())
+    });
+    let per_s =
+        looped.await.map_err(|e| PerfError::Tool { tool: "sqlite C API loop", reason: e.to_string() })??;
+    Ok(per_s)
 }
 
 /// `connections` tasks running the transaction over as many pooled connections for `seconds`:
