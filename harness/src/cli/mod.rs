@@ -77,8 +77,9 @@ pub enum Command {
     /// version) or a shard missing or given twice, naming them. docs/scale.md.
     Merge(Box<merge::MergeArgs>),
     /// Measure how close hookbench gets to this machine's limits: the atomic design against
-    /// pgbench running the same transaction, the same on SQLite against a plain sqlx loop, and
-    /// the sender against wrk and oha on a trivial endpoint, at the same connection count. Needs
+    /// pgbench running the same transaction, the same on SQLite against a plain sqlx loop and
+    /// against the receivers' own transaction through SQLite's C API, and the sender against wrk
+    /// and oha on a trivial endpoint, at the same connection count. Needs
     /// pgbench, wrk and oha (`just perf` installs them).
     Perf(perf::PerfArgs),
     /// A trivial endpoint answering 200 to everything (what `perf` measures the sender against).

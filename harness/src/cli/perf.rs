@@ -46,7 +46,8 @@ pub struct PerfArgs {
 pub enum PerfPart {
     /// The atomic design against pgbench.
     Postgres,
-    /// The atomic design on SQLite against the same transaction in a plain sqlx loop.
+    /// The atomic design on SQLite against the same transaction in a plain sqlx loop, and
+    /// through SQLite's C API on one connection.
     Sqlite,
     /// The sender against wrk and oha.
     Http,
