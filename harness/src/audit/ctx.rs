@@ -88,7 +88,7 @@ impl Ctx {
     }
 
     /// Sends `workload` to the receiver over `wire` as `config` says: a load, as the judge reads
-    /// it, its clock starting at the audit's clock now.
+    /// it, its attempts' times on the audit's clock (from [`Load::offset_ms`]).
     pub async fn send_load(
         &self,
         url: &str,
@@ -96,13 +96,17 @@ impl Ctx {
         wire: Arc<Wire>,
         config: SenderConfig,
     ) -> Result<Load, SendError> {
-        let offset_ms = self.probe.now_ms();
+        let asked_ms = self.probe.now_ms();
         let workload = Arc::new(workload);
         let history = config.history.clone();
         let progress = Arc::new(Progress::default());
         self.probe.pulse().load_started(progress.clone(), workload.groups.len() as u64);
         let sent =
             sender::run(workload.clone(), vec![url.to_string()], wire.clone(), config, progress).await?;
+        // The attempts' times count from the send's own start, a little after it was asked for
+        // (10 ms and the set-up): counted from when it was asked, every attempt of a crash check
+        // read 10 ms early, and an attempt cut by a kill seemed answered before the kill began.
+        let offset_ms = sent.started.map_or(asked_ms, |at| self.probe.ms_at(at));
         Ok(Load { workload, wire, sent, offset_ms, history })
     }
 
@@ -252,5 +256,72 @@ impl Probes {
             .filter(|e| e.answers.acked && e.expect == Expect::Once && seen.applied(&e.fields.id) == (1, 1))
             .map(|e| e.fields.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::audit::pulse::Pulse;
+    use crate::sender::RetryPolicy;
+    use crate::workload::WorkloadConfig;
+
+    /// A load's attempts on the audit's clock keep causality with what the receiver saw: each
+    /// was sent before the receiver had it and answered after. Counted from when the send was
+    /// asked for instead of when it began, every attempt read 10 ms early, so an attempt cut by a
+    /// crash check's kill seemed to end before the kill began (and the kill caught nothing).
+    #[tokio::test]
+    async fn a_loads_attempts_are_timed_on_the_audits_clock() {
+        let seen = Arc::new(Mutex::new(Vec::<Instant>::new()));
+        let record = seen.clone();
+        let app = axum::Router::new().route(
+            "/webhooks",
+            axum::routing::post(move || {
+                record.lock().expect("arrivals").push(Instant::now());
+                async { "ok" }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}/webhooks", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let wire = Arc::new(Wire::hookbench(testkit::SECRET).expect("the secret"));
+        let probe = Probe::new(&url, Duration::from_secs(5), Instant::now(), Arc::new(Pulse::default()))
+            .expect("the URL");
+        let ctx = Ctx { probe, wire: wire.clone(), next_account: AtomicI64::new(1) };
+        let plain = WorkloadConfig {
+            events: 20,
+            p_credit: 1.0,
+            p_duplicate: 0.0,
+            p_ack_lost: 0.0,
+            p_concurrent: 0.0,
+            p_shuffle: 0.0,
+            ..WorkloadConfig::default()
+        };
+        // One at a time, so the n-th arrival is the n-th attempt's.
+        let config = SenderConfig {
+            rate: None,
+            concurrency: 1,
+            timeout: Duration::from_secs(5),
+            retry: RetryPolicy::default(),
+            source: "test".into(),
+            record: true,
+            history: None,
+            shard: crate::workload::Shard::WHOLE,
+            start_at: None,
+        };
+        let workload = Workload::generate(&plain).expect("a workload");
+        let load = ctx.send_load(&url, workload, wire, config).await.expect("sent");
+        let arrived: Vec<f64> = seen.lock().expect("arrivals").iter().map(|&t| ctx.probe.ms_at(t)).collect();
+        let mut attempts = load.sent.attempts.clone();
+        attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+        assert_eq!(attempts.len(), arrived.len(), "every attempt reached the receiver once");
+        for (a, at) in attempts.iter().zip(&arrived) {
+            let (sent, done) = (load.offset_ms + a.sent_ms, load.offset_ms + a.done_ms);
+            assert!(sent <= *at && *at <= done, "sent {sent:.3}, arrived {at:.3}, answered {done:.3} ms");
+        }
     }
 }

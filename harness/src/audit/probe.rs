@@ -116,6 +116,11 @@ impl Probe {
         self.start.elapsed().as_secs_f64() * 1e3
     }
 
+    /// The instant `at` on the audit's clock, in milliseconds.
+    pub fn ms_at(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.start).as_secs_f64() * 1e3
+    }
+
     fn log(&self, at_ms: f64, outcome: String, connection: String, note: &str) -> AttemptLog {
         AttemptLog { at_ms, outcome, connection, note: note.to_string() }
     }

@@ -109,6 +109,9 @@ pub struct SendReport {
     pub histograms: Arc<Histograms>,
     /// How long after [`SenderConfig::start_at`] the send could start (zero when on time).
     pub late_by: Duration,
+    /// The instant the plan's first position was due: what every attempt's `sent_ms` and
+    /// `done_ms` count from (`None` for shards' reports added up).
+    pub started: Option<Instant>,
 }
 
 impl SendReport {
@@ -135,6 +138,7 @@ impl SendReport {
             attempts: Vec::new(),
             histograms,
             late_by: Duration::ZERO,
+            started: None,
         }
     }
 }
@@ -600,6 +604,7 @@ pub async fn run(
         last_status: s.last_status.iter().map(|a| a.load(Ordering::Relaxed)).collect(),
         attempts: s.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
         late_by,
+        started: Some(start),
         ..SendReport::from_histograms(s.progress.counters.snapshot(), s.latency.clone(), elapsed)
     })
 }
