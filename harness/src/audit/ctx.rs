@@ -276,12 +276,14 @@ mod tests {
     /// crash check's kill seemed to end before the kill began (and the kill caught nothing).
     #[tokio::test]
     async fn a_loads_attempts_are_timed_on_the_audits_clock() {
-        let seen = Arc::new(Mutex::new(Vec::<Instant>::new()));
+        let seen = Arc::new(Mutex::new(Vec::<(String, Instant)>::new()));
         let record = seen.clone();
         let app = axum::Router::new().route(
             "/webhooks",
-            axum::routing::post(move || {
-                record.lock().expect("arrivals").push(Instant::now());
+            axum::routing::post(move |headers: axum::http::HeaderMap| {
+                let at = Instant::now();
+                let id = headers.get("webhook-id").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+                record.lock().expect("arrivals").push((id, at));
                 async { "ok" }
             }),
         );
@@ -301,10 +303,9 @@ mod tests {
             p_shuffle: 0.0,
             ..WorkloadConfig::default()
         };
-        // One at a time, so the n-th arrival is the n-th attempt's.
         let config = SenderConfig {
             rate: None,
-            concurrency: 1,
+            concurrency: 2,
             timeout: Duration::from_secs(5),
             retry: RetryPolicy::default(),
             source: "test".into(),
@@ -314,14 +315,15 @@ mod tests {
             start_at: None,
         };
         let workload = Workload::generate(&plain).expect("a workload");
-        let load = ctx.send_load(&url, workload, wire, config).await.expect("sent");
-        let arrived: Vec<f64> = seen.lock().expect("arrivals").iter().map(|&t| ctx.probe.ms_at(t)).collect();
-        let mut attempts = load.sent.attempts.clone();
-        attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-        assert_eq!(attempts.len(), arrived.len(), "every attempt reached the receiver once");
-        for (a, at) in attempts.iter().zip(&arrived) {
-            let (sent, done) = (load.offset_ms + a.sent_ms, load.offset_ms + a.done_ms);
-            assert!(sent <= *at && *at <= done, "sent {sent:.3}, arrived {at:.3}, answered {done:.3} ms");
+        let load = ctx.send_load(&url, workload, wire.clone(), config).await.expect("sent");
+        let arrived = seen.lock().expect("arrivals").clone();
+        assert_eq!(load.sent.attempts.len(), arrived.len(), "every attempt reached the receiver once");
+        for (id, at) in arrived {
+            let event = wire.workload_index(&id).expect("an id of the load");
+            let a = load.sent.attempts.iter().find(|a| a.event == event).expect("its attempt");
+            let (sent, at, done) =
+                (load.offset_ms + a.sent_ms, ctx.probe.ms_at(at), load.offset_ms + a.done_ms);
+            assert!(sent <= at && at <= done, "{id}: sent {sent:.3}, arrived {at:.3}, answered {done:.3} ms");
         }
     }
 }
