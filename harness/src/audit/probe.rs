@@ -113,7 +113,7 @@ impl Probe {
 
     /// Milliseconds since the audit started.
     pub fn now_ms(&self) -> f64 {
-        self.start.elapsed().as_secs_f64() * 1e3
+        self.ms_at(Instant::now())
     }
 
     /// The instant `at` on the audit's clock, in milliseconds.
