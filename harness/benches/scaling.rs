@@ -42,6 +42,7 @@ impl Observer for Perfect {
             id_conflicts: true,
             update_applies: false,
             recorded_applies: true,
+            aggregates: false,
         }
     }
 

@@ -13,7 +13,7 @@ use crate::observe::{Queries, QueryLimits};
 use crate::report::{AuditParameters, Check};
 use crate::sender::{RetryPolicy, SenderConfig};
 use crate::wire::{Payload, Poison, Provider, Scheme, Signer};
-use crate::workload::{Shard, WorkloadConfig};
+use crate::workload::{Layout, Shard, WorkloadConfig};
 
 /// The receiver and how it is spoken to.
 #[derive(Debug, Clone)]
@@ -173,6 +173,9 @@ pub struct AuditConfig {
     /// Advisory findings fail their check (`--strict`): a semantic duplicate is a FAIL, not a
     /// WARN.
     pub strict: bool,
+    /// How credits are laid out over accounts: by the load's accounts, or, where per-account
+    /// aggregates are the evidence, one account per credit, or place values over `--accounts`.
+    pub layout: Layout,
     /// What the audit has done so far, for whoever shows its progress.
     pub pulse: Arc<Pulse>,
 }
@@ -189,16 +192,21 @@ impl AuditConfig {
                 "an audit needs an observer: --observe-db URL with --applied-query (and --state-query), or --sink ADDR",
             );
         }
-        if w.observe_db.is_some() && q.applied.is_none() && q.state.is_none() {
-            return config("--observe-db needs --applied-query, --state-query or both");
-        }
-        let any_query =
-            [&q.applied, &q.update_applied, &q.state, &q.dead_letters].iter().any(|q| q.is_some());
-        if w.observe_db.is_none() && any_query {
+        let aggregates = q.balance.is_some() || q.count.is_some();
+        if w.observe_db.is_some() && q.applied.is_none() && q.state.is_none() && !aggregates {
             return config(
-                "--applied-query, --update-applied-query, --state-query and --dead-letter-query need --observe-db",
+                "--observe-db needs a query of what was applied: --applied-query, --balance-query, --count-query or --state-query",
             );
         }
+        let any_query = [&q.applied, &q.update_applied, &q.state, &q.dead_letters, &q.balance, &q.count]
+            .iter()
+            .any(|q| q.is_some());
+        if w.observe_db.is_none() && any_query {
+            return config(
+                "--applied-query, --update-applied-query, --state-query, --dead-letter-query, --balance-query and --count-query need --observe-db",
+            );
+        }
+        self.validate_layout()?;
         if p.copies < 2 {
             return config("--copies must be at least 2");
         }
@@ -246,6 +254,44 @@ impl AuditConfig {
         l.workload.validate()?;
         super::bounds::check(self)?;
         self.validate_shard()
+    }
+
+    /// What per-account aggregates need of the layout and the bodies.
+    fn validate_layout(&self) -> Result<(), AuditError> {
+        let config = |s: String| Err(AuditError::Config(s));
+        let q = &self.watch.queries;
+        let aggregates = q.balance.is_some() || q.count.is_some();
+        if aggregates != (self.layout != Layout::Pooled) {
+            return config("the layout of credits over accounts must follow the aggregates observed".into());
+        }
+        if q.balance.is_some() && !self.target.payload.carries_amount() {
+            return config(format!(
+                "--balance-query needs bodies that carry the credit's amount: --payload {} has none (GitHub's \
+                 bodies carry no amount): give --field amount=POINTER where your handler reads it, or a --payload \
+                 template with {{{{amount}}}}; or give --count-query instead",
+                self.target.payload.name()
+            ));
+        }
+        if let Layout::Scarce { accounts, max_amount } = self.layout {
+            if q.count.is_some() {
+                return config(format!(
+                    "--count-query needs one account per credit, and --accounts {accounts} shares accounts between \
+                     credits (a count of rows cannot say which was applied): leave --accounts out, or give \
+                     --balance-query alone"
+                ));
+            }
+            if self.shard.is_some() {
+                return config(
+                    "a sharded audit with --balance-query needs one account per credit: leave --accounts out \
+                     (the balances a shard reads first would hold another shard's credits)"
+                        .into(),
+                );
+            }
+            if max_amount < super::accounts::UNIT {
+                return config(format!("--max-amount must be at least {}", super::accounts::UNIT));
+            }
+        }
+        Ok(())
     }
 
     /// What a sharded audit needs: the load alone, a database to judge it from afterwards, and
@@ -330,6 +376,7 @@ impl AuditConfig {
             p_ack_lost: w.p_ack_lost,
             p_concurrent: w.p_concurrent,
             p_shuffle: w.p_shuffle,
+            layout: self.layout,
         }
     }
 }

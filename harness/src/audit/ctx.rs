@@ -3,11 +3,14 @@
 //! for the observers ([`Probes`]), judged by the one judge.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use super::AuditError;
+use super::accounts::{Accounts, Layout};
 use super::probe::{Answer, Probe};
-use crate::judge::{Answers, Class, Expect, History, Ids, Kind, Needs, Rules, Sent, Subject, Verdict, judge};
+use crate::judge::{
+    Answers, Class, CreditBook, Expect, History, Ids, Kind, Needs, Rules, Sent, Subject, Verdict, judge,
+};
 use crate::load::{Load, checked};
 use crate::observe::Snapshot;
 use crate::report::{AttemptLog, Check, CheckResult};
@@ -21,8 +24,10 @@ pub struct Ctx {
     pub probe: Probe,
     /// Bodies and signatures.
     pub wire: Arc<Wire>,
-    /// The next account no check has used (beyond the load's).
-    pub next_account: AtomicI64,
+    /// The run's accounts, handed out as the checks send.
+    pub accounts: Accounts,
+    /// Added to the reach of every probe's credit: a late replay may send it once more.
+    pub replay_reach: u32,
 }
 
 /// The current time, Unix seconds (each attempt is signed afresh).
@@ -31,21 +36,70 @@ pub fn now_s() -> i64 {
 }
 
 impl Ctx {
-    /// An account no other check uses.
-    pub fn account(&self) -> i64 {
-        self.next_account.fetch_add(1, Ordering::Relaxed)
+    /// The context of a run: its receiver, its wire and its accounts.
+    pub fn new(probe: Probe, wire: Arc<Wire>, accounts: Accounts) -> Self {
+        Self { probe, wire, accounts, replay_reach: 0 }
     }
 
-    /// The run's wire for a load of its own: ids under `tag`, and `accounts` accounts no other
-    /// check uses.
+    /// An account no other check uses (for updates, and for a credit whose account is its own
+    /// whatever the layout).
+    pub fn account(&self) -> i64 {
+        self.accounts.fresh()
+    }
+
+    /// The run's wire for a load of its own, ids under `tag`, and `accounts` accounts no other
+    /// check uses (a load whose credits are not laid out: the capacity ramp's).
     pub fn load_wire(&self, tag: &str, accounts: u32) -> Wire {
-        let account_base = self.next_account.fetch_add(i64::from(accounts), Ordering::Relaxed);
+        let account_base = self.accounts.block(i64::from(accounts));
         let prefix = format!("{}{tag}", self.wire.ids.prefix);
         Wire { ids: IdSpace { prefix, account_base }, ..(*self.wire).clone() }
     }
 
-    /// Credit `n` of a check's `tag`, of `amount` to `account`.
-    pub fn credit(&self, tag: &str, n: usize, account: i64, amount: i64) -> Fields {
+    /// `workload` laid out as the run's layout says, sent with `attempts` attempts per delivery,
+    /// with the wire for it: ids under `tag`, the accounts its events name no other check uses
+    /// (one per credit too in the own layout), and in the scarce layout its credits on the run's
+    /// shared accounts.
+    pub fn laid_out_load(
+        &self,
+        tag: &str,
+        workload: &mut Workload,
+        attempts: u32,
+    ) -> Result<Wire, AuditError> {
+        let span = match self.accounts.layout() {
+            Layout::Own => Workload::own_account_span(&workload.config),
+            _ => u64::from(workload.config.accounts),
+        };
+        self.accounts.lay_out(workload, attempts)?;
+        let mut wire = self.load_wire(tag, 0);
+        wire.ids.account_base = self.accounts.block(i64::try_from(span).unwrap_or(i64::MAX));
+        let scarce = matches!(self.accounts.layout(), Layout::Scarce { .. });
+        wire.credit_base = scarce.then(|| self.accounts.base());
+        Ok(wire)
+    }
+
+    /// Credit `n` of a check's `tag`, of `amount` (made a place value in the scarce layout) to an
+    /// account as the layout places it; `reach` is the most times the check can deliver it.
+    pub fn credit(&self, tag: &str, n: usize, amount: i64, reach: u32) -> Result<Fields, AuditError> {
+        let placed = self.accounts.credit(amount, reach.saturating_add(self.replay_reach))?;
+        Ok(self.credit_to(tag, n, placed.account, placed.amount))
+    }
+
+    /// Credit `n` of a check's `tag` to the account of `first`, another credit, restating it: of
+    /// the same amount, or in the scarce layout the account's next place value.
+    pub fn credit_beside(
+        &self,
+        tag: &str,
+        n: usize,
+        first: &Fields,
+        reach: u32,
+    ) -> Result<Fields, AuditError> {
+        let reach = reach.saturating_add(self.replay_reach);
+        let placed = self.accounts.credit_on(first.account, first.amount, reach)?;
+        Ok(self.credit_to(tag, n, placed.account, placed.amount))
+    }
+
+    /// Credit `n` of a check's `tag`, of `amount` to `account`, whatever the layout.
+    pub fn credit_to(&self, tag: &str, n: usize, account: i64, amount: i64) -> Fields {
         let id = format!("{}{tag}_{n:04}", self.wire.ids.prefix);
         Fields {
             id,
@@ -166,6 +220,15 @@ impl Delivered {
         self.answers.held_open = true;
     }
 
+    /// Into `book`: the credit, with its attempts, or the update's account.
+    pub fn book(&self, book: &mut CreditBook) {
+        let f = &self.fields;
+        match f.kind {
+            crate::wire::Kind::Credit => book.credit(&f.id, f.account, f.amount, self.answers.attempts),
+            crate::wire::Kind::Update => book.unjudged(f.account),
+        }
+    }
+
     fn sent(&self) -> Sent {
         let kind = match self.fields.kind {
             crate::wire::Kind::Credit => Kind::Credit { amount: self.fields.amount },
@@ -248,6 +311,13 @@ impl Probes {
         (checked(self.check, &verdict, &history, &|s| self.attempts(s), &self.note), verdict)
     }
 
+    /// Its credits into `book`, and the accounts of its updates.
+    pub fn book(&self, book: &mut CreditBook) {
+        for e in &self.events {
+            e.book(book);
+        }
+    }
+
     /// Its events acknowledged and applied exactly once (`seen` saw them once), which a late
     /// replay may send again.
     pub fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
@@ -293,7 +363,7 @@ mod tests {
         let wire = Arc::new(Wire::hookbench(testkit::SECRET).expect("the secret"));
         let probe = Probe::new(&url, Duration::from_secs(5), Instant::now(), Arc::new(Pulse::default()))
             .expect("the URL");
-        let ctx = Ctx { probe, wire: wire.clone(), next_account: AtomicI64::new(1) };
+        let ctx = Ctx::new(probe, wire.clone(), Accounts::new(Layout::Pooled, 1, 0));
         let plain = WorkloadConfig {
             events: 20,
             p_credit: 1.0,

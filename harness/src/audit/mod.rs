@@ -11,6 +11,7 @@
 //! audits can be repeated against one long-lived database. An audit that stops after starting
 //! still has its report: what ran, and why it stopped.
 
+mod accounts;
 pub mod bounds;
 pub mod checks;
 mod config;
@@ -21,8 +22,8 @@ mod probe;
 mod pulse;
 mod shard;
 
+use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::AtomicI64;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -36,14 +37,16 @@ pub use control::{Control, ControlError};
 pub use pulse::{Pulse, PulseNow};
 pub use shard::run_shard;
 
-use crate::observe::{ObserveError, Observer, Observers, Sink, SinkLimits, SqlObserver};
+use crate::judge::CreditBook;
+use crate::observe::{ObserveError, Observer, Observers, Sink, SinkLimits, Snapshot, SqlObserver};
 use crate::report::{AuditSection, CheckResult};
 pub use crate::report::{Check, Status};
 use crate::sender::SendError;
 use crate::wire::{IdSpace, SecretError, Signer, Wire};
 use crate::workload::WorkloadError;
-use checks::{AuditCheck, Delivery, Judged, Phase, REGISTRY, Run};
-use ctx::Ctx;
+use accounts::{Accounts, Layout};
+use checks::{AuditCheck, Delivery, Judged, Phase, Plan, REGISTRY, Run};
+use ctx::{Ctx, Delivered};
 
 /// Why an audit could not run or stopped (exit status 2).
 #[derive(Debug, thiserror::Error)]
@@ -140,9 +143,8 @@ fn base36(mut n: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// The observers the flags name, connected (each query's shape checked) and asked once, so that a
-/// query that fails stops the audit before anything is sent.
-async fn start_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observers, AuditError> {
+/// The observers the flags name, connected (each query's shape checked).
+async fn connect_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observers, AuditError> {
     let w = &config.watch;
     let mut list: Vec<Box<dyn Observer>> = Vec::new();
     if let Some(url) = &w.observe_db {
@@ -151,9 +153,103 @@ async fn start_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observer
     if let Some(addr) = &w.sink {
         list.push(Box::new(Sink::start_for_run(addr, &w.sink_key, sink_limits(config), &ids.prefix).await?));
     }
-    let observers = Observers::new(list).only_ids(&ids.prefix);
-    observers.snapshot().await?;
-    Ok(observers)
+    Ok(Observers::new(list).only_ids(&ids.prefix))
+}
+
+/// The observers asked once before anything is sent, so that a query that fails stops the audit
+/// first; what the run's accounts held then is their baseline. In the own layout each credit's
+/// account must hold nothing (its change is its applies, and a sharded audit's merge reads no
+/// baseline): one that does stops the audit, naming `--account-base`. `spared` are accounts of
+/// the run another process may already have credited (a sharded audit's other preflights).
+async fn read_baseline(
+    observers: &mut Observers,
+    layout: Layout,
+    accounts: Range<i64>,
+    spared: Range<i64>,
+) -> Result<(), AuditError> {
+    let baseline = observers.snapshot().await?;
+    if layout == Layout::Own {
+        held_nothing(&baseline, &accounts, &spared)?;
+    }
+    observers.set_baseline(baseline);
+    Ok(())
+}
+
+/// Refuses accounts that hold something before the run, in the own layout.
+fn held_nothing(baseline: &Snapshot, accounts: &Range<i64>, spared: &Range<i64>) -> Result<(), AuditError> {
+    let held: Vec<String> = baseline
+        .aggregates
+        .iter()
+        .flat_map(|(measure, values)| {
+            values
+                .iter()
+                .filter(|&(a, &v)| v != 0 && accounts.contains(a) && !spared.contains(a))
+                .map(move |(a, v)| format!("account {a}: {} {v}", measure.name()))
+        })
+        .collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = held.iter().take(3).map(String::as_str).collect();
+    Err(AuditError::Config(format!(
+        "the accounts this audit credits, {} to {} (--account-base {} on), must hold nothing before it \
+         starts, so that each one's change is its credit's applies, but {} do ({}{}): give --account-base at \
+         accounts no one uses (an earlier audit of this database, or the app's own customers?)",
+        accounts.start,
+        accounts.end - 1,
+        accounts.start,
+        held.len(),
+        shown.join(", "),
+        if held.len() > shown.len() { ", ..." } else { "" }
+    )))
+}
+
+/// Every check's plan, and the preflight's credit.
+fn planned(config: &AuditConfig, checks: &[Box<dyn AuditCheck + '_>]) -> Plan {
+    let preflight = Plan::credits(1, preflight::TRIES);
+    checks.iter().fold(preflight, |p, c| p.and(c.plan(config)))
+}
+
+/// The accounts the parallel load's events name, the first of the run's.
+fn load_span(config: &AuditConfig) -> i64 {
+    let w = config.load_workload();
+    let span = match config.layout {
+        Layout::Own => crate::workload::Workload::own_account_span(&w),
+        Layout::Pooled | Layout::Scarce { .. } => u64::from(w.accounts),
+    };
+    i64::try_from(span).unwrap_or(i64::MAX)
+}
+
+/// Where the run's aggregates are read: the shared accounts in the scarce layout, else every
+/// account the plan may name, from the base.
+fn aggregate_range(config: &AuditConfig, base: i64, plan: &Plan) -> Range<i64> {
+    match config.layout {
+        Layout::Scarce { accounts, .. } => base..base + i64::from(accounts),
+        Layout::Pooled | Layout::Own => {
+            let span = i64::try_from(plan.span(config.layout)).unwrap_or(i64::MAX);
+            base..base.saturating_add(load_span(config)).saturating_add(span)
+        }
+    }
+}
+
+/// Refuses a scarce layout whose credits cannot fit under `--max-amount`, before anything is
+/// sent.
+fn fits(config: &AuditConfig, plan: &Plan, replay_reach: u32) -> Result<(), AuditError> {
+    let probes = plan.credits.iter().map(|r| r.saturating_add(replay_reach));
+    Accounts::fits(config.layout, probes.chain(plan.load_credits.iter().copied())).map(|_| ())
+}
+
+/// Every credit sent so far: the preflight's and every check's, judged or waiting.
+fn book_of(preflight: &Delivered, judged: &[Judged], waiting: &[(Check, Box<dyn Delivery>)]) -> CreditBook {
+    let mut book = CreditBook::default();
+    preflight.book(&mut book);
+    for j in judged {
+        j.sent.book(&mut book);
+    }
+    for (_, sent) in waiting {
+        sent.book(&mut book);
+    }
+    book
 }
 
 /// The sink's bounds, with room for every event this audit may send: past `max_keys` a new key
@@ -228,6 +324,40 @@ fn build_checks<'a>(
     (built, skipped)
 }
 
+/// What the checks sent so far: the preflight's credit, the checks judged, and those waiting for
+/// the observers.
+struct Sent<'a> {
+    preflight: &'a Delivered,
+    judged: Vec<Judged>,
+    waiting: Vec<(Check, Box<dyn Delivery>)>,
+}
+
+impl Sent<'_> {
+    /// Every credit sent so far.
+    fn book(&self) -> CreditBook {
+        book_of(self.preflight, &self.judged, &self.waiting)
+    }
+
+    /// The checks waiting, judged once the observers settled (`settle`: how long they must be
+    /// quiet, and the longest wait) on what they saw decoded against every credit sent so far;
+    /// each into `found`.
+    async fn judge(
+        &mut self,
+        observers: &Observers,
+        settle: (Duration, Duration),
+        deadline: (Instant, Duration),
+        found: &mut Found<'_>,
+    ) -> Result<(), Stopped> {
+        let seen = by(deadline, observers.settled(settle.0, settle.1)).await.map_err(|e| found.stop(e))?;
+        let seen = seen.resolve(&self.book());
+        for (check, sent) in self.waiting.drain(..) {
+            found.results.push(sent.judge(&seen));
+            self.judged.push(Judged { check, sent, seen: seen.clone() });
+        }
+        Ok(())
+    }
+}
+
 /// Runs the audit, reporting each step through `step`.
 pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSection, Stopped> {
     config.validate()?;
@@ -240,50 +370,55 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         .await
         .map_err(|e| AuditError::Unreachable { url: t.url.clone(), reason: e.to_string() })?;
     let ids = id_space(config);
-    let observers = by(deadline, start_observers(config, &ids)).await?;
+    let mut observers = by(deadline, connect_observers(config, &ids)).await?;
+    let (checks, skipped) = build_checks(config, &observers);
+    let replay_reach = u32::from(checks.iter().any(|c| c.phase() == Phase::After));
+    let plan = planned(config, &checks);
+    fits(config, &plan, replay_reach)?;
+    let range = aggregate_range(config, ids.account_base, &plan);
+    observers = observers.only_accounts(range.clone());
+    by(deadline, read_baseline(&mut observers, config.layout, range, 0..0)).await?;
     let signer = Signer::new(t.signing, &t.secrets)?;
     let poison = config.poison.as_ref().map(|p| p.poison.clone()).unwrap_or_default();
-    let wire = Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison });
-    let probe_accounts = ids.account_base + i64::from(config.load.workload.accounts);
-    let ctx = Arc::new(Ctx { probe, wire, next_account: AtomicI64::new(probe_accounts) });
-    let (checks, skipped) = build_checks(config, &observers);
+    let wire =
+        Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison, credit_base: None });
+    let accounts = Accounts::new(config.layout, ids.account_base, load_span(config));
+    let ctx = Arc::new(Ctx { replay_reach, ..Ctx::new(probe, wire, accounts) });
+    let observers = observers;
     let mut found = Found { config, ids: &ids, observers: &observers, start, results: skipped };
 
     step("preflight");
-    let preflight = async { Ok::<_, AuditError>(preflight::preflight(&ctx, &t.url).await) };
-    if let Err(fix) = by(deadline, preflight).await.map_err(|e| found.stop(e))? {
-        return Err(found.stop(AuditError::Preflight(fix)));
-    }
     let w = &config.watch;
-    let mut judged: Vec<Judged> = Vec::new();
+    let settle = (w.quiet, w.settle_max);
+    let preflight = async {
+        let sent = match preflight::preflight(&ctx, &t.url, 0).await? {
+            Ok(sent) => sent,
+            Err(fix) => return Err(AuditError::Preflight(fix)),
+        };
+        let book = book_of(&sent, &[], &[]);
+        preflight::confirm(&observers, &sent, &book, settle, t).await?.map_err(AuditError::Preflight)?;
+        Ok(sent)
+    };
+    let preflight = by(deadline, preflight).await.map_err(|e| found.stop(e))?;
+    let mut sent = Sent { preflight: &preflight, judged: Vec::new(), waiting: Vec::new() };
     for phases in [&[Phase::Probe, Phase::Load][..], &[Phase::Disturb], &[Phase::After]] {
         // The probes and the load are judged together; every other check on its own.
         let together = phases.len() > 1;
-        let mut waiting: Vec<(Check, Box<dyn Delivery>)> = Vec::new();
         for c in checks.iter().filter(|c| phases.contains(&c.phase())) {
             step(c.check().as_str());
-            let run = Run { config, ctx: &ctx, step, observers: &observers, earlier: &judged };
-            let sent = by(deadline, c.send(&run)).await.map_err(|e| found.stop(e))?;
-            waiting.push((c.check(), sent));
+            let book = sent.book();
+            let run =
+                Run { config, ctx: &ctx, step, observers: &observers, earlier: &sent.judged, book: &book };
+            let delivery = by(deadline, c.send(&run)).await.map_err(|e| found.stop(e))?;
+            sent.waiting.push((c.check(), delivery));
             if !together {
                 step("waiting for the observers to settle");
-                let seen = by(deadline, observers.settled(w.quiet, w.settle_max))
-                    .await
-                    .map_err(|e| found.stop(e))?;
-                for (check, sent) in waiting.drain(..) {
-                    found.results.push(sent.judge(&seen));
-                    judged.push(Judged { check, sent, seen: seen.clone() });
-                }
+                sent.judge(&observers, settle, deadline, &mut found).await?;
             }
         }
-        if !waiting.is_empty() {
+        if !sent.waiting.is_empty() {
             step("waiting for the observers to settle");
-            let seen =
-                by(deadline, observers.settled(w.quiet, w.settle_max)).await.map_err(|e| found.stop(e))?;
-            for (check, sent) in waiting {
-                found.results.push(sent.judge(&seen));
-                judged.push(Judged { check, sent, seen: seen.clone() });
-            }
+            sent.judge(&observers, settle, deadline, &mut found).await?;
         }
     }
     if found.results.iter().all(|r| r.status == Status::Skipped) {

@@ -9,28 +9,51 @@
 //! answer cut short goes on: the checks judge the receiver. (A query of the wrong shape is refused
 //! before this, when the observer connects.) An unsigned delivery would not tell these apart: a
 //! receiver may answer a missing signature and a malformed body with the same 400.
+//!
+//! An acknowledged credit must then be seen applied ([`confirm`]): a receiver that answers 2xx
+//! and applies nothing, or queries that do not read its effect, would fail every check with
+//! "lost" witnesses that blame the receiver for what may be the audit's own configuration (a body
+//! the handler routes nowhere). A per-account aggregate must move by exactly what one apply adds,
+//! so that a fee or a conversion stops the audit before it could fail a correct receiver.
 
 use std::time::Duration;
 
-use super::ctx::Ctx;
+use super::AuditError;
+use super::config::Target;
+use super::ctx::{Ctx, Delivered};
 use super::probe::Answer;
-use crate::wire::Scheme;
+use crate::judge::{CreditBook, Expect};
+use crate::observe::Observers;
+use crate::wire::{Payload, Scheme};
 
 /// What the preflight found wrong, with the fix.
 pub type Fix = String;
 
-/// The preflight: `Err` names what to fix before the receiver can be audited.
-pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
-    let f = ctx.credit("pre", 0, ctx.account(), 100);
+/// The preflight credit's amount (in the scarce layout, a place value of a shared account).
+const AMOUNT: i64 = 100;
+
+/// The preflight: `Ok` with the credit it sent (credit `n` of the run's preflights: a sharded
+/// audit's shard sends its own), `Err` naming what to fix before the receiver can be audited.
+pub async fn preflight(ctx: &Ctx, url: &str, n: usize) -> Result<Result<Delivered, Fix>, AuditError> {
+    let f = ctx.credit("pre", n, AMOUNT, TRIES)?;
+    let mut sent = Delivered::new(f, Expect::Once);
+    Ok(delivered(ctx, url, &mut sent).await.map(|()| sent))
+}
+
+/// Sends `sent`, the preflight's credit, and tells what its answers say.
+async fn delivered(ctx: &Ctx, url: &str, sent: &mut Delivered) -> Result<(), Fix> {
+    let f = sent.fields.clone();
     let mut signed = ctx.deliver(&f, "preflight, signed").await;
     // A receiver warming up (a cold start, a pool filling) may miss one timeout: three in a row
     // is a receiver that does not answer.
-    for _ in 1..PREFLIGHT_TRIES {
+    for _ in 1..TRIES {
         if !signed.timed_out {
             break;
         }
+        sent.push(signed);
         signed = ctx.deliver(&f, "preflight, signed, again").await;
     }
+    sent.push(signed.clone());
     let Some(status) = signed.status else { return unanswered(&signed, ctx.probe.timeout()) };
     let scheme = ctx.wire.signer.scheme();
     match status {
@@ -64,7 +87,122 @@ pub async fn preflight(ctx: &Ctx, url: &str) -> Result<(), Fix> {
 
 /// How many times the preflight's delivery is tried before a receiver that never answers within
 /// `--timeout` stops the audit.
-const PREFLIGHT_TRIES: usize = 3;
+pub const TRIES: u32 = 3;
+
+/// After the preflight credit `sent` was acknowledged: waits until every observer of applies sees
+/// it applied (a receiver may apply from a queue), at most `settle.1`, looking every `settle.0`,
+/// and, for a per-account aggregate, moved by exactly what its applies add (`book` holds it).
+/// `Err` says why the audit cannot go on: nothing seen (the two causes it cannot tell apart, with
+/// what `target` sent), or a change no applies explain (a fee, rounding, a conversion).
+pub async fn confirm(
+    observers: &Observers,
+    sent: &Delivered,
+    book: &CreditBook,
+    settle: (Duration, Duration),
+    target: &Target,
+) -> Result<Result<(), Fix>, AuditError> {
+    let sees = observers.sees();
+    if !sent.answers.acked || !(sees.applies || sees.aggregates) {
+        return Ok(Ok(()));
+    }
+    let (quiet, most) = settle;
+    let deadline = tokio::time::Instant::now() + most;
+    let id = &sent.fields.id;
+    let mut last: Option<Seen> = None;
+    loop {
+        let snapshot = observers.snapshot().await?.resolve(book);
+        let now = Seen::of(&snapshot, id, sent.fields.account);
+        if last.as_ref() == Some(&now) && (now.unseen.is_empty() || !now.unexplained.is_empty()) {
+            return Ok(now.verdict(sent, target, most));
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(now.verdict(sent, target, most));
+        }
+        last = Some(now);
+        tokio::time::sleep(quiet).await;
+    }
+}
+
+/// What the observers saw of the preflight credit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    /// The observers that did not see it applied.
+    unseen: Vec<String>,
+    /// The aggregates whose change on its account no applies explain, with why.
+    unexplained: Vec<String>,
+}
+
+impl Seen {
+    fn of(snapshot: &crate::observe::Snapshot, id: &str, account: i64) -> Self {
+        let aggregates: Vec<&str> = snapshot.undecoded.iter().map(|(name, _)| name.as_str()).collect();
+        let unexplained: Vec<String> = snapshot
+            .unexplained
+            .iter()
+            .flatten()
+            .filter(|u| u.account == account)
+            .map(|u| format!("{}: {}", u.observer, u.problem))
+            .collect();
+        let unseen = snapshot
+            .applied
+            .iter()
+            .filter(|(observer, counts)| {
+                let undecoded = aggregates.contains(&observer.as_str())
+                    && unexplained.iter().any(|u| u.starts_with(observer.as_str()));
+                !undecoded && counts.get(id).copied().unwrap_or(0) == 0
+            })
+            .map(|(observer, _)| observer.clone())
+            .collect();
+        Self { unseen, unexplained }
+    }
+
+    fn verdict(self, sent: &Delivered, target: &Target, waited: Duration) -> Result<(), Fix> {
+        let f = &sent.fields;
+        if !self.unexplained.is_empty() {
+            return Err(format!(
+                "the preflight credit of {} to account {} ({}) was acknowledged, and {}: a fee, rounding or a \
+                 currency conversion? --balance-query must sum the amounts as sent, --count-query count one \
+                 row per applied credit, so that the audit can count the applies",
+                f.amount,
+                f.account,
+                f.id,
+                self.unexplained.join("; ")
+            ));
+        }
+        if self.unseen.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "the receiver acknowledged the preflight credit ({}, account {}, amount {}) and {} did not see it \
+             applied within --settle-max {}: either the handler ignores this event ({}) or the queries do not \
+             read its effect (point --applied-query, --balance-query or --count-query at the rows the handler \
+             writes; `hookbench discover` proposes them); a receiver that answers 2xx and applies nothing cannot \
+             be audited",
+            f.id,
+            f.account,
+            f.amount,
+            self.unseen.join(" and "),
+            humantime::format_duration(waited),
+            ignored_because(target)
+        ))
+    }
+}
+
+/// Why a handler may ignore the audit's event, from what the audit sent: the body and its type.
+fn ignored_because(target: &Target) -> String {
+    let signing = target.signing;
+    match &target.payload {
+        Payload::Hookbench if !matches!(signing, Scheme::StandardWebhooks | Scheme::None) => format!(
+            "--signing {0} with --payload hookbench sent hookbench's own body, not the provider's: give --payload {0}",
+            signing.as_str()
+        ),
+        Payload::Provider(b) => format!(
+            "check --payload {} and --event-type: a credit went as {}",
+            b.name(),
+            target.payload.event_type(crate::wire::Kind::Credit)
+        ),
+        payload => format!("check --payload {}: the body's shape and its type", payload.name()),
+    }
+}
 
 /// The preflight's delivery got no whole answer. Three that ran out of `--timeout` stop the audit:
 /// every delivery after it would wait as long and prove nothing (a receiver that accepts and never
@@ -74,7 +212,7 @@ fn unanswered(signed: &Answer, timeout: Duration) -> Result<(), Fix> {
         return Ok(());
     }
     Err(format!(
-        "the receiver did not answer a signed delivery within --timeout {} ({PREFLIGHT_TRIES} tries): check that it answers, or raise --timeout",
+        "the receiver did not answer a signed delivery within --timeout {} ({TRIES} tries): check that it answers, or raise --timeout",
         humantime::format_duration(timeout)
     ))
 }

@@ -8,10 +8,13 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use std::sync::atomic::AtomicI64;
-
+use super::accounts::Accounts;
+use super::checks::Plan;
 use super::ctx::Ctx;
-use super::{AuditConfig, AuditError, by, id_space, preflight, probe};
+use super::{
+    AuditConfig, AuditError, aggregate_range, book_of, by, connect_observers, id_space, load_span, preflight,
+    probe, read_baseline,
+};
 use crate::load::partial::{AuditRun, AuditShard, Partial, Target};
 use crate::report::Check;
 use crate::sender::{self, Progress, SenderConfig};
@@ -40,18 +43,47 @@ pub async fn run_shard(
         .map_err(|e| AuditError::Unreachable { url: t.url.clone(), reason: e.to_string() })?;
     let ids = id_space(config);
     let signer = Signer::new(t.signing, &t.secrets)?;
-    let wire =
-        Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison: Default::default() });
-    let workload = Arc::new(Workload::generate(&config.load_workload())?);
-    // The preflight as an unsharded audit's: every shard sends its one delivery (the same id, so
-    // the receiver sees one event), and a receiver that cannot be audited as told stops each.
-    let base = ids.account_base + i64::from(config.load.workload.accounts);
-    let ctx = Ctx { probe, wire: wire.clone(), next_account: AtomicI64::new(base) };
-    step("preflight");
-    let preflight = async { Ok::<_, AuditError>(preflight::preflight(&ctx, &t.url).await) };
-    by(deadline, preflight).await?.map_err(AuditError::Preflight)?;
-    step(&format!("parallel-load, shard {shard}"));
+    let wire = Arc::new(Wire {
+        signer,
+        payload: t.payload.clone(),
+        ids: ids.clone(),
+        poison: Default::default(),
+        credit_base: None,
+    });
+    // Every shard's preflight credit has an id and an account of its own, after the load's
+    // accounts, so that no shard reads another's as its own or as an account not fresh.
+    let mut observers = by(deadline, connect_observers(config, &ids)).await?;
     let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::ParallelLoad) };
+    let plan = Plan::credits(shard.count, preflight::TRIES).and(
+        Plan::load(&config.load_workload(), config.layout, sender.retry.max_attempts)
+            .map(|p| Plan { accounts: 0, ..p })?,
+    );
+    let range = aggregate_range(config, ids.account_base, &plan);
+    let preflights = ids.account_base + load_span(config);
+    observers = observers.only_accounts(range.clone());
+    let spared = preflights..preflights + shard.count as i64;
+    by(deadline, read_baseline(&mut observers, config.layout, range, spared)).await?;
+    let before = (shard.index - 1) as i64;
+    let ctx = Ctx::new(
+        probe,
+        wire.clone(),
+        Accounts::new(config.layout, ids.account_base, load_span(config) + before),
+    );
+    let mut workload = Workload::generate(&config.load_workload())?;
+    ctx.accounts.lay_out(&mut workload, sender.retry.max_attempts)?;
+    let workload = Arc::new(workload);
+    step("preflight");
+    let preflight = async {
+        let sent = match preflight::preflight(&ctx, &t.url, shard.index - 1).await? {
+            Ok(sent) => sent,
+            Err(fix) => return Err(AuditError::Preflight(fix)),
+        };
+        let book = book_of(&sent, &[], &[]);
+        let settle = (w.quiet, w.settle_max);
+        preflight::confirm(&observers, &sent, &book, settle, t).await?.map_err(AuditError::Preflight)
+    };
+    by(deadline, preflight).await?;
+    step(&format!("parallel-load, shard {shard}"));
     let progress = Arc::new(Progress::default());
     config.pulse.load_started(progress.clone(), workload.groups.len() as u64);
     let sent =
@@ -68,6 +100,8 @@ pub async fn run_shard(
         update_applied_query: w.queries.update_applied.clone(),
         state_query: w.queries.state.clone(),
         dead_letter_query: w.queries.dead_letters.clone(),
+        balance_query: w.queries.balance.clone(),
+        count_query: w.queries.count.clone(),
         parameters: config.parameters(),
     };
     let target = Target::Audit(Box::new(AuditShard { run, attempts: sent.attempts.clone() }));

@@ -23,29 +23,27 @@ use crate::progress::StepLines;
 use crate::report::{AUDIT_FIGURES, HistoryFile, Report, Status, audit_scopes, render_metrics};
 use crate::sender::RetryPolicy;
 use crate::wire::{Payload, Poison, payload::Template};
-use crate::workload::{ARTICLE_SEED, Shard, WorkloadConfig};
+use crate::workload::{ARTICLE_SEED, Layout, Shard, WorkloadConfig};
 
 /// Arguments of `hookbench audit`.
 #[derive(Debug, Clone, Args)]
 pub struct AuditArgs {
     /// The receiver's webhook URL (http://host:port/path).
     pub url: String,
-    /// How deliveries are signed: standard-webhooks, stripe, github, shopify or none.
-    #[arg(long, default_value = "standard-webhooks", value_enum)]
-    pub signing: crate::wire::Scheme,
+    /// How deliveries are signed: standard-webhooks, stripe, github, shopify or none [default:
+    /// standard-webhooks]. Given, it also sets the provider's --payload when none is given.
+    #[arg(long, value_enum)]
+    pub signing: Option<crate::wire::Scheme>,
     /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe).
     /// Give it twice, old and new, to hold the rotation check to both.
     #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true)]
     pub secret: Vec<String>,
     /// The bodies: hookbench, a provider's own (stripe: an Event; github: the event's payload
     /// with X-GitHub-Event; shopify: the topic's resource with the X-Shopify-* headers;
-    /// standard-webhooks: {type, timestamp, data}), or a template file (docs/audit.md).
-    #[arg(
-        long,
-        default_value = "hookbench",
-        value_name = "hookbench|stripe|github|shopify|standard-webhooks|FILE"
-    )]
-    pub payload: String,
+    /// standard-webhooks: {type, timestamp, data}), or a template file (docs/audit.md) [default:
+    /// the provider --signing names, when given; else hookbench].
+    #[arg(long, value_name = "hookbench|stripe|github|shopify|standard-webhooks|FILE")]
+    pub payload: Option<String>,
     /// The provider's event type a credit or an update is sent as (repeatable; a provider's
     /// payload only). Defaults: stripe credit=payment_intent.succeeded,
     /// update=customer.subscription.updated; github credit=issues.opened, update=issues.edited;
@@ -67,8 +65,26 @@ pub struct AuditArgs {
     #[arg(long, value_name = "URL")]
     pub observe_db: Option<String>,
     /// SQL returning one row per applied side effect (its event id), or (event id, count) rows.
+    /// Point it at the effect, never at a dedupe table: that holds one row per event however
+    /// often the effect ran.
     #[arg(long, value_name = "SQL")]
     pub applied_query: Option<String>,
+    /// SQL returning (account, balance) rows: the sum of the amounts the receiver credited to
+    /// each account (rows of one account add up). Each credit then goes to an account of its own
+    /// (or, with --accounts, carries an amount no other applies imitate), and each account's
+    /// change is read as its credits' applies.
+    #[arg(long, value_name = "SQL")]
+    pub balance_query: Option<String>,
+    /// SQL returning (account, rows) rows: how many effect rows (an order, a payment, a usage
+    /// record per event) each account has. Each credit then goes to an account of its own, and
+    /// each account's change in rows is its credit's applies.
+    #[arg(long, value_name = "SQL")]
+    pub count_query: Option<String>,
+    /// The largest amount a credit may carry where --accounts shares accounts between credits
+    /// and amounts are place values (100 to 10^15); a plan that cannot fit is refused before
+    /// anything is sent.
+    #[arg(long, default_value_t = 1_000_000_000, value_parser = clap::value_parser!(i64).range(100..=1_000_000_000_000_000))]
+    pub max_amount: i64,
     /// Advisory findings fail: a semantic duplicate (one change sent under two ids, both
     /// applied) is a FAIL and exits 1, instead of a WARN that leaves the exit status alone.
     #[arg(long)]
@@ -124,9 +140,11 @@ pub struct AuditArgs {
     /// Seed of the load's draws.
     #[arg(long, default_value_t = ARTICLE_SEED)]
     pub seed: u32,
-    /// Accounts the load's events are spread over (1 to 10000000).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
-    pub accounts: u32,
+    /// Accounts the load's events are spread over (1 to 10000000) [default: 100]. With
+    /// --balance-query, every credit of the audit shares these accounts (an app whose accounts
+    /// must exist beforehand: point --account-base at them), its amount a place value.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub accounts: Option<u32>,
     /// Events per second in the load (open loop, coordinated omission corrected; 0.01 to
     /// 100000).
     #[arg(long, default_value_t = 200.0)]
@@ -278,16 +296,21 @@ impl TryFrom<&AuditArgs> for AuditConfig {
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<Self> {
         // --signing X holds the receiver to provider X's rules unless --provider names another.
-        let provider = a.provider.or(a.signing.provider());
+        let signing = a.signing.unwrap_or_default();
+        let provider = a.provider.or(signing.provider());
         let timeout = a.timeout.or(provider.map(crate::wire::Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT);
         let control = control(a);
         let config = AuditConfig {
             target: Target {
                 url: a.url.clone(),
-                signing: a.signing,
+                signing,
                 provider,
                 secrets: a.secret.clone(),
-                payload: Payload::with(&a.payload, &a.event_type, &a.field)?,
+                payload: Payload::with(
+                    &Payload::implied(a.payload.as_deref(), a.signing),
+                    &a.event_type,
+                    &a.field,
+                )?,
             },
             watch: Watch {
                 observe_db: a.observe_db.clone(),
@@ -296,6 +319,8 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                     update_applied: a.update_applied_query.clone(),
                     state: a.state_query.clone(),
                     dead_letters: a.dead_letter_query.clone(),
+                    balance: a.balance_query.clone(),
+                    count: a.count_query.clone(),
                 },
                 query_limits: a.query_limits.limits(),
                 sink: a.sink.clone(),
@@ -321,7 +346,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 workload: WorkloadConfig {
                     seed: a.seed,
                     events: a.events,
-                    accounts: a.accounts,
+                    accounts: a.accounts.unwrap_or(DEFAULT_ACCOUNTS),
                     ..WorkloadConfig::default()
                 },
                 rate: a.rate,
@@ -353,6 +378,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             start_at: a.start_at,
             deadline: a.deadline,
             strict: a.strict,
+            layout: layout(a),
             pulse: Default::default(),
         };
         config.validate()?;
@@ -362,6 +388,19 @@ impl TryFrom<&AuditArgs> for AuditConfig {
 
 /// An attempt's timeout without --timeout or --provider.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The load's accounts without --accounts.
+const DEFAULT_ACCOUNTS: u32 = 100;
+
+/// How the flags lay credits out: with a per-account aggregate, one account per credit, or place
+/// values over the --accounts given; without one, over the load's accounts.
+fn layout(a: &AuditArgs) -> Layout {
+    match (a.balance_query.is_some() || a.count_query.is_some(), a.accounts) {
+        (false, _) => Layout::Pooled,
+        (true, None) => Layout::Own,
+        (true, Some(accounts)) => Layout::Scarce { accounts, max_amount: a.max_amount },
+    }
+}
 
 fn control(a: &AuditArgs) -> Option<Control> {
     Some(Control {

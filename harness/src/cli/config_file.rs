@@ -392,7 +392,12 @@ fn effective_config(command: &Command, matches: &ArgMatches, name: &str) -> Stri
     for (key, arg, kind) in keys(command) {
         let id = arg.get_id().as_str();
         match matches.value_source(id) {
-            None => continue,
+            None => {
+                if let Some(value) = resolved(name, id, matches) {
+                    let _ = writeln!(out, "{key} = {}", Value::String(value));
+                }
+                continue;
+            }
             Some(ValueSource::EnvVariable) if arg.is_hide_env_values_set() => {
                 let var = arg.get_env().map_or_else(String::new, |v| v.to_string_lossy().into_owned());
                 let _ = writeln!(out, "# {key}: from {var}, not printed (read from there again)");
@@ -415,6 +420,20 @@ fn effective_config(command: &Command, matches: &ArgMatches, name: &str) -> Stri
         let _ = writeln!(out, "{key} = {value}");
     }
     out
+}
+
+/// The value an audit uses for `id` when none was given, where it has no single default: the
+/// signing scheme's and the payload, which `--signing` implies (the provider's own bodies).
+fn resolved(name: &str, id: &str, matches: &ArgMatches) -> Option<String> {
+    if name != "audit" {
+        return None;
+    }
+    let signing = matches.get_one::<crate::wire::Scheme>("signing").copied();
+    match id {
+        "signing" => Some(signing.unwrap_or_default().as_str().to_string()),
+        "payload" => Some(crate::wire::Payload::implied(None, signing)),
+        _ => None,
+    }
 }
 
 /// The JSON Schema of `name`'s config file, from its clap arguments: each key's type from its

@@ -61,6 +61,12 @@ pub struct MergeArgs {
     /// A sharded audit's dead-letter query, as given to its shards (`audit --dead-letter-query`).
     #[arg(long, value_name = "SQL")]
     pub dead_letter_query: Option<String>,
+    /// A sharded audit's balance query, as given to its shards (`audit --balance-query`).
+    #[arg(long, value_name = "SQL")]
+    pub balance_query: Option<String>,
+    /// A sharded audit's count query, as given to its shards (`audit --count-query`).
+    #[arg(long, value_name = "SQL")]
+    pub count_query: Option<String>,
     /// What each of those queries may take.
     #[command(flatten)]
     pub query_limits: super::query_limits::QueryLimitArgs,
@@ -113,6 +119,8 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             update_applied: args.update_applied_query.clone(),
             state: args.state_query.clone(),
             dead_letters: args.dead_letter_query.clone(),
+            balance: args.balance_query.clone(),
+            count: args.count_query.clone(),
         },
         query_limits: args.query_limits.limits(),
         shard_key: args.shard_key.clone().filter(|k| !k.is_empty()).map(String::into_bytes),

@@ -35,6 +35,8 @@ pub enum Needs {
     IdConflicts,
     /// The balances and the ledger's rows, to add up against each other.
     Ledger,
+    /// Per-account aggregates (a balance, a count of effect rows), decoded into applies.
+    Aggregates,
 }
 
 impl Needs {
@@ -48,6 +50,7 @@ impl Needs {
             Self::Changes => "the change log",
             Self::IdConflicts => "id conflicts",
             Self::Ledger => "the ledger",
+            Self::Aggregates => "per-account aggregates",
         }
     }
 }
@@ -117,6 +120,9 @@ pub struct AccountView<'a> {
     pub states_observed: bool,
     /// Its changes in the database's change log, in the order recorded (`None`: no change log).
     pub changes: Option<&'a [(i64, i64)]>,
+    /// What its per-account aggregates saw that no apply counts explain, one line per aggregate
+    /// (empty: every change explained, or none observed).
+    pub unexplained: &'a [String],
 }
 
 /// The whole run as the detectors see it.
@@ -227,6 +233,11 @@ classes! {
     /// Half written: the accounts' balances and the ledger's rows do not add up to the same sum
     /// (a side effect without its evidence, or evidence without its effect).
     HalfWritten = "half-written", Run, Ledger, Detector::Run(half_written);
+    /// Unexplained change: an account's per-account aggregate (its balance, its count of effect
+    /// rows) moved in a way no apply counts of the credits sent to it explain: not a whole number
+    /// of a credit's amount (a fee, rounding, a conversion), more applies than the credit reached
+    /// the receiver, a balance that went down, or a change on an account the run sent nothing to.
+    UnexplainedChange = "unexplained-change", Account, Aggregates, Detector::Account(unexplained_change);
 }
 
 fn duplicate(e: &EventView<'_>) -> Option<String> {
@@ -312,6 +323,10 @@ fn stale_write(a: &AccountView<'_>) -> Option<String> {
     let downs: Vec<String> =
         changes.iter().filter(|(old, new)| new < old).map(|(old, new)| format!("{old} -> {new}")).collect();
     (!downs.is_empty()).then(|| format!("its version went down: {}", downs.join(", ")))
+}
+
+fn unexplained_change(a: &AccountView<'_>) -> Option<String> {
+    (!a.unexplained.is_empty()).then(|| a.unexplained.join("; "))
 }
 
 fn id_conflict(r: &RunView) -> Option<String> {

@@ -4,21 +4,37 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use super::aggregate::Unexplained;
+
 /// One observer's count of applies.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Applies {
-    /// The observer (`tables`, `sql`, `sink`).
+    /// The observer (`tables`, `sql`, `sink`, `balance`, `count`).
     pub observer: String,
     /// Per event of the history, the times it was applied.
     pub counts: Vec<u32>,
     /// Applies of ids that are no event of the history (another run's rows, say).
     pub unknown: u64,
+    /// Events this observer could not count: a per-account aggregate whose change does not say
+    /// which of the account's credits was applied, or that does not read the account. Its zero
+    /// for them is no count.
+    pub undecoded: BTreeSet<usize>,
 }
 
 impl Applies {
     /// No applies yet, for a history of `events` events.
     pub fn new(observer: &str, events: usize) -> Self {
-        Self { observer: observer.to_string(), counts: vec![0; events], unknown: 0 }
+        Self {
+            observer: observer.to_string(),
+            counts: vec![0; events],
+            unknown: 0,
+            undecoded: BTreeSet::new(),
+        }
+    }
+
+    /// Event `i`'s count, unless this observer could not count it.
+    pub fn count(&self, i: usize) -> Option<u32> {
+        (!self.undecoded.contains(&i)).then(|| self.counts.get(i).copied().unwrap_or(0))
     }
 
     /// Adds `n` applies of event `index` (of no event of the history when `None`).
@@ -71,13 +87,16 @@ pub struct Evidence {
     pub id_conflicts: Option<u64>,
     /// The balances and the ledger (`None`: not observed).
     pub ledger: Option<Ledger>,
+    /// Accounts whose per-account aggregate changed in a way no apply counts explain (`None`: no
+    /// aggregate observed).
+    pub unexplained: Option<Vec<Unexplained>>,
 }
 
 impl Evidence {
     /// The fewest and the most times any observer saw event `i` applied (`None`: applies not
     /// observed).
     pub fn applied(&self, i: usize) -> Option<(u32, u32)> {
-        let mut counts = self.applies.iter().map(|a| a.counts.get(i).copied().unwrap_or(0));
+        let mut counts = self.applies.iter().filter_map(|a| a.count(i));
         let first = counts.next()?;
         Some(counts.fold((first, first), |(lo, hi), c| (lo.min(c), hi.max(c))))
     }
@@ -85,7 +104,7 @@ impl Evidence {
     /// The most times any observer, of applies or of update applies, saw event `i` applied
     /// (`None`: neither observed).
     pub fn most_applied(&self, i: usize) -> Option<u32> {
-        self.applies.iter().chain(&self.update_applies).map(|a| a.counts.get(i).copied().unwrap_or(0)).max()
+        self.applies.iter().chain(&self.update_applies).filter_map(|a| a.count(i)).max()
     }
 
     /// Event `i`'s update applies in words, per observer that counted any:
@@ -95,19 +114,23 @@ impl Evidence {
             .applies
             .iter()
             .chain(&self.update_applies)
-            .map(|a| format!("{}: applied {} times", a.observer, a.counts.get(i).copied().unwrap_or(0)))
+            .filter_map(|a| Some(format!("{}: applied {} times", a.observer, a.count(i)?)))
             .collect();
         if seen.is_empty() { "update applies not observed".to_string() } else { seen.join(", ") }
     }
 
-    /// Event `i`'s counts in words, per observer: `sql: 2, sink: 1`.
+    /// Event `i`'s counts in words, per observer: `sql: applied 2 times, balance: applied 1
+    /// times`.
     pub fn describe(&self, i: usize) -> String {
         if self.applies.is_empty() {
             return "applies not observed".to_string();
         }
         self.applies
             .iter()
-            .map(|a| format!("{}: applied {} times", a.observer, a.counts.get(i).copied().unwrap_or(0)))
+            .map(|a| match a.count(i) {
+                Some(n) => format!("{}: applied {n} times", a.observer),
+                None => format!("{}: not decoded", a.observer),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }

@@ -13,8 +13,11 @@
 //! never acknowledged and never applied is an anomaly (never-applied), so a receiver that refuses
 //! or fails every delivery fails (a pair that restates one change is lost when neither of its
 //! events was applied); an empty state observation is "0 accounts observed", which
-//! leaves every acknowledged update's account stale.
+//! leaves every acknowledged update's account stale. A per-account aggregate ([`aggregate`]) is
+//! evidence once decoded into each credit's apply count; a change it cannot decode is an anomaly
+//! of its own, and a credit it cannot count is not observed.
 
+pub mod aggregate;
 pub mod class;
 pub mod evidence;
 pub mod figures;
@@ -27,6 +30,7 @@ mod notation;
 #[cfg(test)]
 mod tests;
 
+pub use aggregate::{CreditBook, Credited, Measure, Resolved, Undecoded, Unexplained};
 pub use class::{Class, ClassSet, Needs, Of};
 pub use evidence::{Applies, Change, Evidence, Ledger};
 pub use figures::Figures;

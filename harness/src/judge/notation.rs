@@ -2,7 +2,7 @@
 //! `rw_register_test.clj` is the model).
 //!
 //! A history is events separated by spaces, event `i` being the `i`-th:
-//! `KIND[ACCOUNT][vVERSION]:ANSWERS`. KIND is `c` (a credit expected once), `m` (a credit at most
+//! `KIND[ACCOUNT][vVERSION][$AMOUNT]:ANSWERS` (a credit's amount is 100 unless `$` gives it). KIND is `c` (a credit expected once), `m` (a credit at most
 //! once), `p` (a poison credit), `x` (a credit that must be refused), `n` (a credit that must not
 //! be acknowledged) or `u` (an update expected once, with `vVERSION`). ANSWERS is one letter per
 //! attempt: `a` 200, `r` 400, `f` 500, `t` no answer, `h` held open. `c:ta` is a credit to account
@@ -14,11 +14,15 @@
 //! observed, nothing applied; the observer defaults to `sql`), `updates 1=2` (update applies
 //! observed apart, `--update-applied-query`'s), `state 7=2` (final versions),
 //! `dead 3` (dead letters, by event index), `changes 7:0>2 7:2>1` (account:old>new, in order),
-//! `conflicts 1`, `ledger 300/300` (balances/rows).
+//! `conflicts 1`, `ledger 300/300` (balances/rows), `balance 3=+200 9=-5` and `count 3=+2` (each
+//! account's change since the baseline, decoded against the history's credits by the judge's own
+//! decoder; `balance` alone: observed, nothing changed).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Answers, Applies, Change, Evidence, Expect, History, Ids, Kind, Ledger, Sent};
+use super::{
+    Answers, Applies, Change, CreditBook, Evidence, Expect, History, Ids, Kind, Ledger, Measure, Sent,
+};
 
 fn answers(letters: &str) -> Answers {
     let mut a = Answers::default();
@@ -43,17 +47,21 @@ fn event(spec: &str) -> Sent {
     let mut chars = what.chars();
     let kind = chars.next().unwrap_or_else(|| panic!("`{spec}` has no kind"));
     let rest: String = chars.collect();
+    let (rest, amount) = match rest.split_once('$') {
+        Some((r, a)) => (r.to_string(), a.parse::<i64>().unwrap_or_else(|_| panic!("amount in `{spec}`"))),
+        None => (rest, 100),
+    };
     let (account, version) = match rest.split_once('v') {
         Some((a, v)) => (a, Some(v.parse::<i64>().unwrap_or_else(|_| panic!("version in `{spec}`")))),
         None => (rest.as_str(), None),
     };
     let account = if account.is_empty() { 0 } else { account.parse().unwrap_or_else(|_| panic!("`{spec}`")) };
     let (kind, expect) = match kind {
-        'c' => (Kind::Credit { amount: 100 }, Expect::Once),
-        'm' => (Kind::Credit { amount: 100 }, Expect::AtMostOnce),
-        'p' => (Kind::Credit { amount: 100 }, Expect::Poison),
-        'x' => (Kind::Credit { amount: 100 }, Expect::Refused),
-        'n' => (Kind::Credit { amount: 100 }, Expect::NotAcked),
+        'c' => (Kind::Credit { amount }, Expect::Once),
+        'm' => (Kind::Credit { amount }, Expect::AtMostOnce),
+        'p' => (Kind::Credit { amount }, Expect::Poison),
+        'x' => (Kind::Credit { amount }, Expect::Refused),
+        'n' => (Kind::Credit { amount }, Expect::NotAcked),
         'u' => {
             (Kind::Update { version: version.unwrap_or_else(|| panic!("`{spec}` needs vN")) }, Expect::Once)
         }
@@ -84,7 +92,48 @@ fn applies(name: &str, words: &[&str], events: usize) -> Applies {
     a
 }
 
-/// The evidence `text` writes, for a history of `events` events.
+/// The evidence `text` writes, for `history`.
+pub fn evidence_of(text: &str, history: &History) -> Evidence {
+    let mut e = evidence(text, history.len());
+    for section in text.split(';').map(str::trim) {
+        let measure = match section.split_whitespace().next() {
+            Some("balance") => Measure::Balance,
+            Some("count") => Measure::Rows,
+            _ => continue,
+        };
+        let changes = pairs(&section.split_whitespace().skip(1).collect::<Vec<_>>())
+            .map(|(k, v)| (k.parse::<i64>().unwrap_or_else(|_| panic!("account `{k}`")), v))
+            .collect();
+        aggregate(&mut e, history, measure, &changes);
+    }
+    e
+}
+
+/// What `measure`'s `changes` say of `history`'s credits, decoded as an audit decodes them (every
+/// account observed), into `e`: an observer of applies named after the measure, its undecoded
+/// events, and the accounts whose change is unexplained.
+fn aggregate(e: &mut Evidence, history: &History, measure: Measure, changes: &BTreeMap<i64, i64>) {
+    let mut book = CreditBook::default();
+    for (i, s) in history.events().iter().enumerate() {
+        match s.kind {
+            Kind::Credit { amount } => book.credit(&history.id(i), s.account, amount, s.answers.attempts),
+            Kind::Update { .. } => book.unjudged(s.account),
+        }
+    }
+    let resolved = book.resolve(measure.name(), measure, changes, &|_| true);
+    let mut applies = Applies::new(measure.name(), history.len());
+    applies.undecoded = (0..history.len()).collect();
+    for (id, n) in &resolved.counts {
+        let i = history.index(id).unwrap_or_else(|| panic!("{id}"));
+        applies.add(Some(i), u64::from(*n));
+        applies.undecoded.remove(&i);
+    }
+    e.applies.push(applies);
+    e.unexplained.get_or_insert_default().extend(resolved.unexplained);
+}
+
+/// The evidence `text` writes, for a history of `events` events (no aggregates: see
+/// [`evidence_of`]).
 pub fn evidence(text: &str, events: usize) -> Evidence {
     let mut e = Evidence::default();
     for section in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
@@ -126,6 +175,7 @@ pub fn evidence(text: &str, events: usize) -> Evidence {
                 let n = |t: &str| t.parse::<i64>().unwrap_or_else(|_| panic!("`{t}`"));
                 e.ledger = Some(Ledger { balances: n(b), rows: n(r) });
             }
+            "balance" | "count" => {}
             other => panic!("unknown section {other:?}"),
         }
     }

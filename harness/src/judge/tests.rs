@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use super::notation::{evidence, history};
+use super::notation::{evidence, evidence_of, history};
 use super::{Class, Needs, Outcome, Rules, Subject, Verdict, judge};
 
 fn verdict_under(h: &str, e: &str, rules: &Rules) -> Verdict {
@@ -16,9 +16,24 @@ fn verdict(h: &str, e: &str) -> Verdict {
     verdict_under(h, e, &Rules::strict())
 }
 
+/// The verdict on `h` of evidence `e` whose per-account aggregates (`balance`, `count`) are
+/// decoded against `h`'s credits.
+fn verdict_decoded(h: &str, e: &str) -> Verdict {
+    let history = history(h);
+    judge(&history, &evidence_of(e, &history), &Rules::strict())
+}
+
+/// The anomalies found in `h` with aggregates decoded, as [`found`] names them.
+fn found_decoded(h: &str, e: &str) -> Vec<String> {
+    named(&verdict_decoded(h, e))
+}
+
 /// The anomalies found, as `class subject`: `duplicate 0`, `stale-account 7`, `half-written run`.
 fn found(h: &str, e: &str) -> Vec<String> {
-    let v = verdict(h, e);
+    named(&verdict(h, e))
+}
+
+fn named(v: &Verdict) -> Vec<String> {
     let mut all = Vec::new();
     for (i, classes) in v.events.iter().enumerate() {
         all.extend(classes.iter().map(|c| format!("{} {i}", c.name())));
@@ -273,6 +288,88 @@ fn half_written() {
 }
 
 #[test]
+fn per_account_aggregates_give_each_credit_its_apply_count() {
+    // One account per credit: the first applied once, the second twice, the third never.
+    let h = "c1:a c2:aa c3:a";
+    assert_eq!(found_decoded(h, "balance 1=100 2=200"), ["duplicate 1", "lost 2"]);
+    assert_eq!(found_decoded(h, "count 1=1 2=2"), ["duplicate 1", "lost 2"]);
+    assert_eq!(found_decoded(h, "balance 1=100 2=100 3=100"), Vec::<String>::new());
+    let v = verdict_decoded(h, "balance 1=100 2=200 3=100");
+    assert_eq!(v.witnesses[0].observed, "balance: applied 2 times");
+    assert!(v.summary().contains("0 unexplained-change"), "{}", v.summary());
+    // Without an aggregate the class is neither looked for in words nor found.
+    assert!(!verdict(h, "applied 0=1 1=1 2=1").summary().contains("unexplained"));
+}
+
+#[test]
+fn the_scarce_layout_decodes_each_credit_of_a_shared_account() {
+    // Place values on account 1 for credits delivered once, twice and once: 100, 200, 600.
+    let h = "c1$100:a c1$200:aa c1$600:a";
+    assert_eq!(found_decoded(h, "balance 1=900"), Vec::<String>::new());
+    assert_eq!(found_decoded(h, "balance 1=1100"), ["duplicate 1"]);
+    assert_eq!(found_decoded(h, "balance 1=700"), ["lost 1"]);
+}
+
+#[test]
+fn a_balance_and_a_count_each_say_what_they_saw() {
+    // A handler that reads, adds and writes back: concurrent copies leave the balance at one
+    // credit while the effect rows show two.
+    let v = verdict_decoded("c1:aa", "balance 1=100; count 1=2");
+    assert_eq!(named(&v), ["duplicate 0"]);
+    assert_eq!(v.witnesses[0].observed, "balance: applied 1 times, count: applied 2 times");
+}
+
+#[test]
+fn unexplained_change() {
+    let v = verdict_decoded("c1$1500:a", "balance 1=1470");
+    assert_eq!(named(&v), ["unexplained-change 1"]);
+    assert_eq!(v.outcome, Outcome::Fail);
+    assert_eq!(
+        v.witnesses[0].problem,
+        "balance: the balance moved by +1,470 for a credit of 1,500: not a whole number of its amount"
+    );
+    assert_eq!(v.witnesses[0].observed, "balance: 1,470 since the audit began");
+    assert!(v.summary().contains("1 unexplained-change"), "{}", v.summary());
+    assert_eq!(found_decoded("c1$1500:a", "balance 1=1500"), Vec::<String>::new());
+    // More applies than deliveries, a balance that went down, rows that went down.
+    assert_eq!(found_decoded("c1:a", "balance 1=300"), ["unexplained-change 1"]);
+    assert_eq!(found_decoded("c1:a", "balance 1=-100"), ["unexplained-change 1"]);
+    assert_eq!(found_decoded("c1:a", "count 1=-1"), ["unexplained-change 1"]);
+    // A change on an account nothing was sent to; none on one that only took updates.
+    assert_eq!(found_decoded("c1:a", "balance 1=100 9=50"), ["unexplained-change 9"]);
+    assert_eq!(found_decoded("u5v1:a c1:a", "balance 1=100 5=40; state 5=1"), Vec::<String>::new());
+}
+
+#[test]
+fn an_aggregate_that_cannot_say_which_credit_it_saw_is_no_evidence() {
+    // Two credits of one amount to one account, one of them applied: which, no one can say.
+    let v = verdict_decoded("c1:a c1:a", "balance 1=100");
+    assert_eq!(named(&v), Vec::<String>::new());
+    assert_eq!(v.outcome, Outcome::Unjudged(vec![Needs::Applies]));
+    assert_eq!(v.witnesses.len(), 0);
+    // Beside an observer that names events, that observer judges them.
+    assert_eq!(verdict_decoded("c1:a c1:a", "applied 0=1 1=1; balance 1=100").outcome, Outcome::Pass);
+    // A poison credit the aggregate cannot count cannot pass either.
+    assert_eq!(
+        verdict_decoded("p1:r p1:r", "balance 1=100").outcome,
+        Outcome::Unjudged(vec![Needs::Applies])
+    );
+}
+
+#[test]
+fn aggregates_that_saw_nothing_fail_as_an_applied_query_would() {
+    // Nothing applied, and an empty aggregate (no rows): every acknowledged credit lost.
+    let v = verdict_decoded("c1:a c2:a", "balance");
+    assert_eq!(named(&v), ["lost 0", "lost 1"]);
+    assert_eq!(v.outcome, Outcome::Fail);
+    // Every answer refused: never applied.
+    let v = verdict_decoded("c1:r c2:rr", "count");
+    assert_eq!(v.failing(), [Class::NeverApplied]);
+    // Nothing sent.
+    assert_eq!(verdict_decoded("", "balance").outcome, Outcome::NothingSent);
+}
+
+#[test]
 fn nothing_sent_never_passes() {
     assert_eq!(verdict("", "applied").outcome, Outcome::NothingSent);
     assert_eq!(verdict("", "applied; state").summary(), "nothing was sent");
@@ -428,7 +525,43 @@ fn pairs() -> impl Strategy<Value = Paired> {
     })
 }
 
+/// Credits, each to an account of its own (account `i + 1`), each acknowledged after any
+/// failures, and the balance each account shows when each was applied once.
+fn clean_on_own_accounts() -> impl Strategy<Value = (String, Vec<(i64, i64)>)> {
+    proptest::collection::vec((1i64..5_000, "[ft]{0,3}"), 1..20).prop_map(|credits| {
+        let h: Vec<String> =
+            credits.iter().enumerate().map(|(i, (amount, f))| format!("c{}${amount}:{f}a", i + 1)).collect();
+        let balances = credits.iter().enumerate().map(|(i, &(amount, _))| (i as i64 + 1, amount)).collect();
+        (h.join(" "), balances)
+    })
+}
+
+fn balances(b: &[(i64, i64)]) -> String {
+    let each: Vec<String> = b.iter().map(|(a, v)| format!("{a}={v}")).collect();
+    format!("balance {}", each.join(" "))
+}
+
 proptest! {
+    #[test]
+    fn a_clean_history_never_fails_on_balances((h, b) in clean_on_own_accounts()) {
+        let v = verdict_decoded(&h, &balances(&b));
+        prop_assert_eq!(&v.outcome, &Outcome::Pass, "{}: {}", h, v.summary());
+    }
+
+    #[test]
+    fn an_injected_double_apply_on_a_balance_always_fails(
+        (h, mut b) in clean_on_own_accounts(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let i = pick.index(b.len());
+        b[i].1 *= 2;
+        let v = verdict_decoded(&h, &balances(&b));
+        prop_assert_eq!(&v.outcome, &Outcome::Fail);
+        // Delivered once, applied twice: more applies than deliveries (an unexplained change);
+        // delivered more often, a duplicate.
+        prop_assert!(v.events[i].contains(Class::Duplicate) || !v.accounts.is_empty(), "{} / {:?}", h, b);
+    }
+
     #[test]
     fn a_pair_is_judged_by_how_many_of_its_events_applied((h, p, e, applied) in pairs()) {
         let (found, v) = found_paired(&h, &p, &e);

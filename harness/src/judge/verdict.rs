@@ -232,6 +232,7 @@ impl<'a> Judging<'a> {
             (Needs::Changes, evidence.changes.is_some()),
             (Needs::IdConflicts, evidence.id_conflicts.is_some()),
             (Needs::Ledger, evidence.ledger.is_some()),
+            (Needs::Aggregates, evidence.unexplained.is_some()),
         ];
         observed.extend(present.into_iter().filter(|(_, p)| *p).map(|(n, _)| n));
         let tally = Tally {
@@ -300,6 +301,11 @@ impl<'a> Judging<'a> {
         if sent.expect == Expect::Once && view.applied.is_none() {
             t.unobserved += 1;
             self.missing.insert(if credit { Needs::Applies } else { Needs::States });
+        } else if credit && view.applied.is_none() {
+            // A credit that must not be applied, or may be, that no observer counted (an
+            // aggregate that cannot say which of an account's credits it saw): nothing shows it
+            // was not applied.
+            self.missing.insert(Needs::Applies);
         }
         match (sent.expect, sent.kind) {
             (Expect::Once, Kind::Credit { amount }) => {
@@ -359,6 +365,17 @@ impl<'a> Judging<'a> {
             self.tally.stale_write_changes += u64::from(c.new < c.old);
             latest.entry(c.account).or_insert(None);
         }
+        let mut unexplained: BTreeMap<i64, (Vec<String>, Vec<String>)> = BTreeMap::new();
+        for u in self.evidence.unexplained.iter().flatten() {
+            let (problems, seen) = unexplained.entry(u.account).or_default();
+            problems.push(format!("{}: {}", u.observer, u.problem));
+            seen.push(format!(
+                "{}: {} since the audit began",
+                u.observer,
+                super::aggregate::grouped(u.change.into())
+            ));
+            latest.entry(u.account).or_insert(None);
+        }
         for (account, latest_acked) in latest {
             let view = AccountView {
                 account,
@@ -370,15 +387,18 @@ impl<'a> Judging<'a> {
                     .changes
                     .as_ref()
                     .map(|_| changes.get(&account).map_or(&[][..], Vec::as_slice)),
+                unexplained: unexplained.get(&account).map_or(&[][..], |(p, _)| p.as_slice()),
             };
             let mut classes = ClassSet::EMPTY;
             for class in self.looked_for.iter() {
                 let Detector::Account(detect) = class.detector() else { continue };
                 if let Some(problem) = detect(&view) {
                     classes.insert(class);
-                    let observed = || {
-                        view.final_version
-                            .map_or("no state for the account".to_string(), |v| format!("final version {v}"))
+                    let observed = || match (class, unexplained.get(&account)) {
+                        (Class::UnexplainedChange, Some((_, seen))) => seen.join(", "),
+                        _ => view
+                            .final_version
+                            .map_or("no state for the account".to_string(), |v| format!("final version {v}")),
                     };
                     self.found(class, Subject::Account(account), problem, observed);
                 }
@@ -511,6 +531,9 @@ impl Verdict {
         }
         if t.pairs == 0 {
             classes.retain(|w| !w.contains(Class::SemanticDuplicate.name()));
+        }
+        if !t.observed.contains(&Needs::Aggregates) {
+            classes.retain(|w| !w.contains(Class::UnexplainedChange.name()));
         }
         let mut line = format!(
             "{} events, {} deliveries: {} of {} acknowledged, {} applied; {}",

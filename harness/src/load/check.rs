@@ -60,6 +60,21 @@ impl Load {
         logs
     }
 
+    /// Its credits into `book`, each with its account, amount and attempts, and the accounts of
+    /// its updates.
+    pub fn book(&self, book: &mut crate::judge::CreditBook) {
+        let (w, wire) = (&self.workload, &self.wire);
+        for i in 0..w.events.len() {
+            let f = wire.fields(w, i);
+            match f.kind {
+                crate::wire::Kind::Credit => {
+                    book.credit(&f.id, f.account, f.amount, self.sent.tries.get(i).copied().unwrap_or(0));
+                }
+                crate::wire::Kind::Update => book.unjudged(f.account),
+            }
+        }
+    }
+
     /// The attempts of every update to `account`.
     fn attempts_of_account(&self, history: &History, account: i64) -> Vec<AttemptLog> {
         let mut logs: Vec<AttemptLog> = (0..history.len())
@@ -75,10 +90,16 @@ impl Load {
 /// once, nothing refused and applied, and no stale account where states are observed.
 pub fn parallel_rules() -> Rules {
     use crate::judge::{Class, ClassSet, Needs};
-    let fail: ClassSet =
-        [Class::Duplicate, Class::Lost, Class::NeverApplied, Class::RefusedApplied, Class::StaleAccount]
-            .into_iter()
-            .collect();
+    let fail: ClassSet = [
+        Class::Duplicate,
+        Class::Lost,
+        Class::NeverApplied,
+        Class::RefusedApplied,
+        Class::StaleAccount,
+        Class::UnexplainedChange,
+    ]
+    .into_iter()
+    .collect();
     Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: WITNESSES }
 }
 

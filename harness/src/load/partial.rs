@@ -121,6 +121,12 @@ pub struct AuditRun {
     pub state_query: Option<String>,
     /// The audit's dead-letter query.
     pub dead_letter_query: Option<String>,
+    /// The audit's balance query (absent from shards recorded before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance_query: Option<String>,
+    /// The audit's count query (absent from shards recorded before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_query: Option<String>,
     /// The loads' parameters, the same for every shard.
     pub parameters: AuditParameters,
 }

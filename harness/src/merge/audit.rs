@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::history::Tap;
+use crate::judge::CreditBook;
 use crate::load::partial::{AuditRun, AuditShard};
 use crate::load::{Load, judge_load, parallel_rules};
 use crate::observe::{ObserveError, Observers, Queries, QueryLimits, SqlObserver};
 use crate::report::{AuditSection, Check, CheckFigures};
 use crate::sender::SendReport;
 use crate::wire::{IdSpace, Payload, Poison, Scheme, Signer, Wire};
-use crate::workload::Workload;
+use crate::workload::{Layout, Workload};
 
 /// The whole load of audit `run` judged from its shards: `sent` (the shards' counters and
 /// histograms added up, and each event's answers read from their histories) with their attempts
@@ -23,7 +24,7 @@ pub async fn judge_shards(
     (run, (queries, limits)): (&AuditRun, (Queries, QueryLimits)),
     shards: Vec<AuditShard>,
     url: &str,
-    workload: Workload,
+    mut workload: Workload,
     mut sent: SendReport,
     (tap, settle): (Tap, (Duration, Duration)),
 ) -> Result<AuditSection, ObserveError> {
@@ -31,8 +32,17 @@ pub async fn judge_shards(
         sent.attempts.extend(s.attempts);
     }
     sent.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
+    // Laid out as the shards laid it out: in the own layout, each credit on an account of its own
+    // (a sharded audit has no other), which held nothing before the run, so no baseline is read.
+    let own = run.parameters.layout == Layout::Own;
+    if own {
+        workload.credits_to_own_accounts();
+    }
     let observer = SqlObserver::connect_with_limits(url, queries, limits).await?;
-    let observers = Observers::new(vec![Box::new(observer)]).only_ids(&run.id_prefix);
+    let span = i64::try_from(Workload::own_account_span(&workload.config)).unwrap_or(i64::MAX);
+    let observers = Observers::new(vec![Box::new(observer)])
+        .only_ids(&run.id_prefix)
+        .only_accounts(run.account_base..run.account_base.saturating_add(span));
     let seen = observers.settled(settle.0, settle.1).await?;
     let ids = IdSpace { prefix: run.id_prefix.clone(), account_base: run.account_base };
     // The merge sends nothing: its wire only names the events and their accounts as the shards
@@ -42,10 +52,14 @@ pub async fn judge_shards(
         payload: Payload::Hookbench,
         ids,
         poison: Poison::default(),
+        credit_base: None,
     };
     let wall_s = sent.elapsed.as_secs_f64();
     let load =
         Load { workload: Arc::new(workload), wire: Arc::new(wire), sent, offset_ms: 0.0, history: Some(tap) };
+    let mut book = CreditBook::default();
+    load.book(&mut book);
+    let seen = seen.resolve(&book);
     let (mut result, figures, _) = judge_load(&load, &seen, Check::ParallelLoad, &parallel_rules(), &[]);
     result.figures = Some(CheckFigures::Load(Box::new(figures)));
     Ok(AuditSection {

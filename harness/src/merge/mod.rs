@@ -378,6 +378,8 @@ fn same_queries(dir: &Path, recorded: &AuditRun, given: &Queries) -> Result<(), 
         ("--update-applied-query", &recorded.update_applied_query, &given.update_applied),
         ("--state-query", &recorded.state_query, &given.state),
         ("--dead-letter-query", &recorded.dead_letter_query, &given.dead_letters),
+        ("--balance-query", &recorded.balance_query, &given.balance),
+        ("--count-query", &recorded.count_query, &given.count),
     ] {
         if theirs != ours {
             let ours = if ours.is_some() { format!("{flag} {}", quoted(ours)) } else { "none".to_string() };

@@ -12,11 +12,12 @@ mod sink;
 mod sql;
 mod tables;
 
+use std::ops::Range;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use crate::judge::{Change, Ledger};
+use crate::judge::{Change, Ledger, Measure};
 pub use record::{Gather, Snapshot};
 pub use sink::{Sink, SinkLimits};
 pub use sql::{Queries, QueryLimits, SqlObserver};
@@ -113,6 +114,9 @@ pub struct Sees {
     /// which name the event whatever key its side effect carries; a sink names the event only
     /// by the key the receiver sends it.
     pub recorded_applies: bool,
+    /// Per-account aggregates (`--balance-query`, `--count-query`): applies of credits, decoded
+    /// from each account's change, naming no event by its id.
+    pub aggregates: bool,
 }
 
 impl Sees {
@@ -128,6 +132,7 @@ impl Sees {
             id_conflicts: self.id_conflicts || o.id_conflicts,
             update_applies: self.update_applies || o.update_applies,
             recorded_applies: self.recorded_applies || o.recorded_applies,
+            aggregates: self.aggregates || o.aggregates,
         }
     }
 }
@@ -151,6 +156,9 @@ pub trait Record: Send {
     fn ledger(&mut self, ledger: Ledger);
     /// `n` bodies were refused because their id was stored with another.
     fn id_conflicts(&mut self, n: u64);
+    /// A per-account aggregate of `measure` is observed, and (with `row`) an account held a value
+    /// (rows of one account add up).
+    fn aggregate(&mut self, measure: Measure, row: Option<(i64, i64)>);
 }
 
 /// Evidence from the world, read with connections (or a listener) of the observer's own.
@@ -177,18 +185,34 @@ pub struct Observers {
     list: Vec<Box<dyn Observer>>,
     /// The run's id prefix, when its snapshots keep only its own ids.
     only: Option<String>,
+    /// The run's accounts, when its snapshots keep only their aggregates.
+    accounts: Option<Range<i64>>,
+    /// What the aggregates held before the run sent anything: later snapshots hold changes since.
+    baseline: Option<Snapshot>,
 }
 
 impl Observers {
     /// A run's observers.
     pub fn new(list: Vec<Box<dyn Observer>>) -> Self {
-        Self { list, only: None }
+        Self { list, only: None, accounts: None, baseline: None }
     }
 
     /// These observers, their snapshots keeping only ids that start with `prefix` (the run's).
     #[must_use]
     pub fn only_ids(self, prefix: &str) -> Self {
         Self { only: Some(prefix.to_string()), ..self }
+    }
+
+    /// These observers, their snapshots keeping of the aggregates only `accounts` (the run's).
+    #[must_use]
+    pub fn only_accounts(self, accounts: Range<i64>) -> Self {
+        Self { accounts: Some(accounts), ..self }
+    }
+
+    /// From now on, each snapshot's aggregates are their changes since `baseline`'s (what the
+    /// accounts held before the run).
+    pub fn set_baseline(&mut self, baseline: Snapshot) {
+        self.baseline = Some(baseline);
     }
 
     /// What they see together.
@@ -204,6 +228,7 @@ impl Observers {
                 let s = o.sees();
                 let kinds: Vec<&str> = [
                     (s.applies, "applies"),
+                    (s.aggregates, "per-account aggregates"),
                     (s.update_applies, "update applies"),
                     (s.states, "states"),
                     (s.dead_letters, "dead letters"),
@@ -229,8 +254,14 @@ impl Observers {
     /// What they all see now.
     pub async fn snapshot(&self) -> Result<Snapshot, ObserveError> {
         let mut s = self.only.as_deref().map_or_else(Snapshot::default, Snapshot::only_ids);
+        if let Some(accounts) = &self.accounts {
+            s = s.only_accounts(accounts.clone());
+        }
         self.look(&mut s).await?;
-        Ok(s)
+        Ok(match &self.baseline {
+            Some(b) => s.since(b),
+            None => s,
+        })
     }
 
     /// Looks until two looks `quiet` apart agree (a receiver that applies later, from a queue, has

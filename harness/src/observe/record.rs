@@ -2,10 +2,11 @@
 //! settling by comparing two looks, several checks judged from one look), a [`Gather`] maps it
 //! straight into one history's [`Evidence`] (a bench cell of any size, no string per event).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Range;
 
 use super::{Record, Sees};
-use crate::judge::{Applies, Change, Evidence, History, Ledger};
+use crate::judge::{Applies, Change, CreditBook, Evidence, History, Ledger, Measure, Unexplained};
 
 /// What the observers saw at one moment, by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,8 +25,19 @@ pub struct Snapshot {
     pub ledger: Option<Ledger>,
     /// Bodies refused for their id (`None`: not observed).
     pub id_conflicts: Option<u64>,
+    /// Per per-account aggregate (`balance`, `count`), each account's value: as read, or, in a
+    /// snapshot [`super::Observers`] took after their baseline, its change since then.
+    pub aggregates: Vec<(Measure, BTreeMap<i64, i64>)>,
+    /// Per aggregate, once [`Snapshot::resolve`]d, the credits whose account's change it could
+    /// not read as counts (their counts are in [`Snapshot::applied`] under the aggregate's name).
+    pub undecoded: Vec<(String, HashSet<String>)>,
+    /// Once resolved, the accounts whose aggregate changed in a way no counts explain (`None`: no
+    /// aggregate observed).
+    pub unexplained: Option<Vec<Unexplained>>,
     /// Only ids that start with this are kept (`None`: every id).
     only: Option<String>,
+    /// Only accounts in this range are kept of the aggregates (`None`: every account).
+    accounts: Option<Range<i64>>,
 }
 
 impl Snapshot {
@@ -36,21 +48,100 @@ impl Snapshot {
         Self { only: Some(prefix.to_string()), ..Self::default() }
     }
 
+    /// This snapshot, keeping of the aggregates only the accounts in `accounts`: a run's own.
+    /// The table a balance query reads may hold every customer of the app, which no verdict of
+    /// this run reads.
+    #[must_use]
+    pub fn only_accounts(self, accounts: Range<i64>) -> Self {
+        Self { accounts: Some(accounts), ..self }
+    }
+
     fn keeps(&self, id: &str) -> bool {
         self.only.as_deref().is_none_or(|p| id.starts_with(p))
+    }
+
+    /// Whether the aggregates keep `account`.
+    pub fn observes_account(&self, account: i64) -> bool {
+        self.accounts.as_ref().is_none_or(|r| r.contains(&account))
+    }
+
+    fn aggregate_of(&mut self, measure: Measure) -> &mut BTreeMap<i64, i64> {
+        let i = match self.aggregates.iter().position(|(m, _)| *m == measure) {
+            Some(i) => i,
+            None => {
+                self.aggregates.push((measure, BTreeMap::new()));
+                self.aggregates.len() - 1
+            }
+        };
+        &mut self.aggregates[i].1
+    }
+
+    /// This snapshot with each aggregate's values made changes since `baseline`'s.
+    #[must_use]
+    pub fn since(mut self, baseline: &Snapshot) -> Self {
+        for (measure, values) in &mut self.aggregates {
+            let before = baseline.aggregates.iter().find(|(m, _)| m == measure).map(|(_, v)| v);
+            if let Some(before) = before {
+                *values = crate::judge::aggregate::changes(before, values);
+            } else {
+                values.retain(|_, v| *v != 0);
+            }
+        }
+        self
+    }
+
+    /// Reads each aggregate's changes against `book`, every credit the run sent: the counts go
+    /// into [`Snapshot::applied`] under the aggregate's name (`balance`, `count`), the credits it
+    /// cannot count into [`Snapshot::undecoded`], the changes nothing explains into
+    /// [`Snapshot::unexplained`].
+    #[must_use]
+    pub fn resolve(mut self, book: &CreditBook) -> Self {
+        if self.aggregates.is_empty() {
+            return self;
+        }
+        let unexplained = self.unexplained.get_or_insert_default();
+        for (measure, changes) in &self.aggregates {
+            let accounts = self.accounts.clone();
+            let observed = |a: i64| accounts.as_ref().is_none_or(|r| r.contains(&a));
+            let r = book.resolve(measure.name(), *measure, changes, &observed);
+            let counts = counts_of(&mut self.applied, measure.name());
+            counts.extend(r.counts.into_iter().map(|(id, n)| (id, u64::from(n))));
+            let undecoded = match self.undecoded.iter().position(|(name, _)| name == measure.name()) {
+                Some(i) => &mut self.undecoded[i].1,
+                None => {
+                    self.undecoded.push((measure.name().to_string(), HashSet::new()));
+                    &mut self.undecoded.last_mut().expect("just pushed").1
+                }
+            };
+            undecoded.extend(r.undecoded);
+            unexplained.extend(r.unexplained);
+        }
+        self
+    }
+
+    /// Whether `observer` counts only the credits it decoded (a per-account aggregate), and which
+    /// ids it could not.
+    fn decoding(&self, observer: &str) -> Option<&HashSet<String>> {
+        self.undecoded.iter().find(|(name, _)| name == observer).map(|(_, ids)| ids)
     }
 
     fn counts(&mut self, observer: &str) -> &mut HashMap<String, u64> {
         counts_of(&mut self.applied, observer)
     }
 
-    /// The fewest and the most times any observer saw `id` applied (0 and 0 with none).
+    /// The fewest and the most times any observer that counted `id` saw it applied (0 and 0 with
+    /// none).
     pub fn applied(&self, id: &str) -> (u64, u64) {
-        let counts = self.applied.iter().map(|(_, m)| m.get(id).copied().unwrap_or(0));
+        let counts = self.applied.iter().filter_map(|(observer, m)| match self.decoding(observer) {
+            Some(_) => m.get(id).copied(),
+            None => Some(m.get(id).copied().unwrap_or(0)),
+        });
         (counts.clone().min().unwrap_or(0), counts.max().unwrap_or(0))
     }
 
-    /// What was seen of `history`'s events, as the judge reads it.
+    /// What was seen of `history`'s events, as the judge reads it. A per-account aggregate counts
+    /// only the credits it decoded; the unexplained changes are those on the accounts `history`
+    /// sent to, and those on accounts the run sent nothing to.
     pub fn evidence(&self, history: &History) -> Evidence {
         let applies = |per: &[(String, HashMap<String, u64>)], suffix: &str| {
             per.iter()
@@ -59,10 +150,19 @@ impl Snapshot {
                     for (id, &n) in counts {
                         a.add(history.index(id), n);
                     }
+                    if self.decoding(observer).is_some() {
+                        let decoded = |i: usize| counts.contains_key(&history.id(i));
+                        a.undecoded = (0..history.len()).filter(|&i| !decoded(i)).collect();
+                    }
                     a
                 })
                 .collect()
         };
+        let accounts: BTreeSet<i64> = history.events().iter().map(|e| e.account).collect();
+        let unexplained = self
+            .unexplained
+            .as_ref()
+            .map(|u| u.iter().filter(|u| !u.named || accounts.contains(&u.account)).cloned().collect());
         Evidence {
             applies: applies(&self.applied, ""),
             update_applies: applies(&self.update_applied, UPDATES),
@@ -74,6 +174,7 @@ impl Snapshot {
             changes: self.changes.clone(),
             id_conflicts: self.id_conflicts,
             ledger: self.ledger,
+            unexplained,
         }
     }
 }
@@ -153,6 +254,16 @@ impl Record for Snapshot {
 
     fn id_conflicts(&mut self, n: u64) {
         *self.id_conflicts.get_or_insert(0) += n;
+    }
+
+    fn aggregate(&mut self, measure: Measure, row: Option<(i64, i64)>) {
+        let keeps = row.is_some_and(|(account, _)| self.observes_account(account));
+        let values = self.aggregate_of(measure);
+        if let (true, Some((account, value))) = (keeps, row) {
+            // Rows of one account add up: `SELECT customer, amount FROM credits` is a balance.
+            let held = values.entry(account).or_insert(0);
+            *held = held.saturating_add(value);
+        }
     }
 }
 
@@ -242,6 +353,10 @@ impl Record for Gather<'_> {
     fn id_conflicts(&mut self, n: u64) {
         *self.evidence.id_conflicts.get_or_insert(0) += n;
     }
+
+    /// A bench's observers read hookbench's own tables, which name every event: no aggregate
+    /// reaches a gather (an audit decodes them against every credit it sent, in a snapshot).
+    fn aggregate(&mut self, _measure: Measure, _row: Option<(i64, i64)>) {}
 }
 
 #[cfg(test)]

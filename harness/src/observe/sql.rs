@@ -1,6 +1,7 @@
 //! [`SqlObserver`]: the receiver's own database, opened read-only (Postgres sessions with
 //! `default_transaction_read_only`, SQLite opened read-only), asked the user's questions:
-//! `--applied-query`, `--update-applied-query`, `--state-query`, `--dead-letter-query`. Each query's shape (how many columns,
+//! `--applied-query`, `--update-applied-query`, `--state-query`, `--dead-letter-query`,
+//! `--balance-query` and `--count-query`. Each query's shape (how many columns,
 //! and on Postgres their types) is checked when the observer connects, by preparing it, so a wrong
 //! query is refused whatever the database holds, before anything is sent. Each query must parse
 //! as one read-only query ([`super::readonly`]), runs under a statement timeout and a row limit
@@ -18,6 +19,7 @@ use sqlx::{Column, Executor, Postgres, Row, SqlSafeStr, Statement, TypeInfo};
 
 use super::readonly::{self, Dialects};
 use super::{ObserveError, Observer, Record, Sees};
+use crate::judge::Measure;
 use crate::printable;
 
 /// How long past the timeout hookbench waits for the database to stop a query itself before it
@@ -79,6 +81,19 @@ pub struct Queries {
     pub state: Option<String>,
     /// `(event id)` per dead letter.
     pub dead_letters: Option<String>,
+    /// `(account, balance)` per account: the sum of the amounts credited to it.
+    pub balance: Option<String>,
+    /// `(account, rows)` per account: how many effect rows it has.
+    pub count: Option<String>,
+}
+
+impl Queries {
+    /// The per-account aggregates asked for, each with its query.
+    pub fn aggregates(&self) -> impl Iterator<Item = (Measure, &str)> {
+        [(Measure::Balance, &self.balance), (Measure::Rows, &self.count)]
+            .into_iter()
+            .filter_map(|(m, q)| Some((m, q.as_deref()?)))
+    }
 }
 
 /// One query and what it must return.
@@ -109,6 +124,18 @@ const STATE: Shape = Shape {
     columns: &[2],
     integers: &[0, 1],
     wanted: "(account, version) rows of integers",
+};
+const BALANCE: Shape = Shape {
+    flag: "--balance-query",
+    columns: &[2],
+    integers: &[0, 1],
+    wanted: "(account, balance) rows of integers: the sum of the amounts credited to each account",
+};
+const COUNT: Shape = Shape {
+    flag: "--count-query",
+    columns: &[2],
+    integers: &[0, 1],
+    wanted: "(account, rows) rows of integers: how many effect rows each account has",
 };
 const DEAD_LETTERS: Shape = Shape {
     flag: "--dead-letter-query",
@@ -194,6 +221,8 @@ impl SqlObserver {
             (&q.update_applied, UPDATE_APPLIED),
             (&q.state, STATE),
             (&q.dead_letters, DEAD_LETTERS),
+            (&q.balance, BALANCE),
+            (&q.count, COUNT),
         ]
         .into_iter()
         .filter_map(|(sql, shape)| Some((sql.as_deref()?, shape)))
@@ -351,6 +380,26 @@ impl SqlObserver {
             })
             .await?;
         }
+        for (measure, sql) in self.queries.aggregates() {
+            let shape = if measure == Measure::Balance { BALANCE } else { COUNT };
+            into.aggregate(measure, None);
+            let wrong = |found: String| ObserveError::Shape {
+                flag: shape.flag,
+                found: printable::line(&found).into_owned(),
+                wanted: shape.wanted,
+            };
+            self.each_row(sql, shape.flag, &mut |row| {
+                let [account, value] = row else {
+                    return Err(wrong(format!("rows of {} columns", row.len())));
+                };
+                let a =
+                    account.integer().ok_or_else(|| wrong(format!("an account of {}", account.text())))?;
+                let v = value.integer().ok_or_else(|| wrong(format!("a value of {}", value.text())))?;
+                into.aggregate(measure, Some((a, v)));
+                Ok(())
+            })
+            .await?;
+        }
         if let Some(sql) = &self.queries.dead_letters {
             self.each_row(sql, DEAD_LETTERS.flag, &mut |row| {
                 let [id] = row else {
@@ -458,6 +507,7 @@ impl Observer for SqlObserver {
             dead_letters: q.dead_letters.is_some(),
             update_applies: q.update_applied.is_some(),
             recorded_applies: q.applied.is_some(),
+            aggregates: q.balance.is_some() || q.count.is_some(),
             ..Sees::default()
         }
     }

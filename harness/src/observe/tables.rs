@@ -203,6 +203,7 @@ impl Observer for Tables {
             id_conflicts: true,
             update_applies: false,
             recorded_applies: true,
+            aggregates: false,
         }
     }
 

@@ -302,6 +302,7 @@ pub(super) mod tests {
             p_ack_lost: 0.0,
             p_concurrent: 0.0,
             p_shuffle: 0.0,
+            layout: crate::workload::Layout::Pooled,
         };
         let section = AuditSection {
             url: "http://127.0.0.1:1/webhooks".into(),

@@ -81,6 +81,11 @@ pub fn for_class(class: Class) -> Remedy {
             "write the effect and its evidence (the balance and the ledger row) in one \
              transaction, so that neither commits without the other"
         }
+        Class::UnexplainedChange => {
+            "credit exactly the amount the event carries, to the account it names, once per \
+             apply; if a fee, rounding or a conversion is meant, point the balance query at the \
+             amounts as sent (a column that stores them) so that the audit can count the applies"
+        }
     };
     Remedy { anchor: class.name(), change }
 }

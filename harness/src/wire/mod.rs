@@ -50,6 +50,10 @@ pub struct Wire {
     pub ids: IdSpace,
     /// How the workload's poison events are made.
     pub poison: Poison,
+    /// Where the workload's credits' accounts count from, when not from `ids.account_base`: an
+    /// audit's scarce layout puts every credit on the run's shared accounts, from the run's base,
+    /// while a load's updates keep accounts of their own.
+    pub credit_base: Option<i64>,
 }
 
 impl Wire {
@@ -62,6 +66,7 @@ impl Wire {
             payload: Payload::Hookbench,
             ids: IdSpace::default(),
             poison: Poison::NegativeAmount,
+            credit_base: None,
         })
     }
 
@@ -75,6 +80,7 @@ impl Wire {
         let created = i64::try_from(e.created).unwrap_or(i64::MAX);
         match e.kind {
             EventKind::Credit { amount } => {
+                let account = i64::from(e.account) + self.credit_base.unwrap_or(self.ids.account_base);
                 let poisoned = workload.is_poisoned(i);
                 let (account, amount) = match &self.poison {
                     Poison::NegativeAmount if poisoned => (account, -amount),

@@ -7,6 +7,7 @@
 //! so a real run and its simulated twin face the same faults.
 
 mod events;
+mod layout;
 mod plan;
 pub mod rng;
 mod shard;
@@ -14,6 +15,7 @@ mod shard;
 use std::fmt;
 
 pub use events::{Event, EventId, EventKind};
+pub use layout::Layout;
 pub use plan::{Group, GroupKind};
 pub use shard::{JOB_COMPLETION_INDEX, MAX_SHARDS, Shard, ShardError, late_start};
 
@@ -168,6 +170,37 @@ impl Workload {
         at + 5.0 + self.keyed(&[&event, &attempt, &"retryAt"]) * 200.0
     }
 
+    /// How many copies of each event the plan delivers (every group's copies added up): each copy
+    /// is attempted until answered, so an event reaches the receiver at most this many times the
+    /// attempts allowed per delivery.
+    pub fn copies(&self) -> Vec<u32> {
+        let mut copies = vec![0u32; self.events.len()];
+        for g in &self.groups {
+            if let Some(c) = copies.get_mut(g.event as usize) {
+                *c += u32::from(g.copies);
+            }
+        }
+        copies
+    }
+
+    /// Moves every credit to an account of its own, after the accounts the updates use: credit
+    /// `i` to account `accounts + i`. A per-account aggregate of that account then moves with
+    /// that credit alone. The plan, the ids, the amounts and the updates stay as they were.
+    pub fn credits_to_own_accounts(&mut self) {
+        let first = self.config.accounts;
+        for e in &mut self.events {
+            if e.is_credit() {
+                e.account = first.saturating_add(e.idx);
+            }
+        }
+    }
+
+    /// How many accounts the events may name once credits have accounts of their own: the
+    /// updates' and one per event.
+    pub fn own_account_span(config: &WorkloadConfig) -> u64 {
+        u64::from(config.accounts) + config.events as u64
+    }
+
     /// Number of credit events.
     pub fn credit_count(&self) -> usize {
         self.events.iter().filter(|e| e.is_credit()).count()
@@ -252,6 +285,27 @@ mod tests {
             assert_eq!(w.events[i].kind, EventKind::Plan { version: v, tie: i == newer });
         }
         assert_eq!(w.latest_plan.len(), 500);
+    }
+
+    #[test]
+    fn credits_moved_to_accounts_of_their_own_share_none_and_leave_updates_alone() {
+        let mut w = Workload::generate(&WorkloadConfig { events: 300, accounts: 7, ..Default::default() })
+            .expect("a workload");
+        let before = w.clone();
+        w.credits_to_own_accounts();
+        let credited: Vec<u32> = w.events.iter().filter(|e| e.is_credit()).map(|e| e.account).collect();
+        let distinct: std::collections::BTreeSet<u32> = credited.iter().copied().collect();
+        assert_eq!(distinct.len(), credited.len(), "one account per credit");
+        assert!(credited.iter().all(|&a| a >= 7 && u64::from(a) < Workload::own_account_span(&w.config)));
+        for (e, b) in w.events.iter().zip(&before.events) {
+            if !e.is_credit() {
+                assert_eq!(e, b, "an update is untouched");
+            }
+            assert_eq!((e.idx, e.kind), (b.idx, b.kind));
+        }
+        assert_eq!(w.groups, before.groups, "the plan is untouched");
+        let copies = w.copies();
+        assert!(copies.iter().all(|&c| c >= 1) && copies.iter().any(|&c| c >= 2), "{copies:?}");
     }
 
     #[test]

@@ -193,7 +193,10 @@ fn the_deadline_stops_the_audit_with_its_report_so_far() {
 #[test]
 fn a_health_url_that_redirects_is_not_healthy() {
     let sink = free_addr();
-    let receiver = super::stub::Stub::start(|_| super::stub::Reply::Status(200));
+    let applier = sink.clone();
+    // It applies what it acknowledges (the preflight sees its credit applied through the sink).
+    let receiver =
+        super::stub::Stub::start(move |_| super::stub::Reply::Apply { sink: applier.clone(), times: 1 });
     // The redirect leads to a server that answers 200: followed, it would count as healthy.
     let redirect = super::stub::Stub::start(|_| super::stub::Reply::Redirect("/elsewhere"));
     let url = format!("http://{}/webhooks", receiver.addr);

@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, Phase, Run};
+use super::{AuditCheck, Delivery, Phase, Plan, Run};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, CapacitySettings};
+use crate::judge::CreditBook;
 use crate::observe::{Sees, Snapshot};
 use crate::report::{CapacityFigures, CapacityStep, Check, CheckFigures, CheckResult, Status};
 use crate::sender::{RetryPolicy, SenderConfig};
@@ -103,6 +104,8 @@ fn plain(workload: &WorkloadConfig, events: usize) -> WorkloadConfig {
 struct Ramped {
     steps: Vec<CapacityStep>,
     check: Capacity,
+    /// Each step's accounts: the first and how many.
+    accounts: Vec<(i64, u32)>,
 }
 
 /// The verdict on the steps: PASS when the capacity reaches `min_capacity`.
@@ -175,6 +178,13 @@ impl Delivery for Ramped {
     fn judge(&self, _seen: &Snapshot) -> CheckResult {
         judge_steps(self.steps.clone(), &self.check)
     }
+
+    /// The ramp judges no applies: its accounts' aggregates are not judged either.
+    fn book(&self, book: &mut CreditBook) {
+        for &(first, n) in &self.accounts {
+            (first..first + i64::from(n)).for_each(|a| book.unjudged(a));
+        }
+    }
 }
 
 impl AuditCheck for Capacity {
@@ -190,10 +200,17 @@ impl AuditCheck for Capacity {
         None
     }
 
+    fn plan(&self, config: &AuditConfig) -> Plan {
+        Plan {
+            accounts: u64::from(self.settings.ramp.steps) * u64::from(config.load.workload.accounts),
+            ..Plan::default()
+        }
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let (ctx, config, ramp, timeout) = (run.ctx, run.config, self.settings.ramp, self.timeout);
-            let mut steps = Vec::new();
+            let (mut steps, mut accounts) = (Vec::new(), Vec::new());
             for (i, rate) in ramp.rates().into_iter().enumerate() {
                 (run.step)(&format!(
                     "capacity: {rate:.1} events/s for {}",
@@ -202,6 +219,7 @@ impl AuditCheck for Capacity {
                 let events = (rate * ramp.step_duration.as_secs_f64()).ceil().max(1.0) as usize;
                 let workload = Workload::generate(&plain(&config.load.workload, events))?;
                 let wire = Arc::new(ctx.load_wire(&format!("cap{i}_"), workload.config.accounts));
+                accounts.push((wire.ids.account_base, workload.config.accounts));
                 let sender = SenderConfig {
                     rate: Some(rate),
                     concurrency: in_flight(rate, timeout, config.load.concurrency),
@@ -235,7 +253,7 @@ impl AuditCheck for Capacity {
                 }
             }
             let check = *self;
-            Ok(Box::new(Ramped { steps, check }) as Box<dyn Delivery>)
+            Ok(Box::new(Ramped { steps, check, accounts }) as Box<dyn Delivery>)
         })
     }
 }

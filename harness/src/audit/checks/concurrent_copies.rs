@@ -9,13 +9,13 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use tokio::sync::Barrier;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::audit::probe::Answer;
 use crate::judge::rate::doubled;
-use crate::judge::{Expect, Needs};
+use crate::judge::{CreditBook, Expect, Needs};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckFigures, CheckResult, TrialsFigures};
 use crate::wire::Fields;
@@ -28,6 +28,13 @@ pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
 struct ConcurrentCopies {
     copies: usize,
     trials: usize,
+}
+
+impl ConcurrentCopies {
+    /// The most times one of its credits reaches the receiver: its copies, then the retries.
+    fn reach(&self) -> u32 {
+        u32::try_from(self.copies + RETRIES).unwrap_or(u32::MAX)
+    }
 }
 
 /// The trials, sent, waiting for the observers.
@@ -53,7 +60,14 @@ impl Delivery for Trials {
     fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
         self.probes.replayable(seen)
     }
+
+    fn book(&self, book: &mut CreditBook) {
+        self.probes.book(book);
+    }
 }
+
+/// Tries to be answered after no copy was.
+const RETRIES: usize = 3;
 
 /// `copies` copies of `sent`, each signed, released together by a barrier, each on a connection
 /// of its own; their answers in the order they were sent.
@@ -88,16 +102,20 @@ impl AuditCheck for ConcurrentCopies {
         needs_applies(sees)
     }
 
+    fn plan(&self, _config: &AuditConfig) -> Plan {
+        Plan::credits(self.trials, self.reach())
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let ctx = run.ctx;
             let mut probes = Probes::new(self.check(), EXACTLY_ONCE, &[Needs::Applies]);
             for n in 0..self.trials {
                 let mut sent =
-                    Delivered::new(ctx.credit("cc", n, ctx.account(), 100 + n as i64), Expect::Once);
+                    Delivered::new(ctx.credit("cc", n, 100 + n as i64, self.reach())?, Expect::Once);
                 release_together(ctx, &mut sent, self.copies).await;
                 if !sent.answers.acked {
-                    ctx.until_answered(&mut sent, 3, "retry after no copy was acknowledged").await;
+                    ctx.until_answered(&mut sent, RETRIES, "retry after no copy was acknowledged").await;
                 }
                 probes.events.push(sent);
             }

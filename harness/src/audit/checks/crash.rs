@@ -15,11 +15,11 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, CrashSettings};
 use crate::audit::control::Restart;
-use crate::judge::{Class, ClassSet, Needs, Rules, Verdict};
+use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules, Verdict};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{AttemptLog, Check, CheckFigures, CheckResult, CrashFigures, RestartFigure, Status};
@@ -173,6 +173,10 @@ fn kills_in_words(in_flight: &[u64]) -> String {
 }
 
 impl Delivery for Crashed {
+    fn book(&self, book: &mut CreditBook) {
+        self.load.book(book);
+    }
+
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         let fail: ClassSet = EXACTLY_ONCE.iter().copied().chain([Class::StaleAccount]).collect();
         let rules =
@@ -249,20 +253,25 @@ impl AuditCheck for Crash<'_> {
         needs_applies(sees)
     }
 
+    fn plan(&self, config: &AuditConfig) -> Plan {
+        let attempts = config.load.retry.max_attempts.max(attempts_for(self.settings.kills));
+        Plan::load(&config.load_workload(), config.layout, attempts).unwrap_or_default()
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let (ctx, config, control) = (run.ctx, run.config, &self.settings.control);
             let client = crate::audit::control::health_client()?;
             control.ensure_healthy(&client).await?;
-            let workload = Workload::generate(&config.load_workload())?;
-            let wire = Arc::new(ctx.load_wire("crash_", workload.config.accounts));
+            let mut sender = config.load_sender(Check::Crash);
+            sender.retry.max_attempts = sender.retry.max_attempts.max(attempts_for(self.settings.kills));
+            let mut workload = Workload::generate(&config.load_workload())?;
+            let wire = Arc::new(ctx.laid_out_load("crash_", &mut workload, sender.retry.max_attempts)?);
             let first = workload.groups.first().map_or(0.0, |g| g.at);
             let last = workload.groups.last().map_or(0.0, |g| g.at);
             let planned = crate::sender::seconds((last - first) / config.load.rate);
             let kills = self.settings.kills;
             let moments: Vec<Duration> = (0..kills).map(|k| kill_at(&workload, k, kills, planned)).collect();
-            let mut sender = config.load_sender(Check::Crash);
-            sender.retry.max_attempts = sender.retry.max_attempts.max(attempts_for(kills));
             let start = Instant::now();
             let killer = async {
                 let (mut restarts, mut landed) = (Vec::new(), Vec::new());

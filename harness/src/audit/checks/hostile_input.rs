@@ -10,8 +10,9 @@
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
+use crate::audit::accounts::Layout;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::{Class, Expect, Needs};
@@ -34,6 +35,7 @@ pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
         oversized_bytes: p.oversized_bytes,
         oversized_is_limit: p.oversized_is_limit,
         stall_wait: p.stall_wait,
+        overflow: overflow_unsent(config),
     }))
 }
 
@@ -41,6 +43,31 @@ struct HostileInput {
     oversized_bytes: usize,
     oversized_is_limit: bool,
     stall_wait: std::time::Duration,
+    /// Why the two overflowing credits are not sent, when they are not.
+    overflow: Option<&'static str>,
+}
+
+/// The most times one of its credits reaches the receiver: a signed delivery replayed to two
+/// other paths.
+const REACH: u32 = 3;
+
+/// Its credits at most: the refusals (5), malformed, oversized, the replays (2), the
+/// overflowing pair, the stall.
+const CREDITS: usize = 12;
+
+/// Why the two credits of 2^62 to one account cannot be judged, when they cannot: in the scarce
+/// layout every account's amounts are place values, and a count of rows cannot tell which of the
+/// two was applied (their amounts tell a balance, and ids an applied query or a sink).
+fn overflow_unsent(config: &AuditConfig) -> Option<&'static str> {
+    let q = &config.watch.queries;
+    let by_id = q.applied.is_some() || config.watch.sink.is_some();
+    if matches!(config.layout, Layout::Scarce { .. }) {
+        Some("two credits of 2^62 to one account (--accounts shares accounts by place values)")
+    } else if !by_id && q.balance.is_none() && q.count.is_some() {
+        Some("two credits of 2^62 to one account (a count of rows cannot say which was applied)")
+    } else {
+        None
+    }
 }
 
 /// What a delivery with a timestamp `offset_s` from now is expected to meet under `scheme`'s
@@ -107,9 +134,15 @@ fn padded(body: &[u8], bytes: usize) -> Option<Bytes> {
 struct Next(usize);
 
 impl Next {
-    fn credit(&mut self, ctx: &Ctx) -> Fields {
+    fn credit(&mut self, ctx: &Ctx) -> Result<Fields, AuditError> {
         self.0 += 1;
-        ctx.credit("hos", self.0, ctx.account(), 100)
+        ctx.credit("hos", self.0, 100, REACH)
+    }
+
+    /// The next credit, of `amount` to `account`, whatever the layout.
+    fn credit_to(&mut self, ctx: &Ctx, account: i64, amount: i64) -> Fields {
+        self.0 += 1;
+        ctx.credit_to("hos", self.0, account, amount)
     }
 }
 
@@ -136,23 +169,24 @@ impl HostileInput {
 
     /// The requests a scheme that signs must refuse: tampered, wrong secret, unsigned, and the
     /// timestamps its library refuses.
-    async fn refusals(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) {
+    async fn refusals(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) -> Result<(), AuditError> {
         let scheme = ctx.wire.signer.scheme();
-        let f = next.credit(ctx);
+        let f = next.credit(ctx)?;
         let (signed, headers) = ctx.wire.attempt(&f, now_s());
         let mut tampered = f.clone();
-        tampered.amount += 1_000_000;
+        // Not a multiple of any credit's amount: applied, it cannot pass for other credits' applies.
+        tampered.amount += 1_000_001;
         let tampered = tamper(&signed, ctx.wire.body(&tampered));
         let mut sent = Delivered::new(f, Expect::Refused);
         sent.push(ctx.probe.post(None, &headers, tampered, "tampered body").await);
         p.events.push(sent);
 
-        let mut sent = Delivered::new(next.credit(ctx), Expect::Refused);
+        let mut sent = Delivered::new(next.credit(ctx)?, Expect::Refused);
         let stranger = ctx.wire.signed_by(ctx.wire.signer.stranger());
         sent.push(ctx.deliver_over(&stranger, &sent.fields, "wrong secret").await);
         p.events.push(sent);
 
-        let mut sent = Delivered::new(next.credit(ctx), Expect::Refused);
+        let mut sent = Delivered::new(next.credit(ctx)?, Expect::Refused);
         let body = ctx.wire.body(&sent.fields);
         let json = [("content-type", "application/json".to_string())];
         sent.push(ctx.probe.post(None, &json, body, "no signature headers").await);
@@ -161,7 +195,7 @@ impl HostileInput {
         if scheme.has_timestamp() {
             for (offset, what) in [(-3600, "an hour old"), (3600, "an hour ahead")] {
                 let expect = timestamp_expect(scheme, offset);
-                let f = next.credit(ctx);
+                let f = next.credit(ctx)?;
                 let (body, headers) = ctx.wire.attempt(&f, now_s() + offset);
                 let mut sent = Delivered::new(f, expect);
                 let note = match expect {
@@ -172,11 +206,12 @@ impl HostileInput {
                 p.events.push(sent);
             }
         }
+        Ok(())
     }
 
     /// The cases that broke hookbench's own receivers.
-    async fn replays(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) {
-        let f = next.credit(ctx);
+    async fn replays(&self, ctx: &Ctx, next: &mut Next, p: &mut Probes) -> Result<(), AuditError> {
+        let f = next.credit(ctx)?;
         let (body, headers) = ctx.wire.attempt(&f, now_s());
         let mut sent = Delivered::new(f, Expect::AtMostOnce);
         sent.push(ctx.probe.post(None, &headers, body.clone(), "to the URL").await);
@@ -186,7 +221,7 @@ impl HostileInput {
         }
         p.events.push(sent);
 
-        let f = next.credit(ctx);
+        let f = next.credit(ctx)?;
         let mut sent = Delivered::new(f.clone(), Expect::AtMostOnce);
         sent.push(ctx.deliver(&f, "first body").await);
         let mut rebodied = f;
@@ -194,15 +229,19 @@ impl HostileInput {
         sent.push(ctx.deliver(&rebodied, "the same id with another body").await);
         p.events.push(sent);
 
+        if self.overflow.is_some() {
+            return Ok(());
+        }
         let account = ctx.account();
         for i in 0..2 {
-            let mut f = next.credit(ctx);
-            (f.account, f.amount) = (account, 1 << 62);
+            // Two amounts, so that a balance can say which of the two was applied.
+            let f = next.credit_to(ctx, account, (1 << 62) + i);
             let mut sent = Delivered::new(f, Expect::AtMostOnce);
             let note = format!("credit {} of 2 of 2^62 to one account (their sum overflows 64 bits)", i + 1);
             sent.push(ctx.deliver(&sent.fields, &note).await);
             p.events.push(sent);
         }
+        Ok(())
     }
 }
 
@@ -219,40 +258,51 @@ impl AuditCheck for HostileInput {
         needs_applies(sees)
     }
 
+    fn plan(&self, _config: &AuditConfig) -> Plan {
+        Plan::credits(CREDITS, REACH)
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let ctx = run.ctx;
-            let fail =
-                [Class::Duplicate, Class::Lost, Class::RefusedApplied, Class::NotRefused, Class::HeldOpen];
+            let fail = [
+                Class::Duplicate,
+                Class::Lost,
+                Class::RefusedApplied,
+                Class::NotRefused,
+                Class::HeldOpen,
+                Class::UnexplainedChange,
+            ];
             let mut p = Probes::new(self.check(), &fail, &[Needs::Applies]);
             let mut next = Next(0);
             let scheme = ctx.wire.signer.scheme();
             let mut skipped = Vec::new();
             if scheme.signs() {
-                self.refusals(ctx, &mut next, &mut p).await;
+                self.refusals(ctx, &mut next, &mut p).await?;
                 if !scheme.has_timestamp() {
                     skipped.push("stale and future timestamps (the scheme signs none)");
                 }
             } else {
                 skipped.push("tampered, wrong-secret, unsigned and stale requests (--signing none)");
             }
-            let f = next.credit(ctx);
+            let f = next.credit(ctx)?;
             let malformed = Bytes::from(format!("{{\"id\": \"{}\", \"amount\": ", f.id));
             let headers = ctx.wire.headers(&f, &malformed, now_s());
             let mut sent = Delivered::new(f, Expect::Refused);
             sent.push(ctx.probe.post(None, &headers, malformed, "malformed JSON, signed").await);
             p.events.push(sent);
 
-            let f = next.credit(ctx);
+            let f = next.credit(ctx)?;
             let (expect, oversized, note) = self.oversized(ctx, &f);
             let headers = ctx.wire.headers(&f, &oversized, now_s());
             let mut sent = Delivered::new(f, expect);
             sent.push(ctx.probe.post(None, &headers, oversized, &note).await);
             p.events.push(sent);
 
-            self.replays(ctx, &mut next, &mut p).await;
+            self.replays(ctx, &mut next, &mut p).await?;
+            skipped.extend(self.overflow);
 
-            let f = next.credit(ctx);
+            let f = next.credit(ctx)?;
             let (body, headers) = ctx.wire.attempt(&f, now_s());
             let stalled = &body[..body.len().min(10)];
             let (took, log) = ctx.probe.stall(&headers, 1_000_000, stalled, self.stall_wait).await;

@@ -12,7 +12,7 @@ use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::control;
 use crate::audit::ctx::{Delivered, Probes};
-use crate::judge::{Class, Expect, Needs};
+use crate::judge::{Class, CreditBook, Expect, Needs};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckResult};
 use crate::wire::Fields;
@@ -55,6 +55,10 @@ struct Replayed {
 }
 
 impl Delivery for Replayed {
+    fn book(&self, book: &mut CreditBook) {
+        self.probes.book(book);
+    }
+
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         match &self.none {
             Some(why) => CheckResult::skipped(Check::LateReplay, why.clone()),
@@ -95,11 +99,12 @@ impl AuditCheck for LateReplay<'_> {
             // went (a purge of the rows the applied query counts) would look applied once again
             // after a replay that applied it again, so only events still seen applied once are
             // replayed and judged.
-            let before = run.observers.snapshot().await?;
+            let before = run.observers.snapshot().await?.resolve(run.book);
             let (kept, changed): (Vec<Fields>, Vec<Fields>) =
                 replay.into_iter().partition(|f| before.applied(&f.id) == (1, 1));
             (run.step)("late-replay");
-            let mut probes = Probes::new(Check::LateReplay, &[Class::Duplicate], &[Needs::Applies]);
+            let fail = [Class::Duplicate, Class::UnexplainedChange];
+            let mut probes = Probes::new(Check::LateReplay, &fail, &[Needs::Applies]);
             for f in kept {
                 let mut sent = Delivered::new(f, Expect::Once);
                 sent.push(run.ctx.deliver(&sent.fields, "late replay").await);

@@ -27,9 +27,10 @@ pub use capacity::{Ramp, parse_ramp};
 pub use hostile_input::default_oversized_bytes;
 
 use super::AuditError;
+use super::accounts::Layout;
 use super::config::AuditConfig;
 use super::ctx::{Ctx, Probes};
-use crate::judge::Class;
+use crate::judge::{Class, CreditBook};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckResult};
 use crate::wire::Fields;
@@ -58,6 +59,75 @@ pub trait AuditCheck: Send + Sync {
     fn cannot_run(&self, sees: Sees) -> Option<String>;
     /// Sends its deliveries; they are judged once the observers have settled.
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>>;
+    /// What it will send, said before anything is: the run's accounts are laid out, and checked to
+    /// hold nothing, from every check's plan.
+    fn plan(&self, config: &AuditConfig) -> Plan {
+        let _ = config;
+        Plan::default()
+    }
+}
+
+/// What a check will send, before it sends.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Each credit placed as a probe's is ([`Ctx::credit`]): the most times it can reach the
+    /// receiver.
+    pub credits: Vec<u32>,
+    /// Each credit of its loads laid out as a load's is (`Ctx::laid_out_load`): the same.
+    pub load_credits: Vec<u32>,
+    /// The accounts it takes beyond its probes' credits': its updates', its loads' blocks.
+    pub accounts: u64,
+}
+
+impl Plan {
+    /// `n` credits, each reaching the receiver at most `reach` times.
+    pub fn credits(n: usize, reach: u32) -> Self {
+        Self { credits: vec![reach; n], ..Self::default() }
+    }
+
+    /// `n` updates, each to an account of its own.
+    pub fn updates(n: usize) -> Self {
+        Self { accounts: n as u64, ..Self::default() }
+    }
+
+    /// The load `workload` would be, laid out as `layout` says, each delivery tried `attempts`
+    /// times.
+    pub fn load(
+        config: &crate::workload::WorkloadConfig,
+        layout: Layout,
+        attempts: u32,
+    ) -> Result<Self, AuditError> {
+        let workload = crate::workload::Workload::generate(config)?;
+        let copies = workload.copies();
+        let load_credits = workload
+            .events
+            .iter()
+            .zip(copies)
+            .filter(|(e, _)| e.is_credit())
+            .map(|(_, c)| c * attempts)
+            .collect();
+        let accounts = match layout {
+            Layout::Own => crate::workload::Workload::own_account_span(config),
+            Layout::Pooled | Layout::Scarce { .. } => u64::from(config.accounts),
+        };
+        Ok(Self { credits: Vec::new(), load_credits, accounts })
+    }
+
+    /// This plan and `other`'s.
+    #[must_use]
+    pub fn and(mut self, other: Plan) -> Self {
+        self.credits.extend(other.credits);
+        self.load_credits.extend(other.load_credits);
+        self.accounts += other.accounts;
+        self
+    }
+
+    /// The accounts it takes in `layout`: its own beyond the probes' credits, and in any layout
+    /// but the scarce one an account per probe credit.
+    pub fn span(&self, layout: Layout) -> u64 {
+        let probes = if matches!(layout, Layout::Scarce { .. }) { 0 } else { self.credits.len() as u64 };
+        self.accounts + probes
+    }
 }
 
 /// What a check sent, waiting for the observers.
@@ -71,11 +141,19 @@ pub trait Delivery: Send + Sync {
         let _ = seen;
         Vec::new()
     }
+
+    /// Every credit it sent, with its account, amount and attempts, and the accounts of its
+    /// updates: what per-account aggregates are decoded against.
+    fn book(&self, book: &mut CreditBook);
 }
 
 impl Delivery for Probes {
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         Probes::judge(self, seen)
+    }
+
+    fn book(&self, book: &mut CreditBook) {
+        Probes::book(self, book);
     }
 
     fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
@@ -105,6 +183,8 @@ pub struct Run<'a> {
     pub observers: &'a crate::observe::Observers,
     /// The checks judged so far.
     pub earlier: &'a [Judged],
+    /// Every credit sent so far, to decode per-account aggregates against.
+    pub book: &'a CreditBook,
 }
 
 /// Builds a check from the audit's settings, or says which flags it needs.
@@ -130,11 +210,13 @@ pub const REGISTRY: [(Check, Build); 14] = [
 
 /// What a check that expects each event applied exactly once fails on.
 pub const EXACTLY_ONCE: &[Class] =
-    &[Class::Duplicate, Class::Lost, Class::NeverApplied, Class::RefusedApplied];
+    &[Class::Duplicate, Class::Lost, Class::NeverApplied, Class::RefusedApplied, Class::UnexplainedChange];
 
 /// Why a check that counts applies cannot run without an observer of them.
 pub fn needs_applies(sees: Sees) -> Option<String> {
-    (!sees.applies).then(|| "needs an observer of applies (--applied-query or --sink)".to_string())
+    (!sees.applies && !sees.aggregates).then(|| {
+        "needs an observer of applies (--applied-query, --balance-query, --count-query or --sink)".to_string()
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, Phase, Run};
+use super::{AuditCheck, Delivery, Phase, Plan, Run};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
@@ -47,6 +47,10 @@ impl AuditCheck for OutOfOrder {
 
     fn cannot_run(&self, sees: Sees) -> Option<String> {
         (!sees.states).then(|| "needs --state-query (each account's version)".to_string())
+    }
+
+    fn plan(&self, config: &AuditConfig) -> Plan {
+        Plan::updates(config.probes.events)
     }
 
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
-use crate::judge::Verdict;
 use crate::judge::rate::{Rate, doubled};
+use crate::judge::{CreditBook, Verdict};
 use crate::load::{Load, judge_load, parallel_rules};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckFigures, CheckResult};
@@ -32,6 +32,10 @@ struct ParallelLoad;
 struct Loaded(Load, bool);
 
 impl Delivery for Loaded {
+    fn book(&self, book: &mut CreditBook) {
+        self.0.book(book);
+    }
+
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         let (mut result, mut figures, verdict) =
             judge_load(&self.0, seen, Check::ParallelLoad, &parallel_rules(), &[]);
@@ -74,11 +78,22 @@ impl AuditCheck for ParallelLoad {
         needs_applies(sees)
     }
 
+    /// Its accounts are the first of the run's (reserved when the run's accounts are made), so
+    /// its plan takes none beyond them.
+    fn plan(&self, config: &AuditConfig) -> Plan {
+        let attempts = config.load.retry.max_attempts;
+        Plan {
+            accounts: 0,
+            ..Plan::load(&config.load_workload(), config.layout, attempts).unwrap_or_default()
+        }
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let config = run.config;
-            let workload = Workload::generate(&config.load_workload())?;
+            let mut workload = Workload::generate(&config.load_workload())?;
             let sender = config.load_sender(Check::ParallelLoad);
+            run.ctx.accounts.lay_out(&mut workload, sender.retry.max_attempts)?;
             let wire = Arc::clone(&run.ctx.wire);
             let load = run.ctx.send_load(&config.target.url, workload, wire, sender).await?;
             Ok(Box::new(Loaded(load, !config.sees_states())) as Box<dyn Delivery>)

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, PoisonSettings};
-use crate::judge::{Class, ClassSet, Needs, Rules};
+use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckFigures, CheckResult, PoisonFigures, Status};
@@ -58,6 +58,11 @@ fn rules(extra: &[Class]) -> Rules {
 }
 
 impl Delivery for Poisoned {
+    fn book(&self, book: &mut CreditBook) {
+        self.clean.book(book);
+        self.poisoned.book(book);
+    }
+
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         let (clean, clean_figures, _) = judge_load(&self.clean, seen, Check::Poison, &rules(&[]), &[]);
         let (poisoned, figures, verdict) =
@@ -118,8 +123,21 @@ impl AuditCheck for PoisonCheck<'_> {
         Phase::Disturb
     }
 
+    /// Poison credits to one account (`--poison-account`) all move that one account, outside the
+    /// run's: a per-account aggregate cannot say which was applied, so another observer must.
     fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
+        needs_applies(sees).or_else(|| match self.settings.poison {
+            Poison::Account(a) if !sees.applies => Some(format!(
+                "--poison-account {a} sends every poison credit to one account, which a balance or count                  query cannot tell apart: give --applied-query or --sink, or --poison-template"
+            )),
+            _ => None,
+        })
+    }
+
+    fn plan(&self, config: &AuditConfig) -> Plan {
+        let attempts = config.load.retry.max_attempts;
+        let load = |_| Plan::load(&config.load_workload(), config.layout, attempts).unwrap_or_default();
+        load(()).and(load(()))
     }
 
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
@@ -131,13 +149,14 @@ impl AuditCheck for PoisonCheck<'_> {
                 history: config.history.as_ref().map(|t| t.with_cell("audit/poison/clean".to_string())),
                 ..sender.clone()
             };
-            let clean = Workload::generate(&config.load_workload())?;
-            let clean_wire = Arc::new(ctx.load_wire("pclean_", clean.config.accounts));
+            let attempts = sender.retry.max_attempts;
+            let mut clean = Workload::generate(&config.load_workload())?;
+            let clean_wire = Arc::new(ctx.laid_out_load("pclean_", &mut clean, attempts)?);
             let clean = ctx.send_load(url, clean, clean_wire, clean_sender).await?;
 
             let mut poisoned = Workload::generate(&config.load_workload())?;
             poisoned.poison(self.settings.chance);
-            let mut wire = ctx.load_wire("poison_", poisoned.config.accounts);
+            let mut wire = ctx.laid_out_load("poison_", &mut poisoned, attempts)?;
             wire.poison = self.settings.poison.clone();
             let poisoned = ctx.send_load(url, poisoned, Arc::new(wire), sender).await?;
             let what = match &self.settings.poison {

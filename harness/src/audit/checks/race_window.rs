@@ -11,12 +11,12 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::rate::{Rate, doubled};
-use crate::judge::{Expect, Needs};
+use crate::judge::{CreditBook, Expect, Needs};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckFigures, CheckResult, RaceWindowFigures, SpacingFigure};
 use crate::wire::Fields;
@@ -43,6 +43,11 @@ pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
 struct RaceWindow {
     trials: usize,
 }
+
+/// Tries to be answered after neither copy of a pair was.
+const RETRIES: usize = 3;
+/// The most times one of its credits reaches the receiver: the pair, then the retries.
+const REACH: u32 = 2 + RETRIES as u32;
 
 /// One spacing's pairs: their events in the probes, and the measured gaps between their copies.
 struct Spaced {
@@ -128,6 +133,10 @@ impl Delivery for Window {
     fn replayable(&self, seen: &Snapshot) -> Vec<Fields> {
         self.probes.replayable(seen)
     }
+
+    fn book(&self, book: &mut CreditBook) {
+        self.probes.book(book);
+    }
 }
 
 /// Sends `sent` as two copies, the second released `spacing` after the first, each on a
@@ -162,6 +171,10 @@ impl AuditCheck for RaceWindow {
         needs_applies(sees)
     }
 
+    fn plan(&self, _config: &AuditConfig) -> Plan {
+        Plan::credits(SPACINGS_MS.len() * self.trials, REACH)
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let ctx = run.ctx;
@@ -173,11 +186,10 @@ impl AuditCheck for RaceWindow {
                 let mut gaps_ms = Vec::with_capacity(self.trials);
                 for _ in 0..self.trials {
                     let n = probes.events.len();
-                    let mut sent =
-                        Delivered::new(ctx.credit("rw", n, ctx.account(), 100 + n as i64), Expect::Once);
+                    let mut sent = Delivered::new(ctx.credit("rw", n, 100 + n as i64, REACH)?, Expect::Once);
                     gaps_ms.push(send_pair(ctx, &mut sent, Duration::from_millis(spacing_ms)).await);
                     if !sent.answers.acked {
-                        ctx.until_answered(&mut sent, 3, "retry after no copy was acknowledged").await;
+                        ctx.until_answered(&mut sent, RETRIES, "retry after no copy was acknowledged").await;
                     }
                     probes.events.push(sent);
                 }

@@ -15,11 +15,11 @@ use futures_util::future::BoxFuture;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, StormSettings};
 use crate::audit::ctx::{Ctx, Delivered, Probes};
-use crate::judge::{Class, Expect, Needs};
+use crate::judge::{Class, CreditBook, Expect, Needs};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckFigures, CheckResult, Status, StormFigures};
 use crate::stats::Latency;
@@ -40,6 +40,14 @@ struct RetryStorm<'a> {
     settings: &'a StormSettings,
     provider: Provider,
     timeout: Duration,
+}
+
+impl RetryStorm<'_> {
+    /// The most times one of its credits reaches the receiver: the first delivery and every
+    /// retry of the provider's schedule.
+    fn reach(&self) -> u32 {
+        u32::try_from(self.provider.retry_delays().len() + 1).unwrap_or(u32::MAX)
+    }
 }
 
 /// The storm's deliveries and the recovery.
@@ -127,6 +135,10 @@ impl Stormed {
 }
 
 impl Delivery for Stormed {
+    fn book(&self, book: &mut CreditBook) {
+        self.probes.book(book);
+    }
+
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         let (mut result, verdict) = self.probes.judged(seen);
         let (bins, after, peak, p99) = self.timing();
@@ -187,6 +199,10 @@ impl AuditCheck for RetryStorm<'_> {
         needs_applies(sees)
     }
 
+    fn plan(&self, _config: &AuditConfig) -> Plan {
+        Plan::credits(self.settings.events, self.reach())
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let (ctx, s) = (run.ctx, self.settings);
@@ -201,7 +217,7 @@ impl AuditCheck for RetryStorm<'_> {
             let mut tasks = JoinSet::new();
             for n in 0..s.events {
                 let sent =
-                    Delivered::new(ctx.credit("storm", n, ctx.account(), 100 + n as i64), Expect::Once);
+                    Delivered::new(ctx.credit("storm", n, 100 + n as i64, self.reach())?, Expect::Once);
                 tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone()));
             }
             tokio::time::sleep_until(start + scale(s.outage)).await;

@@ -9,7 +9,7 @@
 
 use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
@@ -32,7 +32,7 @@ struct SecretRotation {
 impl SecretRotation {
     /// Each delivery to send: the keys it is signed with (`None`: one the receiver never had),
     /// what is expected of it, and what it is.
-    fn plan(&self) -> Vec<(Vec<Option<usize>>, Expect, String)> {
+    fn deliveries(&self) -> Vec<(Vec<Option<usize>>, Expect, String)> {
         let mut plan = Vec::new();
         match self.rules.signatures {
             Signatures::Many => {
@@ -80,13 +80,17 @@ impl AuditCheck for SecretRotation {
         needs_applies(sees)
     }
 
+    fn plan(&self, _config: &AuditConfig) -> Plan {
+        Plan::credits(self.deliveries().len(), 1)
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let ctx = run.ctx;
             let fail: Vec<Class> = EXACTLY_ONCE.iter().copied().chain([Class::NotRefused]).collect();
             let mut p = Probes::new(self.check(), &fail, &[Needs::Applies]);
-            for (n, (keys, expect, note)) in self.plan().into_iter().enumerate() {
-                let mut sent = Delivered::new(ctx.credit("rot", n, ctx.account(), 100), expect);
+            for (n, (keys, expect, note)) in self.deliveries().into_iter().enumerate() {
+                let mut sent = Delivered::new(ctx.credit("rot", n, 100, 1)?, expect);
                 let wire = ctx.wire.signed_by(ctx.wire.signer.signing_with(&keys));
                 sent.push(ctx.deliver_over(&wire, &sent.fields, &note).await);
                 p.events.push(sent);
@@ -103,7 +107,7 @@ mod tests {
 
     fn plan(scheme: Scheme, secrets: usize) -> Vec<(Vec<Option<usize>>, Expect)> {
         let rules = scheme.verification().expect("signs");
-        SecretRotation { rules, secrets }.plan().into_iter().map(|(k, e, _)| (k, e)).collect()
+        SecretRotation { rules, secrets }.deliveries().into_iter().map(|(k, e, _)| (k, e)).collect()
     }
 
     #[test]

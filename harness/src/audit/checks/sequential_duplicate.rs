@@ -3,7 +3,7 @@
 
 use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
@@ -18,6 +18,10 @@ pub fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> 
 
 struct SequentialDuplicate;
 
+/// The most times one of its credits reaches the receiver: three tries to be answered, then the
+/// duplicate.
+const REACH: u32 = 4;
+
 impl AuditCheck for SequentialDuplicate {
     fn check(&self) -> Check {
         Check::SequentialDuplicate
@@ -31,12 +35,16 @@ impl AuditCheck for SequentialDuplicate {
         needs_applies(sees)
     }
 
+    fn plan(&self, config: &AuditConfig) -> Plan {
+        Plan::credits(config.probes.events, REACH)
+    }
+
     fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
         Box::pin(async move {
             let ctx = run.ctx;
             let mut p = Probes::new(self.check(), EXACTLY_ONCE, &[Needs::Applies]);
             for n in 0..run.config.probes.events {
-                let fields = ctx.credit("seq", n, ctx.account(), 100 + n as i64);
+                let fields = ctx.credit("seq", n, 100 + n as i64, REACH)?;
                 let mut sent = Delivered::new(fields, Expect::Once);
                 ctx.until_answered(&mut sent, 3, "first delivery").await;
                 sent.push(ctx.deliver(&sent.fields, "sequential duplicate").await);

@@ -237,11 +237,35 @@ fn print_config_reads_back_as_the_same_run() {
             .map(|mut a| {
                 a.rate = 12.5;
                 a.secret = vec!["whsec_a".into()];
+                // Printed as the audit resolves them, so written back as given.
+                a.signing = Some(crate::wire::Scheme::StandardWebhooks);
+                a.payload = Some("hookbench".into());
                 a
             })
             .expect("parses");
     let read_back = audit_args(parse(&["audit", "--config", back]).expect("parses")).expect("audit");
     assert_eq!(format!("{read_back:?}"), format!("{original:?}"));
+}
+
+#[test]
+fn print_config_shows_the_payload_a_signing_scheme_implies() {
+    let printed_for = |args: &[&str]| {
+        let argv = [&["audit", "http://127.0.0.1:9/w"][..], args, &["--print-config"]].concat();
+        printed(&argv)
+    };
+    let github = printed_for(&["--signing", "github"]);
+    assert!(
+        github.contains("\nsigning = \"github\"\n") && github.contains("\npayload = \"github\"\n"),
+        "{github}"
+    );
+    let plain = printed_for(&[]);
+    assert!(
+        plain.contains("\nsigning = \"standard-webhooks\"\n")
+            && plain.contains("\npayload = \"hookbench\"\n"),
+        "no --signing keeps hookbench's own body: {plain}"
+    );
+    let given = printed_for(&["--signing", "stripe", "--payload", "hookbench"]);
+    assert!(given.contains("\npayload = \"hookbench\"\n"), "a --payload given stands: {given}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ use crate::judge::Class;
 use crate::judge::rate::Rate;
 use crate::sender::RetryPolicy;
 use crate::wire::Provider;
+use crate::workload::Layout;
 
 /// The go-live checklist's items, in the article's order.
 #[derive(
@@ -483,6 +484,10 @@ pub struct AuditParameters {
     pub p_concurrent: f64,
     /// Chance of a shuffle.
     pub p_shuffle: f64,
+    /// How credits were laid out over accounts (absent from runs made before it was recorded:
+    /// the load's accounts).
+    #[serde(default)]
+    pub layout: Layout,
 }
 
 /// The audit section of a report.

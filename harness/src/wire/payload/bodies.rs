@@ -49,6 +49,18 @@ impl Format {
         Self::ALL.into_iter().find(|f| f.as_str() == s)
     }
 
+    /// The bodies of the provider whose signatures `scheme` makes (`None` for an unsigned one).
+    pub fn signed_by(scheme: crate::wire::Scheme) -> Option<Self> {
+        use crate::wire::Scheme;
+        match scheme {
+            Scheme::Stripe => Some(Self::Stripe),
+            Scheme::Github => Some(Self::Github),
+            Scheme::Shopify => Some(Self::Shopify),
+            Scheme::StandardWebhooks => Some(Self::StandardWebhooks),
+            Scheme::None => None,
+        }
+    }
+
     fn specs(self) -> &'static [EventSpec] {
         match self {
             Self::Stripe => super::stripe::EVENTS,
@@ -350,6 +362,12 @@ impl Bodies {
     }
 
     /// The fields `kind`'s bodies carry and where: the flag's place, else the type's default.
+    /// Whether a credit's body carries its amount (at `--field amount=` or the type's own place):
+    /// GitHub's bodies carry none.
+    pub fn carries_amount(&self) -> bool {
+        self.places(Kind::Credit, &self.credit).iter().any(|(name, _, _)| *name == FieldName::Amount)
+    }
+
     fn places(&self, kind: Kind, t: &EventType) -> Vec<(FieldName, Pointer, bool)> {
         let names: &[FieldName] = match kind {
             Kind::Credit => &[FieldName::Account, FieldName::Amount],

@@ -177,6 +177,28 @@ impl Payload {
         }
     }
 
+    /// Whether its credit bodies carry the credit's amount: hookbench's own do, a provider's where
+    /// the type has an amount or `--field amount=` places one (GitHub's have none), a template
+    /// with `{{amount}}` does.
+    pub fn carries_amount(&self) -> bool {
+        match self {
+            Self::Hookbench => true,
+            Self::Provider(b) => b.carries_amount(),
+            Self::Template(t) => t.names_amount(),
+        }
+    }
+
+    /// The payload `--payload` names or, without one, the provider's own bodies when `--signing`
+    /// names a provider (`stripe`, `github`, `shopify`, `standard-webhooks` given explicitly),
+    /// else hookbench's: a receiver that routes the provider's event types would ignore anything
+    /// else, and an audit would read its silence as lost events.
+    pub fn implied(payload: Option<&str>, signing: Option<super::Scheme>) -> String {
+        payload
+            .map(str::to_string)
+            .or_else(|| signing.and_then(Format::signed_by).map(|f| f.as_str().to_string()))
+            .unwrap_or_else(|| "hookbench".to_string())
+    }
+
     /// The name a report shows.
     pub fn name(&self) -> String {
         match self {

@@ -34,15 +34,25 @@ impl Template {
     /// Whether its credit body carries `{{object}}`: without it, two events of one change differ
     /// in nothing but their ids and amounts a receiver could not tell from two payments.
     pub fn names_object(&self) -> bool {
-        fn names(v: &Value) -> bool {
+        self.credit_names("{{object}}")
+    }
+
+    /// Whether its credit body carries `{{amount}}`.
+    pub fn names_amount(&self) -> bool {
+        self.credit_names("{{amount}}")
+    }
+
+    /// Whether a string of its credit body holds `placeholder`.
+    fn credit_names(&self, placeholder: &str) -> bool {
+        fn names(v: &Value, p: &str) -> bool {
             match v {
-                Value::String(s) => s.contains("{{object}}"),
-                Value::Array(items) => items.iter().any(names),
-                Value::Object(map) => map.values().any(names),
+                Value::String(s) => s.contains(p),
+                Value::Array(items) => items.iter().any(|v| names(v, p)),
+                Value::Object(map) => map.values().any(|v| names(v, p)),
                 _ => false,
             }
         }
-        names(&self.credit)
+        names(&self.credit, placeholder)
     }
 
     /// Reads and checks a template file, at most [`MAX_TEMPLATE_BYTES`] of a regular file.

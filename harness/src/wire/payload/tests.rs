@@ -276,6 +276,7 @@ fn the_wire_sends_the_providers_headers_once() {
         payload: Payload::provider(Format::Github),
         ids: IdSpace::default(),
         poison: Poison::default(),
+        credit_base: None,
     };
     let (_, headers) = wire.attempt(&credit(), 1);
     let events: Vec<_> = headers.iter().filter(|(n, _)| *n == "x-github-event").collect();
