@@ -33,14 +33,16 @@ read + amount after it: concurrent copies each add a credit row, while the balan
 of them (a lost update).
 
 --log FILE appends one line per credit applied, after its commit, as a developer would check by
-hand: `applied <event_id> customer=<n> amount=<n>` (updates are not logged).
+hand: `applied <event_id> customer=<n> amount=<n>` (updates are not logged). --heartbeat SECONDS
+runs a scheduler that inserts a row into job_runs that often: a writer of its own, which
+`hookbench discover` must refuse to read as a webhook's effect.
 A receiver never answers 2xx for an event it did not store: a refused request (bad signature,
 malformed body, amount_cents not an integer in 1..10^12, unknown type) answers 400 and writes
 nothing; a database failure answers 500 (send it again). GET /healthz answers 200.
 
     python3 receiver.py --db app.db --secret whsec_... [--secret whsec_...]
         [--mode safe|racy|read-modify-write] [--work 0.05] [--log app.log]
-        [--port 0] [--pid-file app.pid]
+        [--heartbeat 0.2] [--port 0] [--pid-file app.pid]
 
 --db is a SQLite file (or sqlite:///path/app.db) or a postgres://user@host:port/db URL; Postgres
 needs psycopg2 (examples/receivers/balances/install.sh puts it in .venv here: run the receiver
@@ -236,6 +238,20 @@ class App:
         conn.execute("PRAGMA busy_timeout=30000")
         return Db(conn, False)
 
+    def heartbeat(self, every):
+        """A scheduler inside the app that records each of its runs: a writer of its own, which
+        writes whether or not any webhook arrives."""
+        while True:
+            db = self.connect()
+            try:
+                db.begin()
+                db.run("CREATE TABLE IF NOT EXISTS job_runs (job TEXT NOT NULL, ran_at REAL NOT NULL)")
+                db.run("INSERT INTO job_runs (job, ran_at) VALUES (?, ?)", ("sync-customers", time.time()))
+                db.commit()
+            finally:
+                db.close()
+            time.sleep(every)
+
     def logged(self, event_id, customer, amount):
         if self.log is None:
             return
@@ -379,10 +395,14 @@ def main():
     parser.add_argument("--work", type=float, default=0.05,
                         help="seconds of the handler's work between its check and its write (racy modes)")
     parser.add_argument("--log", help="append one line per credit applied to this file")
+    parser.add_argument("--heartbeat", type=float,
+                        help="every this many seconds, a scheduler's row in job_runs (another writer)")
     parser.add_argument("--pid-file", help="where to write the process id once listening")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
     Handler.app = App(args.db, args.secret, args.mode, args.work, args.log)
+    if args.heartbeat:
+        threading.Thread(target=Handler.app.heartbeat, args=(args.heartbeat,), daemon=True).start()
     ThreadingHTTPServer.request_queue_size = 128  # a retry storm arrives all at once
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

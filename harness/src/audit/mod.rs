@@ -17,6 +17,7 @@ pub mod checks;
 mod config;
 mod control;
 mod ctx;
+pub mod discover;
 mod preflight;
 mod probe;
 mod pulse;
@@ -122,10 +123,16 @@ impl<E: Into<AuditError>> From<E> for Stopped {
 /// that its shards agree) so that no earlier audit used them.
 fn id_space(config: &AuditConfig) -> IdSpace {
     let now = config.start_at.unwrap_or_else(jiff::Timestamp::now);
+    fresh_ids('a', now, config.id_prefix.as_deref(), config.account_base)
+}
+
+/// Ids and accounts made from `now` where not given: the prefix `letter` and the time in base
+/// 36, the accounts from the time of day.
+fn fresh_ids(letter: char, now: jiff::Timestamp, prefix: Option<&str>, account_base: Option<i64>) -> IdSpace {
     let millis = u64::try_from(now.as_millisecond()).unwrap_or(0);
-    let prefix = config.id_prefix.clone().unwrap_or_else(|| format!("a{}_", base36(millis)));
+    let prefix = prefix.map_or_else(|| format!("{letter}{}_", base36(millis)), str::to_string);
     // Ten thousand accounts a second, wrapping every ~11.5 days: far below 2^53.
-    let account_base = config.account_base.unwrap_or(1_000_000 + (now.as_second() % 1_000_000) * 10_000);
+    let account_base = account_base.unwrap_or(1_000_000 + (now.as_second() % 1_000_000) * 10_000);
     IdSpace { prefix, account_base }
 }
 
@@ -391,7 +398,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let w = &config.watch;
     let settle = (w.quiet, w.settle_max);
     let preflight = async {
-        let sent = match preflight::preflight(&ctx, &t.url, 0).await? {
+        let sent = match preflight::preflight(&ctx, &t.url, 0, preflight::AMOUNT).await? {
             Ok(sent) => sent,
             Err(fix) => return Err(AuditError::Preflight(fix)),
         };

@@ -30,12 +30,18 @@ use crate::wire::{Payload, Scheme};
 pub type Fix = String;
 
 /// The preflight credit's amount (in the scarce layout, a place value of a shared account).
-const AMOUNT: i64 = 100;
+pub const AMOUNT: i64 = 100;
 
-/// The preflight: `Ok` with the credit it sent (credit `n` of the run's preflights: a sharded
-/// audit's shard sends its own), `Err` naming what to fix before the receiver can be audited.
-pub async fn preflight(ctx: &Ctx, url: &str, n: usize) -> Result<Result<Delivered, Fix>, AuditError> {
-    let f = ctx.credit("pre", n, AMOUNT, TRIES)?;
+/// The preflight: `Ok` with the credit of `amount` it sent (credit `n` of the run's preflights: a
+/// sharded audit's shard sends its own), `Err` naming what to fix before the receiver can be
+/// audited.
+pub async fn preflight(
+    ctx: &Ctx,
+    url: &str,
+    n: usize,
+    amount: i64,
+) -> Result<Result<Delivered, Fix>, AuditError> {
+    let f = ctx.credit("pre", n, amount, TRIES)?;
     let mut sent = Delivered::new(f, Expect::Once);
     Ok(delivered(ctx, url, &mut sent).await.map(|()| sent))
 }
@@ -278,6 +284,78 @@ fn refused(scheme: Scheme, signed: (u16, &str), wrong: (Option<u16>, Option<&str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::Measure;
+    use crate::observe::{Record, Snapshot};
+
+    /// The preflight credit `pre_0000` of 1,500 to account 7, acknowledged once.
+    fn acked() -> Delivered {
+        let f = crate::wire::Fields {
+            id: "pre_0000".into(),
+            kind: crate::wire::Kind::Credit,
+            account: 7,
+            amount: 1_500,
+            plan: String::new(),
+            version: 0,
+            created: 0,
+            poisoned: false,
+            object: None,
+        };
+        let mut sent = Delivered::new(f, Expect::Once);
+        sent.answers.attempts = 1;
+        sent.answers.acked = true;
+        sent
+    }
+
+    fn target(signing: Scheme, payload: Payload) -> Target {
+        Target { url: "http://h:1/w".into(), signing, provider: None, secrets: Vec::new(), payload }
+    }
+
+    /// What a snapshot whose balance of account 7 moved by `change` says of the preflight credit.
+    fn seen(change: Option<i64>, sql: Option<u64>) -> Seen {
+        let sent = acked();
+        let mut s = Snapshot::default();
+        if let Some(n) = sql {
+            s.sees("sql", crate::observe::Sees { applies: true, ..Default::default() });
+            Record::applied(&mut s, "sql", "pre_0000", n);
+        }
+        if let Some(change) = change {
+            s.aggregate(Measure::Balance, Some((7, change)));
+        }
+        let mut book = CreditBook::default();
+        sent.book(&mut book);
+        Seen::of(&s.resolve(&book), "pre_0000", 7)
+    }
+
+    #[test]
+    fn calibration_refuses_a_fee_quoting_the_numbers() {
+        let t = target(Scheme::StandardWebhooks, Payload::Hookbench);
+        let fix = seen(Some(1_470), None).verdict(&acked(), &t, Duration::from_secs(1)).expect_err("a fee");
+        assert!(
+            fix.contains("the balance moved by +1,470 for a credit of 1,500")
+                && fix.contains("a fee, rounding or a currency conversion?")
+                && fix.contains("--balance-query must sum the amounts as sent"),
+            "{fix}"
+        );
+        assert_eq!(seen(Some(1_500), None).verdict(&acked(), &t, Duration::from_secs(1)), Ok(()));
+    }
+
+    #[test]
+    fn a_credit_no_observer_saw_applied_names_both_causes_and_what_was_sent() {
+        let t = target(Scheme::Github, Payload::Hookbench);
+        let nothing = seen(Some(0), Some(0));
+        assert_eq!(nothing.unseen, ["sql", "balance"]);
+        let fix = nothing.verdict(&acked(), &t, Duration::from_secs(60)).expect_err("unseen");
+        assert!(
+            fix.contains("sql and balance did not see it applied within --settle-max 1m")
+                && fix.contains("--signing github with --payload hookbench sent hookbench's own body")
+                && fix.contains("give --payload github")
+                && fix.contains("the queries do not read its effect"),
+            "{fix}"
+        );
+        // One observer saw it, the other did not: still not confirmed.
+        assert_eq!(seen(Some(1_500), Some(0)).unseen, ["sql"]);
+        assert_eq!(seen(Some(1_500), Some(1)).verdict(&acked(), &t, Duration::from_secs(1)), Ok(()));
+    }
 
     #[test]
     fn a_redirect_to_the_trailing_slash_says_to_add_it() {

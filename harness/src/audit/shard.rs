@@ -74,7 +74,7 @@ pub async fn run_shard(
     let workload = Arc::new(workload);
     step("preflight");
     let preflight = async {
-        let sent = match preflight::preflight(&ctx, &t.url, shard.index - 1).await? {
+        let sent = match preflight::preflight(&ctx, &t.url, shard.index - 1, preflight::AMOUNT).await? {
             Ok(sent) => sent,
             Err(fix) => return Err(AuditError::Preflight(fix)),
         };

@@ -15,7 +15,7 @@ use super::flags::ThresholdArgs;
 use super::{FAIL_ON_SHARD, breached, failed, hold_to, print_partial, run_dir, runtime, usage};
 use crate::audit::{
     self, AuditConfig, CapacitySettings, Control, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings,
-    Ramp, StormSettings, Target, Watch,
+    Ramp, StormSettings, Watch,
 };
 use crate::history::History;
 use crate::observe::Queries;
@@ -30,37 +30,9 @@ use crate::workload::{ARTICLE_SEED, Layout, Shard, WorkloadConfig};
 pub struct AuditArgs {
     /// The receiver's webhook URL (http://host:port/path).
     pub url: String,
-    /// How deliveries are signed: standard-webhooks, stripe, github, shopify or none [default:
-    /// standard-webhooks]. Given, it also sets the provider's --payload when none is given.
-    #[arg(long, value_enum)]
-    pub signing: Option<crate::wire::Scheme>,
-    /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe).
-    /// Give it twice, old and new, to hold the rotation check to both.
-    #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true)]
-    pub secret: Vec<String>,
-    /// The bodies: hookbench, a provider's own (stripe: an Event; github: the event's payload
-    /// with X-GitHub-Event; shopify: the topic's resource with the X-Shopify-* headers;
-    /// standard-webhooks: {type, timestamp, data}), or a template file (docs/audit.md) [default:
-    /// the provider --signing names, when given; else hookbench].
-    #[arg(long, value_name = "hookbench|stripe|github|shopify|standard-webhooks|FILE")]
-    pub payload: Option<String>,
-    /// The provider's event type a credit or an update is sent as (repeatable; a provider's
-    /// payload only). Defaults: stripe credit=payment_intent.succeeded,
-    /// update=customer.subscription.updated; github credit=issues.opened, update=issues.edited;
-    /// shopify credit=orders/create, update=customers/update; standard-webhooks
-    /// credit=credit.added, update=plan.updated. The known types: docs/audit.md.
-    #[arg(long = "event-type", value_name = "credit|update=TYPE")]
-    pub event_type: Vec<crate::wire::EventTypeChoice>,
-    /// Where the account, the amount or the version is written in a provider's body, a JSON
-    /// pointer (repeatable), e.g. account=/data/object/metadata/account. A string there keeps
-    /// its id prefix (cus_<account>); anything else becomes the number. Defaults: stripe
-    /// account=/data/object/customer, amount=/data/object/amount (invoice amount_paid, checkout
-    /// amount_total), version=/data/object/current_period_end (subscriptions); github
-    /// account=/repository/id, version=/issue/comments; shopify account=/customer/id (customers:
-    /// /id), amount=/total_price, version=/orders_count (customers); standard-webhooks /data/account,
-    /// /data/amount, /data/version.
-    #[arg(long = "field", value_name = "account|amount|version=POINTER")]
-    pub field: Vec<crate::wire::FieldMapping>,
+    /// How deliveries are signed and what they carry.
+    #[command(flatten)]
+    pub target: super::flags::TargetArgs,
     /// The receiver's database, read-only (postgres://... or sqlite:...).
     #[arg(long, value_name = "URL")]
     pub observe_db: Option<String>,
@@ -296,22 +268,12 @@ impl TryFrom<&AuditArgs> for AuditConfig {
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<Self> {
         // --signing X holds the receiver to provider X's rules unless --provider names another.
-        let signing = a.signing.unwrap_or_default();
-        let provider = a.provider.or(signing.provider());
+        let target = a.target.target(&a.url, a.provider)?;
+        let provider = target.provider;
         let timeout = a.timeout.or(provider.map(crate::wire::Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT);
         let control = control(a);
         let config = AuditConfig {
-            target: Target {
-                url: a.url.clone(),
-                signing,
-                provider,
-                secrets: a.secret.clone(),
-                payload: Payload::with(
-                    &Payload::implied(a.payload.as_deref(), a.signing),
-                    &a.event_type,
-                    &a.field,
-                )?,
-            },
+            target,
             watch: Watch {
                 observe_db: a.observe_db.clone(),
                 queries: Queries {

@@ -1,5 +1,6 @@
 //! Flag groups several commands share: where Postgres comes from, the workload, thresholds, how a
-//! receiver worker works and the bounds it holds its clients to.
+//! receiver worker works and the bounds it holds its clients to, how a receiver is spoken to
+//! (`audit`, `discover`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -226,3 +227,59 @@ pub const MAX_DELAY: Duration = Duration::from_secs(60);
 pub const MAX_WAIT: Duration = Duration::from_secs(3600);
 /// The shortest timeout a flag may set.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+
+/// How `audit` and `discover` speak to a receiver: its signing scheme, its secrets, its bodies.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TargetArgs {
+    /// How deliveries are signed: standard-webhooks, stripe, github, shopify or none [default:
+    /// standard-webhooks]. Given, it also sets the provider's --payload when none is given.
+    #[arg(long, value_enum)]
+    pub signing: Option<crate::wire::Scheme>,
+    /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe).
+    /// Give it twice, old and new, to hold the rotation check to both.
+    #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true)]
+    pub secret: Vec<String>,
+    /// The bodies: hookbench, a provider's own (stripe: an Event; github: the event's payload
+    /// with X-GitHub-Event; shopify: the topic's resource with the X-Shopify-* headers;
+    /// standard-webhooks: {type, timestamp, data}), or a template file (docs/audit.md) [default:
+    /// the provider --signing names, when given; else hookbench].
+    #[arg(long, value_name = "hookbench|stripe|github|shopify|standard-webhooks|FILE")]
+    pub payload: Option<String>,
+    /// The provider's event type a credit or an update is sent as (repeatable; a provider's
+    /// payload only). Defaults: stripe credit=payment_intent.succeeded,
+    /// update=customer.subscription.updated; github credit=issues.opened, update=issues.edited;
+    /// shopify credit=orders/create, update=customers/update; standard-webhooks
+    /// credit=credit.added, update=plan.updated. The known types: docs/audit.md.
+    #[arg(long = "event-type", value_name = "credit|update=TYPE")]
+    pub event_type: Vec<crate::wire::EventTypeChoice>,
+    /// Where the account, the amount or the version is written in a provider's body, a JSON
+    /// pointer (repeatable), e.g. account=/data/object/metadata/account. A string there keeps
+    /// its id prefix (cus_<account>); anything else becomes the number. Defaults: stripe
+    /// account=/data/object/customer, amount=/data/object/amount (invoice amount_paid, checkout
+    /// amount_total), version=/data/object/current_period_end (subscriptions); github
+    /// account=/repository/id, version=/issue/comments; shopify account=/customer/id (customers:
+    /// /id), amount=/total_price, version=/orders_count (customers); standard-webhooks /data/account,
+    /// /data/amount, /data/version.
+    #[arg(long = "field", value_name = "account|amount|version=POINTER")]
+    pub field: Vec<crate::wire::FieldMapping>,
+}
+
+impl TargetArgs {
+    /// The receiver at `url` as these flags speak to it, held to `provider`'s rules (else to the
+    /// provider `--signing` names).
+    pub fn target(
+        &self,
+        url: &str,
+        provider: Option<crate::wire::Provider>,
+    ) -> anyhow::Result<crate::audit::Target> {
+        let signing = self.signing.unwrap_or_default();
+        let name = crate::wire::Payload::implied(self.payload.as_deref(), self.signing);
+        Ok(crate::audit::Target {
+            url: url.to_string(),
+            signing,
+            provider: provider.or(signing.provider()),
+            secrets: self.secret.clone(),
+            payload: crate::wire::Payload::with(&name, &self.event_type, &self.field)?,
+        })
+    }
+}

@@ -10,6 +10,7 @@ mod bench;
 mod ci_outputs;
 mod config_file;
 mod db;
+mod discover;
 mod experiments;
 mod explain;
 mod flags;
@@ -67,6 +68,16 @@ pub enum Command {
     /// Exits 0 when every check that ran passed, 1 when one failed, 2 when the audit could not
     /// run (unreachable URL, bad flags, an observer query that fails). docs/audit.md has examples.
     Audit(Box<AuditArgs>),
+    /// Find what to audit: send one fresh credit, then its duplicate, then a delivery the
+    /// receiver must refuse, and read what each changed in its database, table by table.
+    ///
+    /// Says in words (on stderr) what the credit and its duplicate did, which tables hold the
+    /// effect and which are bookkeeping or logs (never evidence), and writes to stdout a --config
+    /// file for `hookbench audit` whose queries judge the effect: `hookbench discover URL ... >
+    /// hookbench.toml`. The database must be quiet (exit 2 naming the table another writer
+    /// changes); discover never writes to it. Exit 2 when the credit is refused or changes
+    /// nothing the audit can count.
+    Discover(Box<discover::DiscoverArgs>),
     /// Merge the partial results of a sharded bench or audit (`bench --shard I/N`, `audit
     /// --shard I/N` in several processes or pods) into one run: latency histograms added
     /// exactly, counters summed, histories interleaved in time order, the checker (or the
@@ -276,6 +287,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Bench(args) => bench::run(&args, out),
         Command::Audit(args) => audit::run(&args, out),
+        Command::Discover(args) => discover::run(&args, out),
         Command::Merge(args) => merge::run(&args, out),
         Command::Perf(args) => perf::run(&args, out),
         Command::ServeOk { listen } => perf::run_ok_endpoint(listen, out),

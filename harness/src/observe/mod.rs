@@ -4,8 +4,10 @@
 //! and [`Sink`] stands in for the downstream service a receiver's side effect calls. Each reports
 //! what it sees into a [`Record`]: a [`Snapshot`] (raw, by id, for settling and for judging
 //! several checks) or a [`Gather`] (straight into a history's [`Evidence`], for a bench cell of any
-//! size). None of this shares code with the receivers it observes.
+//! size). [`changes`] reads what a delivery changed, table by table, for `hookbench discover`.
+//! None of this shares code with the receivers it observes.
 
+pub mod changes;
 mod readonly;
 mod record;
 mod sink;

@@ -29,7 +29,8 @@ const GRACE: Duration = Duration::from_secs(5);
 /// How many SQLite virtual-machine steps run between two looks at the clock.
 const SQLITE_STEPS: i32 = 10_000;
 
-enum Pool {
+/// A read-only pool of either database.
+pub(super) enum Pool {
     Postgres(PgPool),
     Sqlite(SqlitePool),
 }
@@ -422,7 +423,7 @@ impl SqlObserver {
 impl Pool {
     /// Opens `url` read-only: Postgres sessions with `default_transaction_read_only` and the
     /// statement timeout, SQLite opened read-only.
-    async fn open(url: &str, dialect: Dialects, limits: QueryLimits) -> Result<Self, String> {
+    pub(super) async fn open(url: &str, dialect: Dialects, limits: QueryLimits) -> Result<Self, String> {
         match dialect {
             Dialects::Postgres => {
                 let timeout = Self::timeout_ms(limits).to_string();

@@ -40,9 +40,11 @@ fn run_args(argv: &[&str]) -> String {
             // The run it makes: the signing scheme and the payload as the audit resolves them
             // (`--print-config` writes what `--signing` implies).
             Sub::Audit(a) => {
-                let payload = Some(hookbench::wire::Payload::implied(a.payload.as_deref(), a.signing));
-                let signing = Some(a.signing.unwrap_or_default());
-                format!("{:?}", AuditArgs { config: ConfigArgs::default(), signing, payload, ..*a })
+                let mut a = AuditArgs { config: ConfigArgs::default(), ..*a };
+                a.target.payload =
+                    Some(hookbench::wire::Payload::implied(a.target.payload.as_deref(), a.target.signing));
+                a.target.signing = Some(a.target.signing.unwrap_or_default());
+                format!("{a:?}")
             }
             Sub::Bench(b) => format!("{:?}", BenchArgs { config: ConfigArgs::default(), ..*b }),
             other => panic!("neither an audit nor a bench: {other:?}"),
@@ -141,7 +143,7 @@ fn every_example_config_parses_is_schema_valid_and_reads_back_from_print_config(
         let args = run_args(&[command, "--config", file]);
         if command == "audit" {
             let audit = audit_args(&["audit", "--config", file, "--secret", SECRET]);
-            if !audit.payload.as_deref().unwrap_or_default().ends_with(".json") {
+            if !audit.target.payload.as_deref().unwrap_or_default().ends_with(".json") {
                 // A provider's own bodies: the whole audit the file describes holds together,
                 // with the secret it leaves to the environment or the command line.
                 AuditConfig::try_from(&audit).unwrap_or_else(|e| panic!("{shown}: {e:#}"));
@@ -208,7 +210,11 @@ fn the_readme_s_audit_command_and_its_config_file_are_the_same_audit() {
     let from_readme = audit_args(&argv);
     let from_file = audit_args(&["audit", "--config", config, "--secret", SECRET]);
     assert_eq!(format!("{from_file:?}"), format!("{from_readme:?}"));
-    assert_eq!(from_file.payload.as_deref(), Some(README_TEMPLATE), "the example's template, not a default");
+    assert_eq!(
+        from_file.target.payload.as_deref(),
+        Some(README_TEMPLATE),
+        "the example's template, not a default"
+    );
     let mut argv_printed = argv.clone();
     argv_printed.push("--print-config");
     assert_eq!(

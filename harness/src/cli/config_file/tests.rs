@@ -192,10 +192,13 @@ fn the_file_gives_the_url_and_values_of_every_type() {
 fn the_command_line_overrides_a_scalar_and_replaces_a_list() {
     let text = "url = \"http://127.0.0.1:9/w\"\nevents = 7\nsecret = [\"whsec_a\", \"whsec_b\"]\n";
     let from_file = audit_with(text, &[]).expect("parses");
-    assert_eq!((from_file.events, from_file.secret.clone()), (7, vec!["whsec_a".into(), "whsec_b".into()]));
+    assert_eq!(
+        (from_file.events, from_file.target.secret.clone()),
+        (7, vec!["whsec_a".into(), "whsec_b".into()])
+    );
     let a = audit_with(text, &["--events", "9", "--secret", "whsec_c", URL]).expect("parses");
     assert_eq!(a.events, 9);
-    assert_eq!(a.secret, ["whsec_c"]);
+    assert_eq!(a.target.secret, ["whsec_c"]);
     assert_eq!(a.url, URL);
 }
 
@@ -236,10 +239,10 @@ fn print_config_reads_back_as_the_same_run() {
         audit_with("", &["http://127.0.0.1:9/w", "--events", "7", "--checks", "crash", "--strict"])
             .map(|mut a| {
                 a.rate = 12.5;
-                a.secret = vec!["whsec_a".into()];
+                a.target.secret = vec!["whsec_a".into()];
                 // Printed as the audit resolves them, so written back as given.
-                a.signing = Some(crate::wire::Scheme::StandardWebhooks);
-                a.payload = Some("hookbench".into());
+                a.target.signing = Some(crate::wire::Scheme::StandardWebhooks);
+                a.target.payload = Some("hookbench".into());
                 a
             })
             .expect("parses");

@@ -225,6 +225,17 @@ pub struct EventTypeChoice {
     pub name: String,
 }
 
+impl fmt::Display for EventTypeChoice {
+    /// As `--event-type` takes it: `credit=payment_intent.succeeded`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            Kind::Credit => "credit",
+            Kind::Update => "update",
+        };
+        write!(f, "{kind}={}", self.name)
+    }
+}
+
 impl FromStr for EventTypeChoice {
     type Err = String;
 

@@ -141,6 +141,13 @@ pub struct FieldMapping {
     pub pointer: Pointer,
 }
 
+impl fmt::Display for FieldMapping {
+    /// As `--field` takes it: `amount=/data/object/amount_received`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.name.as_str(), self.pointer)
+    }
+}
+
 impl FromStr for FieldMapping {
     type Err = String;
 
