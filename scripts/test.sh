@@ -29,6 +29,9 @@ fi
 # The JUnit tests read --junit files with junitparser (PyPI); without it they fail, naming this
 # script.
 ./scripts/junitparser/install.sh || echo "warning: junitparser could not be installed"
+# The balances example receiver speaks Postgres through psycopg2 (PyPI); without it the tests of
+# it on Postgres fail, naming this script.
+./examples/receivers/balances/install.sh || echo "warning: psycopg2 could not be installed"
 # Tests that spawn the binary would append their runs' grids to a CI job's own step summary.
 unset GITHUB_STEP_SUMMARY
 cargo test --workspace --locked "$@"

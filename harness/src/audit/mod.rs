@@ -166,31 +166,36 @@ async fn connect_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observ
 /// The observers asked once before anything is sent, so that a query that fails stops the audit
 /// first; what the run's accounts held then is their baseline. In the own layout each credit's
 /// account must hold nothing (its change is its applies, and a sharded audit's merge reads no
-/// baseline): one that does stops the audit, naming `--account-base`. `spared` are accounts of
-/// the run another process may already have credited (a sharded audit's other preflights).
+/// baseline): one of `fresh` that does stops the audit, naming `--account-base`. A sharded
+/// audit's shard holds only its own credits' accounts to that, before it sends them: another
+/// shard may have started sending already.
 async fn read_baseline(
     observers: &mut Observers,
     layout: Layout,
     accounts: Range<i64>,
-    spared: Range<i64>,
+    fresh: &(dyn Fn(i64) -> bool + Sync),
 ) -> Result<(), AuditError> {
     let baseline = observers.snapshot().await?;
     if layout == Layout::Own {
-        held_nothing(&baseline, &accounts, &spared)?;
+        held_nothing(&baseline, &accounts, fresh)?;
     }
     observers.set_baseline(baseline);
     Ok(())
 }
 
 /// Refuses accounts that hold something before the run, in the own layout.
-fn held_nothing(baseline: &Snapshot, accounts: &Range<i64>, spared: &Range<i64>) -> Result<(), AuditError> {
+fn held_nothing(
+    baseline: &Snapshot,
+    accounts: &Range<i64>,
+    fresh: &(dyn Fn(i64) -> bool + Sync),
+) -> Result<(), AuditError> {
     let held: Vec<String> = baseline
         .aggregates
         .iter()
         .flat_map(|(measure, values)| {
             values
                 .iter()
-                .filter(|&(a, &v)| v != 0 && accounts.contains(a) && !spared.contains(a))
+                .filter(|&(a, &v)| v != 0 && fresh(*a))
                 .map(move |(a, v)| format!("account {a}: {} {v}", measure.name()))
         })
         .collect();
@@ -384,7 +389,8 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     fits(config, &plan, replay_reach)?;
     let range = aggregate_range(config, ids.account_base, &plan);
     observers = observers.only_accounts(range.clone());
-    by(deadline, read_baseline(&mut observers, config.layout, range, 0..0)).await?;
+    let whole = range.clone();
+    by(deadline, read_baseline(&mut observers, config.layout, range, &|a| whole.contains(&a))).await?;
     let signer = Signer::new(t.signing, &t.secrets)?;
     let poison = config.poison.as_ref().map(|p| p.poison.clone()).unwrap_or_default();
     let wire =

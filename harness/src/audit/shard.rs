@@ -61,9 +61,16 @@ pub async fn run_shard(
     let range = aggregate_range(config, ids.account_base, &plan);
     let preflights = ids.account_base + load_span(config);
     observers = observers.only_accounts(range.clone());
-    let spared = preflights..preflights + shard.count as i64;
-    by(deadline, read_baseline(&mut observers, config.layout, range, spared)).await?;
     let before = (shard.index - 1) as i64;
+    // Its own credits' accounts, and its preflight's: credit i's is the load's accounts' and i.
+    let (first, events) =
+        (ids.account_base + i64::from(config.load.workload.accounts), config.load.workload.events as i64);
+    let own = |a: i64| {
+        let i = a - first;
+        a == preflights + before
+            || ((0..events).contains(&i) && (i as usize) % shard.count == shard.index - 1)
+    };
+    by(deadline, read_baseline(&mut observers, config.layout, range, &own)).await?;
     let ctx = Ctx::new(
         probe,
         wire.clone(),

@@ -112,8 +112,12 @@ fn config_file(args: &DiscoverArgs, config: &DiscoverConfig, found: &Discovery) 
     let list = |v: Vec<String>| Value::Array(v.into_iter().map(Value::String).collect()).to_string();
     out.push_str(&format!("url = {}\n", string(&t.url)));
     out.push_str(&format!("signing = {}\n", string(t.signing.as_str())));
-    out.push_str(&format!("payload = {}\n", string(&t.payload.name())));
     let a = &args.target;
+    // As `--payload` takes it (a report's name of a provider's bodies adds their types).
+    out.push_str(&format!(
+        "payload = {}\n",
+        string(&crate::wire::Payload::implied(a.payload.as_deref(), a.signing))
+    ));
     if !a.event_type.is_empty() {
         out.push_str(&format!(
             "event-type = {}\n",

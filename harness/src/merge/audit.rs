@@ -13,7 +13,7 @@ use crate::observe::{ObserveError, Observers, Queries, QueryLimits, SqlObserver}
 use crate::report::{AuditSection, Check, CheckFigures};
 use crate::sender::SendReport;
 use crate::wire::{IdSpace, Payload, Poison, Scheme, Signer, Wire};
-use crate::workload::{Layout, Workload};
+use crate::workload::Workload;
 
 /// The whole load of audit `run` judged from its shards: `sent` (the shards' counters and
 /// histograms added up, and each event's answers read from their histories) with their attempts
@@ -24,7 +24,7 @@ pub async fn judge_shards(
     (run, (queries, limits)): (&AuditRun, (Queries, QueryLimits)),
     shards: Vec<AuditShard>,
     url: &str,
-    mut workload: Workload,
+    workload: Workload,
     mut sent: SendReport,
     (tap, settle): (Tap, (Duration, Duration)),
 ) -> Result<AuditSection, ObserveError> {
@@ -32,12 +32,8 @@ pub async fn judge_shards(
         sent.attempts.extend(s.attempts);
     }
     sent.attempts.sort_by(|a, b| a.sent_ms.total_cmp(&b.sent_ms));
-    // Laid out as the shards laid it out: in the own layout, each credit on an account of its own
-    // (a sharded audit has no other), which held nothing before the run, so no baseline is read.
-    let own = run.parameters.layout == Layout::Own;
-    if own {
-        workload.credits_to_own_accounts();
-    }
+    // In the own layout (laid out as the shards did, `shards_workload`) each credit's account held
+    // nothing before the run, so no baseline is read.
     let observer = SqlObserver::connect_with_limits(url, queries, limits).await?;
     let span = i64::try_from(Workload::own_account_span(&workload.config)).unwrap_or(i64::MAX);
     let observers = Observers::new(vec![Box::new(observer)])

@@ -395,8 +395,16 @@ fn shards_workload(first: &Partial) -> Result<Workload, MergeError> {
         return Err(MergeError::TooManyEvents(first.workload.events));
     }
     let mut workload = Workload::generate(&first.workload)?;
-    if let Target::Bench { parameters, .. } = &first.target {
-        workload.poison(parameters.poison);
+    match &first.target {
+        Target::Bench { parameters, .. } => {
+            workload.poison(parameters.poison);
+        }
+        // Laid out as the shards laid it out: each credit on an account of its own, where a
+        // per-account aggregate judges it (a sharded audit has no other layout but the load's).
+        Target::Audit(a) if a.run.parameters.layout == crate::workload::Layout::Own => {
+            workload.credits_to_own_accounts();
+        }
+        Target::Audit(_) => {}
     }
     if plan_digest(&workload) != first.plan_digest {
         return Err(MergeError::Plan);

@@ -4,6 +4,7 @@
 //! its own (`tests/jitter.rs`), so nothing else shares the machine with its clock. Support lives
 //! in the `testkit` crate, shared with the receivers' tests.
 
+mod aggregates;
 mod audit;
 mod audit_faults;
 mod audit_report;
@@ -20,6 +21,7 @@ mod judge;
 mod junit;
 mod model;
 mod observe_limits;
+mod preflight_evidence;
 mod progress_lines;
 mod provider_bodies;
 mod provision;
