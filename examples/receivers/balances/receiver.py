@@ -32,6 +32,8 @@ together all pass the check and all apply; updates overwrite whatever the versio
 read + amount after it: concurrent copies each add a credit row, while the balance shows fewer
 of them (a lost update).
 
+--fee CENTS keeps that much of every credit (the balance and the row take the amount less the fee):
+a receiver whose balance an audit must not read as the amounts sent.
 --log FILE appends one line per credit applied, after its commit, as a developer would check by
 hand: `applied <event_id> customer=<n> amount=<n>` (updates are not logged). --heartbeat SECONDS
 runs a scheduler that inserts a row into job_runs that often: a writer of its own, which
@@ -42,7 +44,7 @@ nothing; a database failure answers 500 (send it again). GET /healthz answers 20
 
     python3 receiver.py --db app.db --secret whsec_... [--secret whsec_...]
         [--mode safe|racy|read-modify-write] [--work 0.05] [--log app.log]
-        [--heartbeat 0.2] [--port 0] [--pid-file app.pid]
+        [--fee 30] [--heartbeat 0.2] [--port 0] [--pid-file app.pid]
 
 --db is a SQLite file (or sqlite:///path/app.db) or a postgres://user@host:port/db URL; Postgres
 needs psycopg2 (examples/receivers/balances/install.sh puts it in .venv here: run the receiver
@@ -200,8 +202,8 @@ class Db:
 
 
 class App:
-    def __init__(self, db, secrets, mode, work, log):
-        self.secrets, self.mode, self.work = secrets, mode, work
+    def __init__(self, db, secrets, mode, work, log, fee=0):
+        self.secrets, self.mode, self.work, self.fee = secrets, mode, work, fee
         self.postgres = db.startswith(("postgres://", "postgresql://"))
         if self.postgres:
             try:
@@ -285,6 +287,7 @@ class App:
         fresh = db.record_event(msg_id)
         if fresh and event[0] == "credit":
             _, customer, amount = event
+            amount -= self.fee
             self.credit(db, customer, amount)
             db.insert_credit(customer, amount)
         elif fresh:
@@ -303,6 +306,7 @@ class App:
         db.begin()
         if event[0] == "credit":
             _, customer, amount = event
+            amount -= self.fee
             if balance is None:
                 self.credit(db, customer, amount)
             else:  # writes back what it read before the work, plus this credit
@@ -395,12 +399,14 @@ def main():
     parser.add_argument("--work", type=float, default=0.05,
                         help="seconds of the handler's work between its check and its write (racy modes)")
     parser.add_argument("--log", help="append one line per credit applied to this file")
+    parser.add_argument("--fee", type=int, default=0,
+                        help="cents kept from every credit: the balance and the row take the amount less the fee")
     parser.add_argument("--heartbeat", type=float,
                         help="every this many seconds, a scheduler's row in job_runs (another writer)")
     parser.add_argument("--pid-file", help="where to write the process id once listening")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
-    Handler.app = App(args.db, args.secret, args.mode, args.work, args.log)
+    Handler.app = App(args.db, args.secret, args.mode, args.work, args.log, args.fee)
     if args.heartbeat:
         threading.Thread(target=Handler.app.heartbeat, args=(args.heartbeat,), daemon=True).start()
     ThreadingHTTPServer.request_queue_size = 128  # a retry storm arrives all at once

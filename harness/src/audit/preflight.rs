@@ -134,26 +134,26 @@ pub async fn confirm(
 struct Seen {
     /// The observers that did not see it applied.
     unseen: Vec<String>,
-    /// The aggregates whose change on its account no applies explain, with why.
-    unexplained: Vec<String>,
+    /// The aggregates whose change on its account no applies explain, and why.
+    unexplained: Vec<(String, String)>,
 }
 
 impl Seen {
     fn of(snapshot: &crate::observe::Snapshot, id: &str, account: i64) -> Self {
         let aggregates: Vec<&str> = snapshot.undecoded.iter().map(|(name, _)| name.as_str()).collect();
-        let unexplained: Vec<String> = snapshot
+        let unexplained: Vec<(String, String)> = snapshot
             .unexplained
             .iter()
             .flatten()
             .filter(|u| u.account == account)
-            .map(|u| format!("{}: {}", u.observer, u.problem))
+            .map(|u| (u.observer.clone(), u.problem.clone()))
             .collect();
         let unseen = snapshot
             .applied
             .iter()
             .filter(|(observer, counts)| {
-                let undecoded = aggregates.contains(&observer.as_str())
-                    && unexplained.iter().any(|u| u.starts_with(observer.as_str()));
+                let undecoded =
+                    aggregates.contains(&observer.as_str()) && unexplained.iter().any(|(o, _)| o == observer);
                 !undecoded && counts.get(id).copied().unwrap_or(0) == 0
             })
             .map(|(observer, _)| observer.clone())
@@ -164,14 +164,19 @@ impl Seen {
     fn verdict(self, sent: &Delivered, target: &Target, waited: Duration) -> Result<(), Fix> {
         let f = &sent.fields;
         if !self.unexplained.is_empty() {
+            let moved: Vec<String> = self
+                .unexplained
+                .iter()
+                .map(|(observer, problem)| format!("{problem} (--{observer}-query)"))
+                .collect();
             return Err(format!(
-                "the preflight credit of {} to account {} ({}) was acknowledged, and {}: a fee, rounding or a \
+                "the preflight credit of {} to account {} ({}) was acknowledged, and then {}: a fee, rounding or a \
                  currency conversion? --balance-query must sum the amounts as sent, --count-query count one \
                  row per applied credit, so that the audit can count the applies",
                 f.amount,
                 f.account,
                 f.id,
-                self.unexplained.join("; ")
+                moved.join("; ")
             ));
         }
         if self.unseen.is_empty() {

@@ -416,3 +416,26 @@ fn a_sharded_audit_by_balances_merges_into_one_verdict() {
     let (refused, _) = merge(shards.path(), &shards.path().join("again"), &[]);
     assert!(refused.is_err(), "a merge with other queries than the shards'");
 }
+
+#[test]
+fn a_fee_stops_the_audit_at_the_preflight_quoting_the_numbers() {
+    let db = ExampleDb::fresh(false);
+    let receiver = db.receiver("safe", &["--fee", "30"]);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let base = [url.as_str(), "--secret", SECRET, "--payload", TEMPLATE, "--observe-db", &db.url];
+    let (code, said, _) =
+        super::audit::run_audit(&[&base[..], &["--balance-query", BALANCE, "--quiet", "300ms"]].concat());
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.contains(
+            "the balance moved by +70 for a credit of 100: not a whole number of its amount (--balance-query)"
+        ) && said.contains("a fee, rounding or a currency conversion?"),
+        "{said}"
+    );
+    // Its rows are still one per credit: a count judges it.
+    let (code, said, _) = super::audit::run_audit(
+        &[&base[..], &["--count-query", COUNT, "--quiet", "300ms", "--checks", "sequential-duplicate"]]
+            .concat(),
+    );
+    assert_eq!(code, 0, "{said}");
+}
