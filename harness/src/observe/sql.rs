@@ -355,6 +355,32 @@ impl SqlObserver {
         .await
     }
 
+    /// Runs a query of `shape` returning `(account, integer)` rows, handing each pair to `each`;
+    /// `what` names the second column in an error (`a version`).
+    async fn accounts(
+        &self,
+        sql: &str,
+        shape: Shape,
+        what: &str,
+        each: &mut (dyn FnMut(i64, i64) + Send),
+    ) -> Result<(), ObserveError> {
+        let wrong = |found: String| ObserveError::Shape {
+            flag: shape.flag,
+            found: printable::line(&found).into_owned(),
+            wanted: shape.wanted,
+        };
+        self.each_row(sql, shape.flag, &mut |row| {
+            let [account, value] = row else {
+                return Err(wrong(format!("rows of {} columns", row.len())));
+            };
+            let a = account.integer().ok_or_else(|| wrong(format!("an account of {}", account.text())))?;
+            let v = value.integer().ok_or_else(|| wrong(format!("{what} of {}", value.text())))?;
+            each(a, v);
+            Ok(())
+        })
+        .await
+    }
+
     async fn look_into(&self, into: &mut dyn Record) -> Result<(), ObserveError> {
         let name = self.name();
         if let Some(sql) = &self.queries.applied {
@@ -364,42 +390,12 @@ impl SqlObserver {
             self.applies(sql, UPDATE_APPLIED, &mut |id, n| into.update_applied(name, id, n)).await?;
         }
         if let Some(sql) = &self.queries.state {
-            let shape = |found: String| ObserveError::Shape {
-                flag: STATE.flag,
-                found: printable::line(&found).into_owned(),
-                wanted: STATE.wanted,
-            };
-            self.each_row(sql, STATE.flag, &mut |row| {
-                let [account, version] = row else {
-                    return Err(shape(format!("rows of {} columns", row.len())));
-                };
-                let a =
-                    account.integer().ok_or_else(|| shape(format!("an account of {}", account.text())))?;
-                let v = version.integer().ok_or_else(|| shape(format!("a version of {}", version.text())))?;
-                into.state(a, v);
-                Ok(())
-            })
-            .await?;
+            self.accounts(sql, STATE, "a version", &mut |a, v| into.state(a, v)).await?;
         }
         for (measure, sql) in self.queries.aggregates() {
             let shape = if measure == Measure::Balance { BALANCE } else { COUNT };
             into.aggregate(measure, None);
-            let wrong = |found: String| ObserveError::Shape {
-                flag: shape.flag,
-                found: printable::line(&found).into_owned(),
-                wanted: shape.wanted,
-            };
-            self.each_row(sql, shape.flag, &mut |row| {
-                let [account, value] = row else {
-                    return Err(wrong(format!("rows of {} columns", row.len())));
-                };
-                let a =
-                    account.integer().ok_or_else(|| wrong(format!("an account of {}", account.text())))?;
-                let v = value.integer().ok_or_else(|| wrong(format!("a value of {}", value.text())))?;
-                into.aggregate(measure, Some((a, v)));
-                Ok(())
-            })
-            .await?;
+            self.accounts(sql, shape, "a value", &mut |a, v| into.aggregate(measure, Some((a, v)))).await?;
         }
         if let Some(sql) = &self.queries.dead_letters {
             self.each_row(sql, DEAD_LETTERS.flag, &mut |row| {

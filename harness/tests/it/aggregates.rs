@@ -92,6 +92,14 @@ impl Drop for ExampleDb {
     }
 }
 
+/// The example on a fresh database in `mode` with `extra` flags, and its webhook URL.
+fn running(postgres: bool, mode: &str, extra: &[&str]) -> (ExampleDb, Receiver, String) {
+    let db = ExampleDb::fresh(postgres);
+    let receiver = db.receiver(mode, extra);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    (db, receiver, url)
+}
+
 /// `hookbench audit` of the example at `url` through `db` with the template, and `args`.
 fn audit_example(url: &str, db: &ExampleDb, args: &[&str]) -> (u8, Report) {
     let base = [url, "--payload", TEMPLATE, "--observe-db", &db.url];
@@ -118,9 +126,7 @@ fn duplicated(report: &Report, check: Check) -> usize {
 /// Racy: concurrent copies and the load fail with exactly the duplicates the receiver's log
 /// records, through `query` alone.
 fn racy_fails_as_its_log_says(postgres: bool, flag: &str, query: &str) {
-    let db = ExampleDb::fresh(postgres);
-    let receiver = db.receiver("racy", &[]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, receiver, url) = running(postgres, "racy", &[]);
     let (code, report) = audit_example(
         &url,
         &db,
@@ -145,9 +151,7 @@ fn racy_fails_as_its_log_says(postgres: bool, flag: &str, query: &str) {
 /// Safe: every check passes, by balances and counts together (the disturbing checks and the race
 /// window need flags of their own; the template carries no object, so no semantic duplicate).
 fn safe_passes_every_check(postgres: bool) {
-    let db = ExampleDb::fresh(postgres);
-    let receiver = db.receiver("safe", &[]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, receiver, url) = running(postgres, "safe", &[]);
     let (code, report) = audit_example(
         &url,
         &db,
@@ -211,9 +215,7 @@ fn audit_config(file: &str, extra: &[&str]) -> (u8, Option<Report>) {
 /// audit of its config fails racy with the log's duplicates and passes safe.
 fn discovered_config_judges_both_modes(postgres: bool) {
     for mode in ["racy", "safe"] {
-        let db = ExampleDb::fresh(postgres);
-        let receiver = db.receiver(mode, &[]);
-        let url = format!("http://{}/webhooks", receiver.addr);
+        let (db, receiver, url) = running(postgres, mode, &[]);
         let config = discover(&url, &db, &[]).unwrap_or_else(|e| panic!("{mode}: {e:?}"));
         let balance = if postgres { "SELECT id, CAST(balance AS bigint) FROM customers" } else { BALANCE };
         assert!(
@@ -273,9 +275,7 @@ fn a_config_discover_wrote_judges_the_example_on_postgres() {
 
 #[test]
 fn discover_refuses_a_database_another_writer_changes_naming_it() {
-    let db = ExampleDb::fresh(false);
-    let receiver = db.receiver("safe", &["--heartbeat", "0.2"]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, _receiver, url) = running(false, "safe", &["--heartbeat", "0.2"]);
     let (code, said) = discover(&url, &db, &[]).expect_err("not quiet");
     assert_eq!(code, 2, "{said}");
     assert!(said.contains("the database is not quiet") && said.contains("job_runs"), "{said}");
@@ -283,9 +283,7 @@ fn discover_refuses_a_database_another_writer_changes_naming_it() {
 
 #[test]
 fn a_read_modify_write_handler_shows_one_apply_in_its_balance_and_two_in_its_rows() {
-    let db = ExampleDb::fresh(false);
-    let receiver = db.receiver("read-modify-write", &[]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, _receiver, url) = running(false, "read-modify-write", &[]);
     let (code, report) = audit_example(
         &url,
         &db,
@@ -307,9 +305,7 @@ fn a_read_modify_write_handler_shows_one_apply_in_its_balance_and_two_in_its_row
 
 #[test]
 fn accounts_that_already_hold_something_stop_the_audit_naming_the_account_base() {
-    let db = ExampleDb::fresh(false);
-    let receiver = db.receiver("safe", &[]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, _receiver, url) = running(false, "safe", &[]);
     let args = ["--balance-query", BALANCE, "--checks", "sequential-duplicate", "--account-base", "5000"];
     assert_eq!(audit_example(&url, &db, &args).0, 0, "the first audit of these accounts");
     let (code, said, _) = super::audit::run_audit(
@@ -341,9 +337,7 @@ fn scarce_accounts_carry_place_values_and_judge_both_modes() {
         "2",
     ];
     for (mode, expected) in [("safe", 0), ("racy", 1)] {
-        let db = ExampleDb::fresh(false);
-        let receiver = db.receiver(mode, &[]);
-        let url = format!("http://{}/webhooks", receiver.addr);
+        let (db, _receiver, url) = running(false, mode, &[]);
         let base = [url.as_str(), "--secret", SECRET, "--payload", TEMPLATE, "--observe-db", &db.url];
         let (code, said, report) = super::audit::run_audit(&[&base[..], &args].concat());
         let report = report.unwrap_or_else(|| panic!("{mode}: {said}"));
@@ -356,9 +350,7 @@ fn scarce_accounts_carry_place_values_and_judge_both_modes() {
         }
     }
     // A plan that cannot fit is refused before anything is sent, naming the flag.
-    let db = ExampleDb::fresh(false);
-    let receiver = db.receiver("safe", &[]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, _receiver, url) = running(false, "safe", &[]);
     let (code, said, _) = super::audit::run_audit(&[
         url.as_str(),
         "--secret",
@@ -380,9 +372,7 @@ fn scarce_accounts_carry_place_values_and_judge_both_modes() {
 
 #[test]
 fn a_sharded_audit_by_balances_merges_into_one_verdict() {
-    let db = ExampleDb::fresh(false);
-    let receiver = db.receiver("racy", &[]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, receiver, url) = running(false, "racy", &[]);
     let shards = tempfile::tempdir().expect("tempdir");
     let flags = [
         "--payload",
@@ -419,9 +409,7 @@ fn a_sharded_audit_by_balances_merges_into_one_verdict() {
 
 #[test]
 fn a_fee_stops_the_audit_at_the_preflight_quoting_the_numbers() {
-    let db = ExampleDb::fresh(false);
-    let receiver = db.receiver("safe", &["--fee", "30"]);
-    let url = format!("http://{}/webhooks", receiver.addr);
+    let (db, _receiver, url) = running(false, "safe", &["--fee", "30"]);
     let base = [url.as_str(), "--secret", SECRET, "--payload", TEMPLATE, "--observe-db", &db.url];
     let (code, said, _) =
         super::audit::run_audit(&[&base[..], &["--balance-query", BALANCE, "--quiet", "300ms"]].concat());

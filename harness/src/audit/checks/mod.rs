@@ -91,24 +91,22 @@ impl Plan {
     }
 
     /// The load `workload` would be, laid out as `layout` says, each delivery tried `attempts`
-    /// times.
+    /// times: its accounts, and in the scarce layout (where each credit takes a place value) the
+    /// reach of each credit, which generating the workload tells.
     pub fn load(
         config: &crate::workload::WorkloadConfig,
         layout: Layout,
         attempts: u32,
     ) -> Result<Self, AuditError> {
-        let workload = crate::workload::Workload::generate(config)?;
-        let copies = workload.copies();
-        let load_credits = workload
-            .events
-            .iter()
-            .zip(copies)
-            .filter(|(e, _)| e.is_credit())
-            .map(|(_, c)| c * attempts)
-            .collect();
-        let accounts = match layout {
-            Layout::Own => crate::workload::Workload::own_account_span(config),
-            Layout::Pooled | Layout::Scarce { .. } => u64::from(config.accounts),
+        let (accounts, load_credits) = match layout {
+            Layout::Own => (crate::workload::Workload::own_account_span(config), Vec::new()),
+            Layout::Pooled => (u64::from(config.accounts), Vec::new()),
+            Layout::Scarce { .. } => {
+                let workload = crate::workload::Workload::generate(config)?;
+                let copies = workload.copies();
+                let reach = workload.events.iter().zip(copies).filter(|(e, _)| e.is_credit());
+                (u64::from(config.accounts), reach.map(|(_, c)| c.saturating_mul(attempts)).collect())
+            }
         };
         Ok(Self { credits: Vec::new(), load_credits, accounts })
     }
