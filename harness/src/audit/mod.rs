@@ -131,8 +131,11 @@ fn id_space(config: &AuditConfig) -> IdSpace {
 fn fresh_ids(letter: char, now: jiff::Timestamp, prefix: Option<&str>, account_base: Option<i64>) -> IdSpace {
     let millis = u64::try_from(now.as_millisecond()).unwrap_or(0);
     let prefix = prefix.map_or_else(|| format!("{letter}{}_", base36(millis)), str::to_string);
-    // Ten thousand accounts a second, wrapping every ~11.5 days: far below 2^53.
-    let account_base = account_base.unwrap_or(1_000_000 + (now.as_second() % 1_000_000) * 10_000);
+    // Ten accounts a millisecond, wrapping every ~31.7 years, below 10^13 (far below 2^53): two
+    // audits of one database started a second apart use ranges 10,000 accounts apart (a range
+    // made from the second alone had two audits in one second share it).
+    let account_base =
+        account_base.unwrap_or(1_000_000 + i64::try_from(millis % 1_000_000_000_000).unwrap_or(0) * 10);
     IdSpace { prefix, account_base }
 }
 

@@ -118,7 +118,10 @@ pub async fn confirm(
     loop {
         let snapshot = observers.snapshot().await?.resolve(book);
         let now = Seen::of(&snapshot, id, sent.fields.account);
-        if last.as_ref() == Some(&now) && (now.unseen.is_empty() || !now.unexplained.is_empty()) {
+        // Seen applied as it should be: confirmed at once. A change no applies explain must hold
+        // over two looks (a receiver applying in steps may pass through one).
+        let confirmed = now.unseen.is_empty() && now.unexplained.is_empty();
+        if confirmed || (last.as_ref() == Some(&now) && !now.unexplained.is_empty()) {
             return Ok(now.verdict(sent, target, most));
         }
         if tokio::time::Instant::now() >= deadline {

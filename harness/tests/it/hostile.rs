@@ -28,23 +28,37 @@ pub enum Hostile {
 }
 
 /// A receiver answering every request as `how` on 127.0.0.1, one thread per connection, for as
-/// long as the test process runs.
-pub fn hostile(how: Hostile) -> String {
+/// long as the test process runs; with `sink`, it applies each request first (a call to the
+/// audit's sink keyed by its `webhook-id`), so that the audit's preflight sees its credit applied
+/// and the checks go on to read what it answers.
+pub fn hostile(how: Hostile, sink: Option<String>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr").to_string();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || answer(stream, how));
+            let sink = sink.clone();
+            std::thread::spawn(move || answer(stream, how, sink.as_deref()));
         }
     });
     addr
 }
 
+/// One call to the sink at `sink` keyed by `id`, over a connection of its own.
+fn apply(sink: &str, id: &str) {
+    let Ok(mut s) = TcpStream::connect(sink) else { return };
+    let call = format!(
+        "POST /effect HTTP/1.1\r\nhost: {sink}\r\nidempotency-key: {id}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+    );
+    let _ = s.write_all(call.as_bytes());
+    let _ = s.read_to_end(&mut Vec::new());
+}
+
 /// Reads one request's head and body, then answers it as `how` (an error ends the connection:
-/// the client went away).
-fn answer(mut stream: TcpStream, how: Hostile) {
-    if read_request(&mut stream).is_none() {
-        return;
+/// the client went away), having applied it through `sink` when there is one.
+fn answer(mut stream: TcpStream, how: Hostile, sink: Option<&str>) {
+    let Some(id) = read_request(&mut stream) else { return };
+    if let Some(sink) = sink {
+        apply(sink, &id);
     }
     let zeros = vec![b'x'; 64 * 1024];
     let _ = match how {
@@ -80,8 +94,9 @@ fn answer(mut stream: TcpStream, how: Hostile) {
     };
 }
 
-/// Reads a request's head and its `content-length` body; `None` when the connection ends first.
-fn read_request(stream: &mut TcpStream) -> Option<()> {
+/// Reads a request's head and its `content-length` body, and gives its `webhook-id`; `None` when
+/// the connection ends first.
+fn read_request(stream: &mut TcpStream) -> Option<String> {
     let mut buf = Vec::new();
     let mut byte = [0u8; 4096];
     let head_end = loop {
@@ -97,25 +112,30 @@ fn read_request(stream: &mut TcpStream) -> Option<()> {
         .find_map(|l| l.strip_prefix("content-length:"))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
+    let id = head.lines().find_map(|l| l.strip_prefix("webhook-id:")).unwrap_or_default().trim().to_string();
     let mut have = buf.len() - head_end;
     while have < length {
         let n = stream.read(&mut byte).ok().filter(|n| *n > 0)?;
         have += n;
     }
-    Some(())
+    Some(id)
 }
 
 /// The real binary's audit of `url` with the tests' secret, a sink that nothing calls, `args`,
 /// its output in a temporary directory; killed after `limit`.
 fn measured_audit(url: &str, args: &[&str], limit: Duration) -> Measured {
-    let out = tempfile::tempdir().expect("tempdir");
-    audit_into(&out.path().join("audit"), url, args, limit)
+    measured_audit_sinking(url, &free_addr(), args, limit)
 }
 
-/// [`measured_audit`] writing its report into `dir`.
-fn audit_into(dir: &Path, url: &str, args: &[&str], limit: Duration) -> Measured {
-    let sink = free_addr();
-    let base = ["audit", url, "--secret", SECRET, "--sink", &sink, "--no-progress", "--out"];
+/// [`measured_audit`] with its sink at `sink`.
+fn measured_audit_sinking(url: &str, sink: &str, args: &[&str], limit: Duration) -> Measured {
+    let out = tempfile::tempdir().expect("tempdir");
+    audit_into(&out.path().join("audit"), url, sink, args, limit)
+}
+
+/// [`measured_audit_sinking`] writing its report into `dir`.
+fn audit_into(dir: &Path, url: &str, sink: &str, args: &[&str], limit: Duration) -> Measured {
+    let base = ["audit", url, "--secret", SECRET, "--sink", sink, "--no-progress", "--out"];
     let all: Vec<&str> =
         base.iter().copied().chain([dir.to_str().expect("utf-8")]).chain(args.iter().copied()).collect();
     peak_rss(env!("CARGO_BIN_EXE_hookbench"), &all, limit)
@@ -145,9 +165,11 @@ fn huge_endless_and_until_close_answers_keep_the_audit_under_100_mb() {
         ),
     ];
     for (what, how, args) in cases {
-        let url = format!("http://{}/webhooks", hostile(how));
+        // It applies what it answers: the checks read its answers past the preflight.
+        let sink = free_addr();
+        let url = format!("http://{}/webhooks", hostile(how, Some(sink.clone())));
         let args: Vec<&str> = args.iter().copied().chain(["--timeout", "3s"]).collect();
-        let run = measured_audit(&url, &args, Duration::from_secs(300));
+        let run = measured_audit_sinking(&url, &sink, &args, Duration::from_secs(300));
         eprintln!("{what}: exit {:?}, peak {:.1} MiB", run.code, run.peak_rss_mib());
         assert!(run.code.is_some(), "{what}: the audit ended by itself: {}", run.stderr());
         assert!(
@@ -161,7 +183,7 @@ fn huge_endless_and_until_close_answers_keep_the_audit_under_100_mb() {
 
 #[test]
 fn a_receiver_that_never_answers_stops_the_audit_at_the_preflight_naming_the_timeout() {
-    let url = format!("http://{}/webhooks", hostile(Hostile::Silent));
+    let url = format!("http://{}/webhooks", hostile(Hostile::Silent, None));
     let run = measured_audit(&url, &["--timeout", "1s"], Duration::from_secs(120));
     assert_eq!(run.code, Some(2), "{}", run.stderr());
     assert!(
@@ -174,14 +196,14 @@ fn a_receiver_that_never_answers_stops_the_audit_at_the_preflight_naming_the_tim
 
 #[test]
 fn the_deadline_stops_the_audit_with_its_report_so_far() {
-    let url = format!("http://{}/webhooks", hostile(Hostile::Silent));
+    let url = format!("http://{}/webhooks", hostile(Hostile::Silent, None));
     let out = tempfile::tempdir().expect("tempdir");
     let dir = out.path().join("audit");
     // An attempt's timeout longer than the deadline: only the deadline can stop it.
     // A load short enough for a 2 s deadline to be allowed (a deadline under the audit's own waits
     // is refused at the start).
     let args = ["--timeout", "5m", "--deadline", "2s", "--events", "10"];
-    let run = audit_into(&dir, &url, &args, Duration::from_secs(120));
+    let run = audit_into(&dir, &url, &free_addr(), &args, Duration::from_secs(120));
     assert_eq!(run.code, Some(2), "{}", run.stderr());
     assert!(run.stderr().contains("it ran past --deadline 2s and stopped"), "{}", run.stderr());
     assert!(run.peak_rss_mib() < MAX_RSS_MIB, "{:.1} MiB", run.peak_rss_mib());
@@ -296,7 +318,10 @@ async fn query_timeout_and_max_rows_stop_the_audit_naming_the_flag() {
 
 #[test]
 fn a_symlink_planted_in_out_is_not_written_through() {
-    let receiver = super::stub::Stub::start(|_| super::stub::Reply::Status(200));
+    let sink = free_addr();
+    let applier = sink.clone();
+    let receiver =
+        super::stub::Stub::start(move |_| super::stub::Reply::Apply { sink: applier.clone(), times: 1 });
     let url = format!("http://{}/webhooks", receiver.addr);
     let out = tempfile::tempdir().expect("tempdir");
     let dir = out.path().join("audit");
@@ -305,7 +330,7 @@ fn a_symlink_planted_in_out_is_not_written_through() {
     std::fs::write(&target, "keep").expect("the target");
     std::os::unix::fs::symlink(&target, dir.join("report.html")).expect("a planted link");
     let args = ["--checks", "sequential-duplicate", "--probe-events", "1", "--quiet", "100ms"];
-    let run = audit_into(&dir, &url, &args, Duration::from_secs(120));
+    let run = audit_into(&dir, &url, &sink, &args, Duration::from_secs(120));
     assert_eq!(run.code, Some(2), "{}", run.stderr());
     assert!(run.stderr().contains("a symbolic link"), "{}", run.stderr());
     assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep", "the target is untouched");
