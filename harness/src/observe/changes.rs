@@ -119,17 +119,18 @@ pub fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// A table's name as a query writes it: bare when it is a plain lower-case word.
+/// A name as a query writes it: bare when it is a plain lower-case word, else [`quoted`].
+pub fn identifier(name: &str) -> String {
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain { name.to_string() } else { quoted(name) }
+}
+
+/// A table's name as a query writes it, its schema before it unless `public`.
 fn table_name(schema: Option<&str>, name: &str) -> String {
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-            && !s.starts_with(|c: char| c.is_ascii_digit())
-    };
-    let one = |s: &str| if plain(s) { s.to_string() } else { quoted(s) };
     match schema {
-        Some(s) if s != "public" => format!("{}.{}", one(s), one(name)),
-        _ => one(name),
+        Some(s) if s != "public" => format!("{}.{}", identifier(s), identifier(name)),
+        _ => identifier(name),
     }
 }
 

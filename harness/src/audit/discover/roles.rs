@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::judge::aggregate::grouped;
-use crate::observe::changes::{Changed, Table, Values, quoted};
+use crate::observe::changes::{Changed, Table, Values, identifier};
 
 /// The credit discover sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,7 +178,7 @@ impl Proposal {
 
 /// The expression of the account, as an integer, in the dialect (`postgres`, else SQLite's).
 fn account_expr(a: &AccountColumn, postgres: bool) -> String {
-    let column = quoted_if_needed(&a.column);
+    let column = identifier(&a.column);
     match &a.prefix {
         None => column,
         Some(p) => {
@@ -188,19 +188,12 @@ fn account_expr(a: &AccountColumn, postgres: bool) -> String {
     }
 }
 
-/// A column's name as a query writes it: bare when it is a plain lower-case word.
-fn quoted_if_needed(name: &str) -> String {
-    let plain = name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_');
-    if plain { name.to_string() } else { quoted(name) }
-}
-
 /// The queries the roles give: a balance from a balance table (else the sum of effect rows'
 /// amounts), a count of effect rows, and an applied query of effect rows that carry the event id.
 /// The first table of each kind, by name, is proposed; the words name the others.
 pub fn propose(roles: &BTreeMap<String, Role>, postgres: bool) -> Proposal {
     let integer = |column: &str| {
-        let c = quoted_if_needed(column);
+        let c = identifier(column);
         if postgres { format!("CAST({c} AS bigint)") } else { c }
     };
     let rows: Vec<(&String, &AccountColumn, &Option<String>, &Option<String>)> = roles
@@ -211,7 +204,7 @@ pub fn propose(roles: &BTreeMap<String, Role>, postgres: bool) -> Proposal {
         })
         .collect();
     let applied = rows.iter().find_map(|(table, _, _, id)| {
-        let id = quoted_if_needed(id.as_deref()?);
+        let id = identifier(id.as_deref()?);
         Some(format!("SELECT {id}, count(*) FROM {table} GROUP BY {id}"))
     });
     let unnamed = || rows.iter().filter(|(_, _, _, id)| id.is_none());
@@ -228,7 +221,7 @@ pub fn propose(roles: &BTreeMap<String, Role>, postgres: bool) -> Proposal {
     let summed = || {
         unnamed().find_map(|(table, account, amount, _)| {
             let a = account_expr(account, postgres);
-            let sum = format!("sum({})", quoted_if_needed(amount.as_deref()?));
+            let sum = format!("sum({})", identifier(amount.as_deref()?));
             let sum = if postgres { format!("CAST({sum} AS bigint)") } else { sum };
             Some(format!("SELECT {a}, {sum} FROM {table} GROUP BY {a}"))
         })
