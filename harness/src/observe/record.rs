@@ -106,14 +106,7 @@ impl Snapshot {
             let r = book.resolve(measure.name(), *measure, changes, &observed);
             let counts = counts_of(&mut self.applied, measure.name());
             counts.extend(r.counts.into_iter().map(|(id, n)| (id, u64::from(n))));
-            let undecoded = match self.undecoded.iter().position(|(name, _)| name == measure.name()) {
-                Some(i) => &mut self.undecoded[i].1,
-                None => {
-                    self.undecoded.push((measure.name().to_string(), HashSet::new()));
-                    &mut self.undecoded.last_mut().expect("just pushed").1
-                }
-            };
-            undecoded.extend(r.undecoded);
+            counts_of(&mut self.undecoded, measure.name()).extend(r.undecoded);
             unexplained.extend(r.unexplained);
         }
         self
@@ -182,15 +175,12 @@ impl Snapshot {
 /// What an observer of update applies alone is called in evidence lines: `sql updates`.
 const UPDATES: &str = " updates";
 
-/// `observer`'s counts in `per`, added empty if it has none yet.
-fn counts_of<'a>(
-    per: &'a mut Vec<(String, HashMap<String, u64>)>,
-    observer: &str,
-) -> &'a mut HashMap<String, u64> {
+/// `observer`'s entry in `per` (its counts, its undecoded ids), added empty if it has none yet.
+fn counts_of<'a, T: Default>(per: &'a mut Vec<(String, T)>, observer: &str) -> &'a mut T {
     let i = match per.iter().position(|(name, _)| name == observer) {
         Some(i) => i,
         None => {
-            per.push((observer.to_string(), HashMap::new()));
+            per.push((observer.to_string(), T::default()));
             per.len() - 1
         }
     };
