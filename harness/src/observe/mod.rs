@@ -181,6 +181,25 @@ pub trait Observer: Send + Sync {
     }
 }
 
+/// What `look` sees once two looks `quiet` apart agree, or once `max` has passed: the world
+/// has settled (a receiver that applies later, from a queue, has finished).
+pub async fn steady<T: PartialEq, F: Future<Output = Result<T, ObserveError>>>(
+    quiet: Duration,
+    max: Duration,
+    mut look: impl FnMut() -> F,
+) -> Result<T, ObserveError> {
+    let deadline = tokio::time::Instant::now() + max;
+    let mut last = look().await?;
+    loop {
+        tokio::time::sleep(quiet).await;
+        let now = look().await?;
+        if now == last || tokio::time::Instant::now() >= deadline {
+            return Ok(now);
+        }
+        last = now;
+    }
+}
+
 /// Every observer of one run.
 #[derive(Default)]
 pub struct Observers {
@@ -269,16 +288,7 @@ impl Observers {
     /// Looks until two looks `quiet` apart agree (a receiver that applies later, from a queue, has
     /// finished), or `max` has passed.
     pub async fn settled(&self, quiet: Duration, max: Duration) -> Result<Snapshot, ObserveError> {
-        let deadline = tokio::time::Instant::now() + max;
-        let mut last = self.snapshot().await?;
-        loop {
-            tokio::time::sleep(quiet).await;
-            let now = self.snapshot().await?;
-            if now == last || tokio::time::Instant::now() >= deadline {
-                return Ok(now);
-            }
-            last = now;
-        }
+        steady(quiet, max, || self.snapshot()).await
     }
 
     /// Waits until no observer reports deliveries pending (an inbox drained), polling every

@@ -176,16 +176,7 @@ impl Settle {
         if self.lag {
             tokio::time::sleep(COUNTERS_LAG).await;
         }
-        let deadline = Instant::now() + self.most;
-        let mut last = changes.since(mark).await?;
-        loop {
-            tokio::time::sleep(self.quiet).await;
-            let now = changes.since(mark).await?;
-            if now == last || Instant::now() >= deadline {
-                return Ok(now);
-            }
-            last = now;
-        }
+        Ok(crate::observe::steady(self.quiet, self.most, || changes.since(mark)).await?)
     }
 }
 
