@@ -345,11 +345,17 @@ struct Sent<'a> {
     preflight: &'a Delivered,
     judged: Vec<Judged>,
     waiting: Vec<(Check, Box<dyn Delivery>)>,
+    /// Whether a per-account aggregate is observed: only then are the credits booked.
+    aggregates: bool,
 }
 
 impl Sent<'_> {
-    /// Every credit sent so far.
+    /// Every credit sent so far, where an aggregate is decoded against them (else none: a load
+    /// of millions of events would be booked, id by id, before each check for nothing).
     fn book(&self) -> CreditBook {
+        if !self.aggregates {
+            return CreditBook::default();
+        }
         book_of(self.preflight, &self.judged, &self.waiting)
     }
 
@@ -416,7 +422,8 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         Ok(sent)
     };
     let preflight = by(deadline, preflight).await.map_err(|e| found.stop(e))?;
-    let mut sent = Sent { preflight: &preflight, judged: Vec::new(), waiting: Vec::new() };
+    let aggregates = observers.sees().aggregates;
+    let mut sent = Sent { preflight: &preflight, judged: Vec::new(), waiting: Vec::new(), aggregates };
     for phases in [&[Phase::Probe, Phase::Load][..], &[Phase::Disturb], &[Phase::After]] {
         // The probes and the load are judged together; every other check on its own.
         let together = phases.len() > 1;
