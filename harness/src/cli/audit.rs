@@ -20,7 +20,7 @@ use crate::audit::{
 use crate::history::History;
 use crate::observe::Queries;
 use crate::progress::StepLines;
-use crate::report::{AUDIT_FIGURES, HistoryFile, Report, Status, audit_scopes, render_metrics};
+use crate::report::{AUDIT_FIGURES, HistoryFile, Report, Status, audit_scopes};
 use crate::sender::RetryPolicy;
 use crate::wire::{Payload, Poison, payload::Template};
 use crate::workload::{ARTICLE_SEED, Layout, Shard, WorkloadConfig};
@@ -239,11 +239,7 @@ pub struct AuditArgs {
     /// Thresholds that fail the audit.
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
-    /// Also write the audit's verdicts and figures to FILE in the Prometheus text format (each
-    /// check's status, the loads' figures; docs/reports.md).
-    #[arg(long, value_name = "FILE")]
-    pub metrics: Option<PathBuf>,
-    /// JUnit XML (`--junit`) and the GitHub step summary.
+    /// JUnit XML (`--junit`), the Prometheus metrics (`--metrics`) and the GitHub step summary.
     #[command(flatten)]
     pub ci: super::ci_outputs::CiOutputArgs,
     /// Send only shard I of N (N at most 256) of the parallel load (the events whose index is I-1 modulo N) and
@@ -417,8 +413,9 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         return Err(could_not_run(FAIL_ON_SHARD));
     }
     if config.shard.is_some() {
-        args.ci.refuse_for_shard().map_err(could_not_run)?;
+        args.ci.refuse_for_shard()?;
     }
+    args.ci.refuse_unwritable()?;
     // The loads' attempts and verdicts, as a bench's (an audit's loads are small: never
     // compressed).
     let history = History::create(&dir, false)
@@ -457,13 +454,7 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let path = report
         .write_all(&dir)
         .map_err(|e| could_not_run(super::write_error(e, format!("writing {}", dir.display()))))?;
-    if let Some(file) = &args.metrics {
-        let text =
-            render_metrics(&report).map_err(|e| could_not_run(format!("encoding the metrics: {e}")))?;
-        std::fs::write(file, text)
-            .map_err(|e| could_not_run(format!("writing --metrics {}: {e}", file.display())))?;
-    }
-    args.ci.write(&report).map_err(could_not_run)?;
+    args.ci.write(&report)?;
     write!(out, "{}", report.table())?;
     write!(out, "{}", crate::threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;

@@ -11,7 +11,7 @@ use super::{FAIL_ON_SHARD, breached, failed, hold_to, print_partial, run_dir, ru
 use crate::bench::{self, BenchConfig, Targets};
 use crate::chaos::Chaos;
 use crate::experiments;
-use crate::report::{BENCH_FIGURES, bench_scopes, render_metrics, render_table};
+use crate::report::{BENCH_FIGURES, bench_scopes, render_table};
 use crate::sender::{RetryPolicy, SenderConfig};
 use crate::threshold;
 use crate::workload::Shard;
@@ -118,11 +118,7 @@ pub struct BenchArgs {
     /// Postgres took to be ready.
     #[arg(long, short)]
     pub verbose: bool,
-    /// Also write the run's figures to FILE in the Prometheus text format (for a node_exporter
-    /// textfile collector or a push gateway; docs/reports.md).
-    #[arg(long, value_name = "FILE")]
-    pub metrics: Option<PathBuf>,
-    /// JUnit XML (`--junit`) and the GitHub step summary.
+    /// JUnit XML (`--junit`), the Prometheus metrics (`--metrics`) and the GitHub step summary.
     #[command(flatten)]
     pub ci: super::ci_outputs::CiOutputArgs,
     /// Send only shard I of N (N at most 256) of the plan (the events whose index is I-1 modulo N, every copy and
@@ -211,11 +207,12 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let thresholds = args.thresholds.resolve(&bench_scopes(), BENCH_FIGURES)?;
     // A bad flag or combination of flags is a usage error, like clap's own.
     let config = BenchConfig::try_from(args).map_err(usage)?;
+    args.ci.refuse_unwritable()?;
     if let Some(shard) = config.shard {
         if !thresholds.is_empty() {
             return Err(usage(FAIL_ON_SHARD));
         }
-        args.ci.refuse_for_shard().map_err(usage)?;
+        args.ci.refuse_for_shard()?;
         let partial = runtime()?.block_on(bench::run_shard(&config, shard))?;
         let path = config.out.join(crate::load::partial::PARTIAL_FILE);
         print_partial(&partial, &path, out)?;
@@ -226,11 +223,7 @@ pub(super) fn run(args: &BenchArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let dir = &config.out;
     let path =
         report.write_all(dir).map_err(|e| super::write_error(e, format!("writing {}", dir.display())))?;
-    if let Some(file) = &args.metrics {
-        let text = render_metrics(&report).context("encoding the metrics")?;
-        std::fs::write(file, text).with_context(|| format!("writing --metrics {}", file.display()))?;
-    }
-    args.ci.write(&report).map_err(anyhow::Error::msg)?;
+    args.ci.write(&report)?;
     write!(out, "{}", render_table(&report))?;
     write!(out, "{}", threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;

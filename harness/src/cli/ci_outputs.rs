@@ -1,14 +1,19 @@
-//! What `bench`, `audit` and `merge` write for a CI beside their reports: `--junit FILE`, and the
-//! verdict grid appended to the GitHub step summary. The step summary's path comes from
-//! `GITHUB_STEP_SUMMARY`, read once in [`super::main`] (the binary's edge) and passed down, so that
-//! tests calling [`super::run`] never write where a developer's environment points.
+//! What `bench`, `audit` and `merge` write for a CI beside their reports: `--junit FILE`,
+//! `--metrics FILE`, and the verdict grid appended to the GitHub step summary. The step summary's
+//! path comes from `GITHUB_STEP_SUMMARY`, read once in [`super::main`] (the binary's edge) and
+//! passed down, so that tests calling [`super::run`] never write where a developer's environment
+//! points.
+//!
+//! Each is written as the report files are ([`crate::files`]): never through a symlink, only to a
+//! regular file, without blocking. Each path is also looked at before the run starts, so a FIFO or
+//! a link planted there ends the run at once (exit 2) instead of after minutes of sending.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::{Cli, Command};
-use crate::report::{Report, append_step_summary, render_junit};
+use super::{Cli, Command, write_error};
+use crate::report::{Report, render_junit, render_metrics, render_step_summary};
 
 /// The variable GitHub Actions sets to the step summary's file.
 pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
@@ -18,9 +23,15 @@ pub const STEP_SUMMARY_ENV: &str = "GITHUB_STEP_SUMMARY";
 pub struct CiOutputArgs {
     /// Also write the verdicts to FILE as JUnit XML: one testcase per audit check or bench cell
     /// (and per --fail-on threshold), a FAIL as a failure with its evidence and first witnesses,
-    /// a SKIPPED as skipped (docs/reports.md).
+    /// a SKIPPED as skipped (docs/reports.md). A regular file only: a symlink or a FIFO there is
+    /// refused before the run starts.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write the run's verdicts and figures to FILE in the Prometheus text format (for a
+    /// node_exporter textfile collector or a push gateway; docs/reports.md). A regular file only,
+    /// as --junit.
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
     /// The step summary to append the verdict grid to: `GITHUB_STEP_SUMMARY`, set by `main`,
     /// never a flag.
     #[arg(skip)]
@@ -28,33 +39,87 @@ pub struct CiOutputArgs {
 }
 
 impl CiOutputArgs {
-    /// Refuses `--junit` for a shard ([`JUNIT_SHARD`]) before anything is sent.
-    pub fn refuse_for_shard(&self) -> Result<(), &'static str> {
-        if self.junit.is_some() { Err(JUNIT_SHARD) } else { Ok(()) }
+    /// Refuses `--junit` or `--metrics` for a shard ([`SHARD_OUTPUT`]) before anything is sent.
+    pub fn refuse_for_shard(&self) -> anyhow::Result<()> {
+        let given = [("--junit", &self.junit), ("--metrics", &self.metrics)];
+        match given.iter().find(|(_, path)| path.is_some()) {
+            Some((flag, _)) => Err(super::usage(format!("{flag} {SHARD_OUTPUT}"))),
+            None => Ok(()),
+        }
     }
 
-    /// Writes the JUnit file and appends to the step summary, as asked; an error names the flag
-    /// or the variable, and the path.
-    pub fn write(&self, report: &Report) -> Result<(), String> {
-        if let Some(path) = &self.junit {
-            write_junit(report, path).map_err(|e| format!("--junit {}: {e}", path.display()))?;
+    /// The files this run will write, each with what goes into it.
+    fn files(&self) -> impl Iterator<Item = (Output, &Path)> {
+        [
+            (Output::Junit, &self.junit),
+            (Output::Metrics, &self.metrics),
+            (Output::StepSummary, &self.step_summary),
+        ]
+        .into_iter()
+        .filter_map(|(output, path)| path.as_deref().map(|p| (output, p)))
+    }
+
+    /// Refuses, before the run starts (exit 2, naming the flag or the variable), a file that is
+    /// there and that the run will not write at its end: a symlink, a FIFO, a device.
+    pub fn refuse_unwritable(&self) -> anyhow::Result<()> {
+        for (output, path) in self.files() {
+            crate::files::refuse_unwritable(path)
+                .map_err(|why| super::usage(format!("{} {why}", output.named_by())))?;
         }
-        if let Some(path) = &self.step_summary {
-            append_step_summary(report, path)
-                .map_err(|e| format!("{STEP_SUMMARY_ENV} {}: {e}", path.display()))?;
+        Ok(())
+    }
+
+    /// Writes the JUnit and metrics files and appends to the step summary, as asked; an error names
+    /// the flag or the variable, and the path, and a file refused is exit 2.
+    pub fn write(&self, report: &Report) -> anyhow::Result<()> {
+        for (output, path) in self.files() {
+            output
+                .write(report, path)
+                .map_err(|e| write_error(e, format!("writing {} {}", output.named_by(), path.display())))?;
         }
         Ok(())
     }
 }
 
-/// `--junit` given to a shard, which writes no verdict: the file would never come.
-pub const JUNIT_SHARD: &str =
-    "--junit needs a verdict, which a shard does not reach: give it to `hookbench merge`, not to --shard";
-
-fn write_junit(report: &Report, path: &Path) -> std::io::Result<()> {
-    let xml = render_junit(report).map_err(std::io::Error::other)?;
-    std::fs::write(path, xml)
+/// One of the CI outputs.
+#[derive(Debug, Clone, Copy)]
+enum Output {
+    Junit,
+    Metrics,
+    StepSummary,
 }
+
+impl Output {
+    /// The flag or the variable that names its file.
+    fn named_by(self) -> &'static str {
+        match self {
+            Self::Junit => "--junit",
+            Self::Metrics => "--metrics",
+            Self::StepSummary => STEP_SUMMARY_ENV,
+        }
+    }
+
+    /// Writes it (the step summary appended to, keeping what earlier steps wrote).
+    fn write(self, report: &Report, path: &Path) -> std::io::Result<()> {
+        use crate::files::{append_to_regular, write_nofollow};
+        match self {
+            Self::Junit => {
+                let xml = render_junit(report).map_err(std::io::Error::other)?;
+                write_nofollow(path, xml.as_bytes())
+            }
+            Self::Metrics => {
+                let text = render_metrics(report).map_err(std::io::Error::other)?;
+                write_nofollow(path, text.as_bytes())
+            }
+            Self::StepSummary => append_to_regular(path, render_step_summary(report).as_bytes()),
+        }
+    }
+}
+
+/// Why a shard, which writes no verdict, takes no `--junit` or `--metrics`: the file would never
+/// come.
+pub const SHARD_OUTPUT: &str =
+    "needs a verdict, which a shard does not reach: give it to `hookbench merge`, not to --shard";
 
 impl Cli {
     /// The command with the step summary's path (`GITHUB_STEP_SUMMARY`'s value, when set and not

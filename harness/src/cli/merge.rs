@@ -2,12 +2,10 @@
 
 use std::io::Write;
 
-use anyhow::Context;
-
 use super::flags::{MAX_WAIT, ThresholdArgs, duration_within};
 use super::{breached, hold_to, run_dir, runtime, usage};
 use crate::merge::{MergeConfig, merge};
-use crate::report::{AUDIT_FIGURES, BENCH_FIGURES, Report, audit_scopes, bench_scopes, render_metrics};
+use crate::report::{AUDIT_FIGURES, BENCH_FIGURES, Report, audit_scopes, bench_scopes};
 use crate::threshold;
 use clap::Args;
 use std::path::PathBuf;
@@ -84,10 +82,7 @@ pub struct MergeArgs {
     /// Thresholds that fail the run, held to the merged figures.
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
-    /// Also write the merged figures to FILE in the Prometheus text format.
-    #[arg(long, value_name = "FILE")]
-    pub metrics: Option<PathBuf>,
-    /// JUnit XML (`--junit`) and the GitHub step summary.
+    /// JUnit XML (`--junit`), the Prometheus metrics (`--metrics`) and the GitHub step summary.
     #[command(flatten)]
     pub ci: super::ci_outputs::CiOutputArgs,
 }
@@ -102,6 +97,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let (Err(e), Err(_)) = (&bench, &audit) {
         return Err(usage(format!("{e:#}")));
     }
+    args.ci.refuse_unwritable()?;
     let (run_id, dir) = run_dir(args.out.as_deref(), "merge-");
     let config = MergeConfig {
         dirs: args.dirs.clone(),
@@ -130,11 +126,7 @@ pub(super) fn run(args: &MergeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     hold_to(&mut report, &thresholds);
     let path =
         report.write_all(&dir).map_err(|e| super::write_error(e, format!("writing {}", dir.display())))?;
-    if let Some(file) = &args.metrics {
-        let text = render_metrics(&report).context("encoding the metrics")?;
-        crate::files::write_nofollow(file, text.as_bytes()).map_err(|e| usage(format!("--metrics: {e}")))?;
-    }
-    args.ci.write(&report).map_err(usage)?;
+    args.ci.write(&report)?;
     print_shards(&report, out)?;
     write!(out, "{}", report.table())?;
     write!(out, "{}", threshold::render(&report.header.thresholds))?;

@@ -35,7 +35,7 @@ pub use bench::BenchArgs;
 pub use config_file::{ConfigArgs, ConfigError, Invocation, json_schema as config_json_schema, parse_from};
 pub use flags::{PostgresArgs, ThresholdArgs, WorkloadArgs};
 
-use crate::files::SymlinkRefused;
+use crate::files::WriteRefused;
 use crate::printable;
 use crate::report::Report;
 use crate::threshold::Threshold;
@@ -273,11 +273,11 @@ fn parse_process_args() -> Result<Cli, ExitCode> {
     }
 }
 
-/// A report file that could not be written: a symbolic link planted where it goes is bad input
-/// (exit 2), anything else could not be done.
+/// A report file that could not be written: a symbolic link or a FIFO planted where it goes is
+/// bad input (exit 2), anything else could not be done.
 fn write_error(e: io::Error, doing: String) -> anyhow::Error {
-    match e.get_ref().and_then(|inner| inner.downcast_ref::<SymlinkRefused>()) {
-        Some(link) => usage(link.to_string()),
+    match e.get_ref().and_then(|inner| inner.downcast_ref::<WriteRefused>()) {
+        Some(refused) => usage(refused.to_string()),
         None => anyhow::Error::new(e).context(doing),
     }
 }

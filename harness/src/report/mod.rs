@@ -41,7 +41,7 @@ pub use metrics::render_metrics;
 pub use model::*;
 pub use sections::{Section, experiment_sections, sections};
 pub use sections::{markdown as sections_markdown, text as sections_text};
-pub use step_summary::{append_step_summary, render_step_summary};
+pub use step_summary::render_step_summary;
 pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
 pub use table::render_table;
 

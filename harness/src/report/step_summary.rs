@@ -4,8 +4,6 @@
 //! [`cases::Case`]s as the JUnit file, every value escaped as text.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::Path;
 
 use super::Report;
 use super::cases::{self, THRESHOLD_CLASS, Verdict};
@@ -43,13 +41,6 @@ pub fn render_step_summary(report: &Report) -> String {
     md
 }
 
-/// Appends the report's verdict grid to the step summary file at `path`, creating it if absent
-/// and keeping what earlier steps wrote.
-pub fn append_step_summary(report: &Report, path: &Path) -> std::io::Result<()> {
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    file.write_all(render_step_summary(report).as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,20 +66,5 @@ mod tests {
         let r = audit_report(vec![result(Check::LostAck, Status::Fail, "a | b\n## c <img>", &[], 0)]);
         let md = render_step_summary(&r);
         assert!(md.contains("| lost-ack | **FAIL** | a \\| b \\#\\# c \\<img\\> |"), "{md}");
-    }
-
-    #[test]
-    fn appending_keeps_what_was_there() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("summary.md");
-        let report = audit_report(Vec::new());
-        append_step_summary(&report, &path).expect("creates it");
-        let once = std::fs::read_to_string(&path).expect("read");
-        assert!(
-            once.contains("0 FAIL, 0 WARN, 0 PASS, 1 SKIPPED.") && once.contains("| nothing judged |"),
-            "{once}"
-        );
-        append_step_summary(&report, &path).expect("appends");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), once.repeat(2));
     }
 }
