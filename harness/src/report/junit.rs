@@ -2,7 +2,9 @@
 //! GitLab, Jenkins) read. One `<testsuite>` per run, one `<testcase>` per [`cases::Case`]: a FAIL
 //! is a `<failure>` whose message is the evidence and whose text lists the first witnesses and what
 //! to change; SKIPPED is `<skipped>` with the reason; a WARN passes, its evidence in
-//! `<system-out>`. The XML is quick-junit's (nextest's), which escapes every value.
+//! `<system-out>`. The XML is quick-junit's (nextest's), which escapes markup in every value;
+//! every value first passes [`xml_text`], which replaces the characters XML 1.0 forbids (a receiver
+//! answering `bad \u{ffff} here` made a file no CI's reader would open).
 
 use std::time::Duration;
 
@@ -16,6 +18,15 @@ use super::cases::{self, Case, Suite, Verdict};
 #[error("encoding JUnit XML: {0}")]
 pub struct JunitError(#[from] quick_junit::SerializeError);
 
+/// `value` with every character XML 1.0 does not allow in a document (its `Char` production: the
+/// C0 controls but tab, line feed and carriage return, and U+FFFE and U+FFFF) replaced by U+FFFD,
+/// so that the file parses wherever it goes. Surrogates, the production's other gap, cannot be in a
+/// Rust string: a receiver's answer is decoded lossily, an unpaired one already U+FFFD.
+pub(super) fn xml_text(value: &str) -> String {
+    let allowed = |c: char| matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{fffd}' | '\u{10000}'..);
+    value.chars().map(|c| if allowed(c) { c } else { char::REPLACEMENT_CHARACTER }).collect()
+}
+
 /// The report's run as a JUnit XML document.
 pub fn render_junit(report: &Report) -> Result<String, JunitError> {
     let suite = cases::suite(report);
@@ -25,17 +36,17 @@ pub fn render_junit(report: &Report) -> Result<String, JunitError> {
 }
 
 fn test_suite(suite: &Suite, report: &Report) -> TestSuite {
-    let mut s = TestSuite::new(suite.name);
+    let mut s = TestSuite::new(xml_text(suite.name));
     if let Ok(at) = chrono::DateTime::parse_from_rfc3339(&suite.started_at) {
         s.set_timestamp(at);
     }
     if let Some(time) = seconds(suite.time_s) {
         s.set_time(time);
     }
-    s.add_property(Property::new("run_id", &suite.run_id));
-    s.add_property(Property::new("hookbench", &report.header.versions.hookbench));
+    s.add_property(Property::new("run_id", xml_text(&suite.run_id)));
+    s.add_property(Property::new("hookbench", xml_text(&report.header.versions.hookbench)));
     if let Some(sha) = &report.header.git_sha {
-        s.add_property(Property::new("git_sha", sha));
+        s.add_property(Property::new("git_sha", xml_text(sha)));
     }
     s.add_test_cases(suite.cases.iter().map(test_case));
     s
@@ -46,27 +57,27 @@ fn test_case(case: &Case) -> TestCase {
         Verdict::Pass { .. } | Verdict::Warn { .. } => TestCaseStatus::success(),
         Verdict::Fail { message, details } => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            status.set_message(message.as_str()).set_type("FAIL");
+            status.set_message(xml_text(message)).set_type("FAIL");
             if !details.is_empty() {
-                status.set_description(details.join("\n"));
+                status.set_description(xml_text(&details.join("\n")));
             }
             status
         }
         Verdict::Skipped { reason } => {
             let mut status = TestCaseStatus::skipped();
-            status.set_message(reason.as_str());
+            status.set_message(xml_text(reason));
             status
         }
     };
-    let mut t = TestCase::new(case.name.as_str(), status);
-    t.set_classname(case.classname);
+    let mut t = TestCase::new(xml_text(&case.name), status);
+    t.set_classname(xml_text(case.classname));
     if let Some(time) = case.time_s.and_then(seconds) {
         t.set_time(time);
     }
     if let Verdict::Warn { evidence, details } = &case.verdict {
         let lines: Vec<&str> =
             std::iter::once(evidence.as_str()).chain(details.iter().map(String::as_str)).collect();
-        t.set_system_out(format!("WARN: {}", lines.join("\n")));
+        t.set_system_out(xml_text(&format!("WARN: {}", lines.join("\n"))));
     }
     t
 }
@@ -138,8 +149,21 @@ mod tests {
         assert_eq!((s.tests, s.failures), (1, 1));
         let TestCaseStatus::NonSuccess { message, .. } = &s.test_cases[0].status else { panic!("a failure") };
         let message = message.as_ref().expect("a message").as_str();
-        // Control characters (an escape, a bell) are no XML 1.0 text: they arrive as spaces.
+        // Control characters (an escape, a bell) are no XML 1.0 text: the cases have them as spaces.
         assert_eq!(message, "<failure message=\"x\"/>]]> &  [31m ");
+    }
+
+    #[test]
+    fn the_characters_xml_forbids_are_replaced_and_the_rest_kept() {
+        assert_eq!(xml_text("bad \u{ffff} \u{fffe} \u{0} here"), "bad \u{fffd} \u{fffd} \u{fffd} here");
+        let allowed = "tab\tLF\nCR\r \u{7f}\u{85}\u{d7ff}\u{e000}\u{fdd0}\u{fffd}\u{10000}\u{10ffff} é ✓";
+        assert_eq!(xml_text(allowed), allowed);
+        // A FAIL's evidence quoting an answer with U+FFFF in it reads back.
+        let evil = "answered 400 (\"bad \u{ffff} here\")";
+        let r = audit_report(vec![result(Check::LostAck, Status::Fail, evil, &[], 0)]);
+        let s = read_back(&r);
+        let TestCaseStatus::NonSuccess { message, .. } = &s.test_cases[0].status else { panic!("a failure") };
+        assert_eq!(message.as_ref().expect("a message").as_str(), "answered 400 (\"bad \u{fffd} here\")");
     }
 
     #[test]
