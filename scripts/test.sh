@@ -26,9 +26,9 @@ fi
 # The provider bodies' tests need the providers' published schemas and types (npm); without
 # them those tests fail, naming this script.
 ./scripts/provider-schemas/install.sh || echo "warning: the providers' schemas could not be installed"
-# The JUnit tests read --junit files with junitparser (PyPI); without it they fail, naming this
-# script.
-./scripts/junitparser/install.sh || echo "warning: junitparser could not be installed"
+# The CI outputs' tests read --junit files with junitparser and render the step summary with
+# cmark-gfm (PyPI); without them they fail, naming this script.
+./scripts/ci-readers/install.sh || echo "warning: junitparser and cmarkgfm could not be installed"
 # The balances example receiver speaks Postgres through psycopg2 (PyPI); without it the tests of
 # it on Postgres fail, naming this script.
 ./examples/receivers/balances/install.sh || echo "warning: psycopg2 could not be installed"

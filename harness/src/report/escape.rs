@@ -1,8 +1,17 @@
-//! Values from a run, a shard or a receiver as they enter report.md: as text, never as markup.
-//! Markdown comes only from hookbench's templates; a value is escaped where it is put into them,
-//! so that report.md shows it as it is (on GitHub too) and report.html renders it as text.
-//! [`super::page::markdown`] then refuses raw HTML, images and foreign links in what reaches it,
-//! in case a value was put in unescaped.
+//! Values from a run, a shard or a receiver as they enter report.md and the GitHub step summary:
+//! as text, never as markup. Markdown comes only from hookbench's templates; a value is escaped
+//! where it is put into them, so that report.md shows it as it is (on GitHub too) and report.html
+//! renders it as text. [`super::page::markdown`] then refuses raw HTML, images and foreign links in
+//! what reaches it, in case a value was put in unescaped.
+//!
+//! GitHub renders with cmark-gfm, whose autolink extension makes links of bare text no markup
+//! marks: `http://`, `https://` and `ftp://` URLs, `www.` names, e-mail addresses and `mailto:` or
+//! `xmpp:` ones. A receiver's answer quoted in a verdict must not become a link in a job's summary,
+//! so [`text`] breaks each trigger: every `:` is backslash-escaped (no scheme is recognised), the
+//! `.` after `www` too, and every `@` is written as a code span of its own (cmark-gfm finds e-mail
+//! addresses in the text once escapes are resolved, so only a node of another kind between the two
+//! halves stops it; it also stops an @mention). harness/tests/it/ci_outputs.rs renders the result
+//! with cmark-gfm itself.
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
@@ -17,16 +26,29 @@ fn one_line(c: char) -> char {
     if c.is_control() { ' ' } else { c }
 }
 
-/// `value` as Markdown text: shown as it is, on one line, never markup.
+/// `value` as Markdown text: shown as it is, on one line, never markup, and never a link
+/// (module docs): an `@` shows in a code span of its own.
 pub(super) fn text(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 8);
     for c in value.chars().map(one_line) {
-        if INLINE.contains(&c) {
-            out.push('\\');
+        match c {
+            '@' => out.push_str("`@`"),
+            ':' => out.push_str("\\:"),
+            '.' if ends_with_www(&out) => out.push_str("\\."),
+            c if INLINE.contains(&c) => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
         }
-        out.push(c);
     }
     out
+}
+
+/// Whether `out` ends with `www` in any case: a `.` next would start a `www.` autolink.
+fn ends_with_www(out: &str) -> bool {
+    let bytes = out.as_bytes();
+    bytes.len() >= 3 && bytes[bytes.len() - 3..].eq_ignore_ascii_case(b"www")
 }
 
 /// `value` as a Markdown code span outside a table: fenced by one backtick more than the longest
@@ -101,6 +123,21 @@ mod tests {
         assert_eq!(markup, Vec::<String>::new());
         let (shown, _) = parsed(&text("x\n\n[r]: http://e/r\n\n![r]"));
         assert_eq!(shown, "x  [r]: http://e/r  ![r]");
+    }
+
+    #[test]
+    fn what_github_would_make_a_link_of_is_broken_where_it_would_start() {
+        let value = "see http://127.0.0.1:9/a www.evil.example WWW.x foo@evil.example mailto:a@b.c";
+        assert_eq!(
+            text(value),
+            "see http\\://127.0.0.1\\:9/a www\\.evil.example WWW\\.x foo`@`evil.example mailto\\:a`@`b.c"
+        );
+        // Shown as it was: the `@`s in spans of their own, nothing else but text.
+        let (shown, markup) = parsed(&text(value));
+        assert_eq!(shown, value.replace('@', "<code>@</code>"));
+        assert_eq!(markup, Vec::<String>::new());
+        // Plain words keep their dots and take no escapes.
+        assert_eq!(text("p50 31.5 ms, swww.x"), "p50 31.5 ms, swww\\.x");
     }
 
     #[test]

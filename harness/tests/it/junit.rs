@@ -1,6 +1,6 @@
 //! `--junit FILE` and the GitHub step summary, read the way a CI reads them: every JUnit file by
-//! junitparser (PyPI, pinned; `scripts/junitparser/install.sh` installs it, `read.py` beside it
-//! prints what it read as JSON), from audits of the Python example receiver in its unsafe and safe
+//! junitparser (PyPI, pinned; `scripts/ci-readers/install.sh` installs it, `read_junit.py` beside
+//! it prints what it read as JSON), from audits of the Python example receiver in its unsafe and safe
 //! modes, a small bench and a merged sharded audit; the step summary by the real binary, given
 //! `GITHUB_STEP_SUMMARY` explicitly as a child process's environment.
 
@@ -17,28 +17,31 @@ use testkit::SECRET;
 
 use crate::audit::{COUNTS, SECRET_2, TEMPLATE, audit, audit_shards, merge, python_receiver_holding};
 
-const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/junitparser");
+pub(crate) const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/ci-readers");
 
 /// The checks the audits here run: quick, and two that the unsafe mode fails.
 const CHECKS: &str = "sequential-duplicate,concurrent-copies,parallel-load";
 const SMALL: [&str; 4] = ["--events", "100", "--trials", "3"];
 
 /// What junitparser read in `file`: its one suite.
-fn junitparser(file: &Path) -> Value {
+pub(crate) fn junitparser(file: &Path) -> Value {
     let python = format!("{SCRIPTS}/.venv/bin/python");
     assert!(
         Path::new(&python).exists(),
-        "junitparser is not installed: run scripts/junitparser/install.sh ({python} is missing)"
+        "junitparser is not installed: run scripts/ci-readers/install.sh ({python} is missing)"
     );
-    let out =
-        Command::new(&python).arg(format!("{SCRIPTS}/read.py")).arg(file).output().expect("python runs");
+    let out = Command::new(&python)
+        .arg(format!("{SCRIPTS}/read_junit.py"))
+        .arg(file)
+        .output()
+        .expect("python runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !stderr.contains("No module named 'junitparser'"),
-        "junitparser is not installed: run scripts/junitparser/install.sh\n{stderr}"
+        "junitparser is not installed: run scripts/ci-readers/install.sh\n{stderr}"
     );
     assert!(out.status.success(), "junitparser could not read {}:\n{stderr}", file.display());
-    let read: Value = serde_json::from_slice(&out.stdout).expect("read.py prints JSON");
+    let read: Value = serde_json::from_slice(&out.stdout).expect("read_junit.py prints JSON");
     let suites = read["suites"].as_array().expect("suites");
     assert_eq!(suites.len(), 1, "one suite per run: {read}");
     suites[0].clone()
