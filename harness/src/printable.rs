@@ -16,6 +16,20 @@ pub fn lines(text: &str) -> Cow<'_, str> {
     escape(text, |c| c == '\n' || c == '\t')
 }
 
+/// The most of a text from outside that hookbench quotes in a message, a report or a CI file: a
+/// receiver's answer, a redirect's `Location`, a config file's unknown key.
+pub const QUOTED_BYTES: usize = 200;
+
+/// `text` cut to at most [`QUOTED_BYTES`] at a character boundary, with how much was left out, so
+/// that whatever a receiver or a file holds, a message quoting it stays a line.
+pub fn cut(text: &str) -> Cow<'_, str> {
+    if text.len() <= QUOTED_BYTES {
+        return Cow::Borrowed(text);
+    }
+    let end = text.floor_char_boundary(QUOTED_BYTES);
+    Cow::Owned(format!("{}… ({} more bytes)", &text[..end], text.len() - end))
+}
+
 fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(|c| c.is_control() && !keep(c)) {
         return Cow::Borrowed(text);
@@ -41,5 +55,16 @@ mod tests {
         assert_eq!(line("a\nb"), "a\\u{a}b");
         assert_eq!(lines("a\nb\tc\u{9b}2J"), "a\nb\tc\\u{9b}2J");
         assert!(matches!(line("café ✓"), Cow::Borrowed("café ✓")));
+    }
+
+    #[test]
+    fn a_long_text_is_cut_at_a_character_boundary_saying_how_much_is_left_out() {
+        assert!(matches!(cut("short"), Cow::Borrowed("short")));
+        let exact = "x".repeat(QUOTED_BYTES);
+        assert_eq!(cut(&exact), exact.as_str());
+        let long = format!("{}é{}", "x".repeat(QUOTED_BYTES - 1), "y".repeat(60_000));
+        let said = cut(&long);
+        // The two-byte é would straddle the limit: it is left out with the rest.
+        assert_eq!(said, format!("{}… (60002 more bytes)", "x".repeat(QUOTED_BYTES - 1)));
     }
 }

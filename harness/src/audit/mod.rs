@@ -35,6 +35,7 @@ pub use config::{
     Target, Watch,
 };
 pub use control::{Control, ControlError};
+pub use probe::{BadUrl, authority_and_path};
 pub use pulse::{Pulse, PulseNow};
 pub use shard::run_shard;
 
@@ -63,7 +64,7 @@ pub enum AuditError {
     Workload(#[from] WorkloadError),
     /// The URL is not http://host/path.
     #[error(transparent)]
-    Url(#[from] probe::BadUrl),
+    Url(#[from] BadUrl),
     /// Nothing answers at the URL.
     #[error("the receiver at {url} is unreachable: {reason}")]
     Unreachable {

@@ -16,10 +16,9 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::Pulse;
+use crate::printable::QUOTED_BYTES;
 use crate::report::AttemptLog;
 
-/// How much of an answer's body is kept to quote (a refusal's reason).
-const QUOTED_BYTES: usize = 200;
 /// How much of an answer is read ahead per connection (a head must fit in it).
 const READ_BUFFER: usize = 64 * 1024;
 
@@ -39,6 +38,28 @@ pub struct Probe {
 pub struct BadUrl {
     url: String,
     reason: String,
+}
+
+impl BadUrl {
+    /// Why, without the URL: for an error that names it already.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+/// A receiver's URL's `host:port` and path (with its query), or why it is not one the audit can
+/// send to: `http://host[:port]/path` only. The command line's parser of the URL, so that a bad
+/// one (from a flag or a config file's `url`) is refused before anything starts.
+pub fn authority_and_path(url: &str) -> Result<(String, String), BadUrl> {
+    let bad = |reason: &str| BadUrl { url: url.to_string(), reason: reason.to_string() };
+    let uri: Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(bad("only http:// is supported (put a TLS-terminating proxy's plain side here)"));
+    }
+    let host = uri.host().ok_or_else(|| bad("no host"))?;
+    let port = uri.port_u16().unwrap_or(80);
+    let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
+    Ok((format!("{host}:{port}"), path))
 }
 
 /// One attempt's result.
@@ -85,15 +106,8 @@ impl Answer {
 impl Probe {
     /// A probe of `url`, its clock started at `start`, counting its attempts into `pulse`.
     pub fn new(url: &str, timeout: Duration, start: Instant, pulse: Arc<Pulse>) -> Result<Self, BadUrl> {
-        let bad = |reason: &str| BadUrl { url: url.to_string(), reason: reason.to_string() };
-        let uri: Uri = url.parse().map_err(|e: hyper::http::uri::InvalidUri| bad(&e.to_string()))?;
-        if uri.scheme_str() != Some("http") {
-            return Err(bad("only http:// is supported (put a TLS-terminating proxy's plain side here)"));
-        }
-        let host = uri.host().ok_or_else(|| bad("no host"))?;
-        let port = uri.port_u16().unwrap_or(80);
-        let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
-        Ok(Self { authority: format!("{host}:{port}"), path, timeout, start, pulse })
+        let (authority, path) = authority_and_path(url)?;
+        Ok(Self { authority, path, timeout, start, pulse })
     }
 
     /// What the audit has done so far.
@@ -240,8 +254,13 @@ impl Probe {
         let req = req.body(Full::new(body)).map_err(|e| (format!("bad request: {e}"), port.clone()))?;
         let response = send.send_request(req).await.map_err(|e| fail("closed before an answer", e))?;
         let status = response.status().as_u16();
-        let location =
-            response.headers().get(hyper::header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_string);
+        // A Location is quoted in the preflight's fix: cut, as the body is (a 60 KB one was quoted
+        // whole, twice).
+        let location = response
+            .headers()
+            .get(hyper::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(|to| crate::printable::cut(to).into_owned());
         let start = read_to_end_keeping_start(response.into_body())
             .await
             .map_err(|e| fail(&format!("{status} cut short"), e))?;

@@ -29,6 +29,7 @@ use crate::workload::{ARTICLE_SEED, Layout, Shard, WorkloadConfig};
 #[derive(Debug, Clone, Args)]
 pub struct AuditArgs {
     /// The receiver's webhook URL (http://host:port/path).
+    #[arg(value_parser = super::flags::receiver_url)]
     pub url: String,
     /// How deliveries are signed and what they carry.
     #[command(flatten)]

@@ -35,9 +35,10 @@ const SUGGESTION_CONFIDENCE: f64 = 0.7;
 pub struct ConfigArgs {
     /// Read this command's flags from a TOML file: each key a long flag without `--`
     /// (`applied-query = "SELECT ..."`; the URL is `url`), switches as booleans, repeatable flags
-    /// as arrays, durations as strings ("30s"). Precedence: the command line, then environment
-    /// variables (HOOKBENCH_AUDIT_SECRET, DATABASE_URL, ...), then the file, then the defaults; a
-    /// repeatable flag on the command line replaces the file's list. Unknown keys are refused.
+    /// as non-empty arrays, durations as strings ("30s"). Precedence: the command line, then
+    /// environment variables (HOOKBENCH_AUDIT_SECRET, DATABASE_URL, ...; one set to nothing counts
+    /// as unset), then the file, then the defaults; a repeatable flag on the command line replaces
+    /// the file's list. Unknown keys are refused, and so is a second --config: one file per run.
     /// Paths in it are relative to where hookbench runs, as on the command line. Its JSON Schema:
     /// `hookbench report config-schema COMMAND` (committed in docs/schema/).
     #[arg(long, value_name = "FILE")]
@@ -68,6 +69,10 @@ pub enum ConfigError {
     /// clap does (`clap::Error::exit`).
     #[error(transparent)]
     Args(#[from] clap::Error),
+    /// clap refused the arguments with words that would have quoted a hidden value (a secret):
+    /// these words instead, which name the flag or the variable and not the value.
+    #[error("{0}")]
+    Hidden(String),
     /// The config file: unreadable, not TOML, an unknown key, or a value of the wrong type or
     /// refused by the flag's parser.
     #[error("{place}: {message}")]
@@ -196,11 +201,35 @@ fn keys(command: &Command) -> impl Iterator<Item = (String, &Arg, Kind)> {
     command.get_arguments().filter_map(|arg| Kind::of(arg).map(|kind| (key_of(arg), arg, kind)))
 }
 
-/// The full command line, built as clap builds it before parsing (defaults of switches included).
+/// The full command line, built as clap builds it before parsing (defaults of switches included),
+/// with the environment variables set to nothing left unread.
 fn built_command() -> Command {
-    let mut root = Cli::command();
+    let mut root = without_empty_env(Cli::command());
     root.build();
     root
+}
+
+/// `command` with every argument whose environment variable is set but empty reading it no more:
+/// an empty variable is as unset (a GitLab job whose variable is undefined sets it to nothing,
+/// and `HOOKBENCH_AUDIT_SECRET=` must not replace the file's secrets with an empty one).
+fn without_empty_env(command: Command) -> Command {
+    let empty = |arg: &Arg| arg.get_env().and_then(std::env::var_os).is_some_and(|v| v.is_empty());
+    command.mut_args(|arg| if empty(&arg) { arg.env(None) } else { arg }).mut_subcommands(without_empty_env)
+}
+
+/// `command` reading no environment variable: the copy that checks a file's values, so that a bad
+/// value in the environment is not blamed on the file's key (the whole command line, read after,
+/// names it).
+fn without_env(command: &Command) -> Command {
+    command.clone().mut_args(|arg| arg.env(None))
+}
+
+/// clap's error from parsing `argv` with `command`, without any hidden value in its words.
+fn guarded(e: clap::Error, command: &Command, argv: &[OsString]) -> ConfigError {
+    match super::hidden_values::guard(e, command, argv) {
+        Ok(e) => ConfigError::Args(e),
+        Err(words) => ConfigError::Hidden(words),
+    }
 }
 
 /// Parses the process's arguments, reading `--config` when `audit` or `bench` is given one.
@@ -216,16 +245,18 @@ where
     let probe = root.clone().ignore_errors(true).try_get_matches_from(&argv).ok();
     let looked = probe.as_ref().and_then(ArgMatches::subcommand).filter(|(name, _)| COMMANDS.contains(name));
     let Some((name, given)) = looked else {
-        return Ok(Invocation::Run(Box::new(parse_matches(&mut root, &argv)?)));
+        let cli = parse_matches(&mut root, &argv).map_err(|e| guarded(e, &root, &argv))?;
+        return Ok(Invocation::Run(Box::new(cli)));
     };
     let name = name.to_string();
+    refuse_a_second_config(&argv)?;
     let from_file = match given.get_one::<PathBuf>("config") {
         Some(path) => file_arguments(subcommand(&root, &name), given, path)?,
         None => Vec::new(),
     };
     let argv = splice(argv, &name, from_file);
-    let matches = root.try_get_matches_from_mut(&argv)?;
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut root))?;
+    let matches = root.try_get_matches_from_mut(&argv).map_err(|e| guarded(e, &root, &argv))?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| guarded(e.format(&mut root), &root, &argv))?;
     match matches.subcommand_matches(&name) {
         Some(m) if m.get_flag("print_config") => {
             Ok(Invocation::Print(effective_config(subcommand(&root, &name), m, &name)))
@@ -237,6 +268,35 @@ where
 fn parse_matches(root: &mut Command, argv: &[OsString]) -> Result<Cli, clap::Error> {
     let matches = root.try_get_matches_from_mut(argv)?;
     Cli::from_arg_matches(&matches).map_err(|e| e.format(root))
+}
+
+/// Refuses `--config` given twice: clap keeps the last of a flag given twice, so `--config A
+/// --config B` read only B without a word. One file; the command line overrides its keys.
+fn refuse_a_second_config(argv: &[OsString]) -> Result<(), ConfigError> {
+    let before_values = argv.iter().take_while(|a| *a != "--");
+    let mut files = Vec::new();
+    let mut next_is_file = false;
+    for token in before_values.map(|a| a.to_string_lossy()) {
+        if next_is_file {
+            files.push(token.into_owned());
+            next_is_file = false;
+        } else if token == "--config" {
+            next_is_file = true;
+        } else if let Some(file) = token.strip_prefix("--config=") {
+            files.push(file.to_string());
+        }
+    }
+    if files.len() < 2 {
+        return Ok(());
+    }
+    Err(ConfigError::File {
+        place: "--config".into(),
+        message: format!(
+            "given {} times ({}): give one file (flags on the command line override its keys)",
+            files.len(),
+            files.iter().map(|f| crate::printable::cut(f).into_owned()).collect::<Vec<_>>().join(", ")
+        ),
+    })
 }
 
 /// One of [`COMMANDS`]; each is a subcommand of [`Cli`] (a unit test holds it).
@@ -266,7 +326,7 @@ fn file_arguments(
     entries.sort_by_key(|(key, _)| key.span().start);
     // One copy of the command checks every value (a copy per value made a 60,000-secret file
     // take 52 s).
-    let mut checker = command.clone();
+    let mut checker = without_env(command);
     let mut arguments = Vec::new();
     for (key, value) in entries {
         let at = |message: String| ConfigError::File {
@@ -306,8 +366,10 @@ fn find<'a>(command: &'a Command, key: &str) -> Option<(&'a Arg, Kind)> {
     keys(command).find(|(k, _, _)| k == key).map(|(_, arg, kind)| (arg, kind))
 }
 
-/// `unknown key "KEY"`, with the likeliest key meant when one is close.
+/// `unknown key "KEY"`, with the likeliest key meant when one is close; a key past
+/// [`crate::printable::QUOTED_BYTES`] is quoted cut.
 fn unknown_key(command: &Command, key: &str) -> String {
+    let key = &crate::printable::cut(key);
     let best = keys(command)
         .map(|(k, _, _)| (strsim::jaro_winkler(key, &k), k))
         .filter(|(confidence, _)| *confidence > SUGGESTION_CONFIDENCE)
@@ -336,6 +398,10 @@ fn tokens(checker: &mut Command, arg: &Arg, kind: Kind, value: &Value) -> Result
             return Err(format!("expected a boolean (true or false), found {}", noun(other)));
         }
         (Kind::One(scalar), value) => vec![token(arg, &scalar.text(value)?)],
+        (Kind::List(_), Value::Array(items)) if items.is_empty() => {
+            // Read as no flag at all, `checks = []` meant every check without a word.
+            return Err("an empty array gives the flag no value: leave the key out for its default".into());
+        }
         (Kind::List(scalar), Value::Array(items)) => {
             items.iter().map(|item| Ok(token(arg, &scalar.text(item)?))).collect::<Result<_, String>>()?
         }
@@ -343,7 +409,7 @@ fn tokens(checker: &mut Command, arg: &Arg, kind: Kind, value: &Value) -> Result
             return Err(format!("expected an array of {}s, found {}", scalar.json_type(), noun(other)));
         }
     };
-    check_values(checker, &tokens)?;
+    check_values(checker, arg, &tokens)?;
     Ok(tokens)
 }
 
@@ -355,20 +421,28 @@ fn token(arg: &Arg, text: &str) -> OsString {
     }
 }
 
-/// Whether the command (`checker`) takes one key's `tokens` alone, in one parse (a value at a
+/// Whether the command (`checker`) takes one key's (`arg`'s) `tokens` alone, in one parse (a value at a
 /// time made a 60,000-secret file take 22 s): clap parses them with the flag's own value parser
 /// (its possible values, its range). Only a refused value counts here; what the tokens lack (the
 /// flags they require, the URL) is the whole command line's to judge, once the file is read in.
-fn check_values(checker: &mut Command, tokens: &[OsString]) -> Result<(), String> {
+fn check_values(checker: &mut Command, arg: &Arg, tokens: &[OsString]) -> Result<(), String> {
     let name = OsString::from(checker.get_name());
-    match checker.try_get_matches_from_mut(std::iter::once(&name).chain(tokens)) {
+    // A positional's value after `--`, so that the parser judges `url = "--strict"` as a value
+    // (and refuses it) instead of reading it as the flag.
+    let positional = arg.get_long().is_none().then(|| OsString::from("--"));
+    match checker.try_get_matches_from_mut(std::iter::once(&name).chain(&positional).chain(tokens)) {
         Err(e)
             if matches!(
                 e.kind(),
                 ErrorKind::InvalidValue | ErrorKind::ValueValidation | ErrorKind::InvalidUtf8
             ) =>
         {
-            Err(clap_reason(&e))
+            // A secret's value is never quoted: only why it was refused.
+            Err(if super::hidden_values::is_hidden(arg) {
+                super::hidden_values::reason(&e)
+            } else {
+                clap_reason(&e)
+            })
         }
         _ => Ok(()),
     }

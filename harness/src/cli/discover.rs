@@ -18,6 +18,7 @@ use crate::progress::StepLines;
 #[derive(Debug, Clone, Args)]
 pub struct DiscoverArgs {
     /// The receiver's webhook URL (http://host:port/path).
+    #[arg(value_parser = super::flags::receiver_url)]
     pub url: String,
     /// How deliveries are signed and what they carry, as `audit` takes them.
     #[command(flatten)]

@@ -112,6 +112,16 @@ pub struct ThresholdArgs {
     pub fail_on_file: Option<PathBuf>,
 }
 
+/// A receiver's webhook URL as the audit sends to it: `http://host[:port]/path`, refused at parse
+/// time, so that a config file's `url = "--strict"` is refused naming the key and never read as a
+/// flag.
+pub(crate) fn receiver_url(s: &str) -> Result<String, String> {
+    match crate::audit::authority_and_path(s) {
+        Ok(_) => Ok(s.to_string()),
+        Err(e) => Err(format!("not http://host[:port]/path: {}", e.reason())),
+    }
+}
+
 fn parse_threshold(s: &str) -> Result<crate::threshold::Threshold, String> {
     crate::threshold::Threshold::parse(s).map_err(|e| e.to_string())
 }

@@ -14,6 +14,7 @@ mod discover;
 mod experiments;
 mod explain;
 mod flags;
+mod hidden_values;
 mod merge;
 mod model;
 mod perf;
@@ -266,7 +267,7 @@ fn parse_process_args() -> Result<Cli, ExitCode> {
             Err(ExitCode::SUCCESS)
         }
         Err(ConfigError::Args(e)) => e.exit(),
-        Err(e @ ConfigError::File { .. }) => {
+        Err(e @ (ConfigError::File { .. } | ConfigError::Hidden(_))) => {
             eprintln!("hookbench: error: {}", printable::lines(&e.to_string()));
             Err(ExitCode::from(ExitStatus::Usage as u8))
         }

@@ -27,6 +27,10 @@ pub enum Reply {
     Status(u16),
     /// A redirect to this `Location`.
     Redirect(&'static str),
+    /// This status with this body: what a receiver said, for the tests of how it is quoted.
+    Said(u16, String),
+    /// A 302 to this `Location`, built at run time.
+    RedirectTo(String),
     /// 200, after calling the sink at `sink` `times` times (applying the delivery).
     Apply {
         /// The sink's address.
@@ -59,6 +63,10 @@ async fn handle(decide: Decide, uri: Uri, headers: HeaderMap, body: Bytes) -> Re
             StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR).into_response()
         }
         Reply::Redirect(to) => (StatusCode::MOVED_PERMANENTLY, [("location", to)]).into_response(),
+        Reply::Said(s, body) => {
+            (StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body).into_response()
+        }
+        Reply::RedirectTo(to) => (StatusCode::FOUND, [("location", to)]).into_response(),
         Reply::Apply { sink, times } => {
             let client = reqwest::Client::new();
             for _ in 0..times {

@@ -301,3 +301,50 @@ fn the_schema_types_each_key_from_its_flag() {
     let bench = json_schema("bench").expect("bench");
     assert_eq!(bench["properties"]["backends"]["default"], json!(["postgres", "sqlite"]));
 }
+
+#[test]
+fn a_url_that_is_not_http_is_refused_naming_the_key_and_never_read_as_a_flag() {
+    for url in ["--strict", "-x", "ftp://h/w", "127.0.0.1:9/w"] {
+        let said = file_error(&format!("url = \"{url}\"\n"));
+        assert!(said.starts_with("FILE:1: key \"url\": invalid value"), "{url}: {said}");
+        assert!(said.contains("not http://host[:port]/path"), "{url}: {said}");
+    }
+    // The same rule on the command line: a URL `--print-config` writes always reads back.
+    let e = parse(&["audit", "--", "-x"]).expect_err("not a URL");
+    assert!(e.to_string().contains("not http://host[:port]/path"), "{e}");
+    let a = audit_with(&format!("url = \"{URL}\"\n"), &[]).expect("an http URL");
+    assert_eq!(a.url, URL);
+}
+
+#[test]
+fn an_empty_array_is_refused_naming_the_key_and_a_full_one_is_read() {
+    let said = file_error("checks = []\n");
+    assert_eq!(
+        said,
+        "FILE:1: key \"checks\": an empty array gives the flag no value: leave the key out for its default"
+    );
+    let a = audit_with(&format!("url = \"{URL}\"\nchecks = [\"lost-ack\"]\n"), &[]).expect("one check");
+    assert_eq!(a.checks, [crate::report::Check::LostAck]);
+}
+
+#[test]
+fn a_second_config_is_refused_naming_both_files_and_one_is_read() {
+    let (a, b) = (file(&format!("url = \"{URL}\"\n")), file("events = 5\n"));
+    let (a, b) = (a.path().to_str().expect("utf-8"), b.path().to_str().expect("utf-8"));
+    let config_b = format!("--config={b}");
+    let e = parse(&["audit", "--config", a, &config_b]).expect_err("two files");
+    let said = e.to_string();
+    assert!(said.starts_with("--config: given 2 times (") && said.contains(a) && said.contains(b), "{said}");
+    assert!(audit_args(parse(&["audit", "--config", a]).expect("one file")).is_ok());
+    // After `--`, `--config` is the URL's text, not a flag: refused as a URL, not as a second file.
+    let e = parse(&["audit", "--config", a, "--", "--config"]).expect_err("not a URL");
+    assert!(!e.to_string().contains("given 2 times"), "{e}");
+}
+
+#[test]
+fn an_unknown_key_of_half_a_megabyte_is_quoted_cut() {
+    let key = "k".repeat(1 << 19);
+    let said = file_error(&format!("{key} = 1\n"));
+    assert!(said.len() < 500, "{} bytes", said.len());
+    assert!(said.contains("more bytes)"), "{said}");
+}
