@@ -69,13 +69,15 @@ impl CiOutputArgs {
         Ok(())
     }
 
-    /// Writes the JUnit and metrics files and appends to the step summary, as asked; an error names
-    /// the flag or the variable, and the path, and a file refused is exit 2.
+    /// Writes the JUnit and metrics files and appends to the step summary, as asked, after the
+    /// reports; an error names the flag or the variable, and the path, and is exit 2.
     pub fn write(&self, report: &Report) -> anyhow::Result<()> {
         for (output, path) in self.files() {
-            output
-                .write(report, path)
-                .map_err(|e| write_error(e, format!("writing {} {}", output.named_by(), path.display())))?;
+            // Exit 2 either way: the run went through, but what the CI was told to read is not there.
+            output.write(report, path).map_err(|e| {
+                let doing = format!("writing {} {}", output.named_by(), path.display());
+                super::usage(format!("{:#}", write_error(e, doing)))
+            })?;
         }
         Ok(())
     }

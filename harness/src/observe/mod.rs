@@ -28,9 +28,10 @@ pub use tables::{APPLICATION_NAME, INBOX_MAX_ATTEMPTS, Tables};
 /// An observer that could not answer: the run cannot go on.
 #[derive(Debug, thiserror::Error)]
 pub enum ObserveError {
-    /// The database URL names no database an observer reads.
-    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db): {0}")]
-    Url(String),
+    /// The database URL names no database an observer reads. The URL is not quoted: it may hold
+    /// a password, or be a secret given to the wrong flag.
+    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db)")]
+    Url,
     /// The database could not be opened.
     #[error("{flag} {url}: {reason}")]
     Connect {

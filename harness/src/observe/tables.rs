@@ -90,7 +90,7 @@ impl Tables {
                     .map_err(connect)?,
             )
         } else {
-            return Err(ObserveError::Url(url.to_string()));
+            return Err(ObserveError::Url);
         };
         Ok(Self { pool })
     }

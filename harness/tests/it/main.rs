@@ -9,6 +9,7 @@ mod audit;
 mod audit_faults;
 mod audit_report;
 mod bench;
+mod ci_outputs;
 mod config_file;
 mod experiments;
 mod flag_bounds;

@@ -223,9 +223,10 @@ impl Default for StoreOptions {
 /// A database failure. The receivers answer 5xx for each, so the sender retries.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The URL names no supported database.
-    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db): {0}")]
-    Url(String),
+    /// The URL names no supported database. The URL is not quoted: it may hold a password, or be
+    /// a secret given to the wrong variable.
+    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db)")]
+    Url,
     /// A query or connection failed. (sqlx's message already carries its cause, so it is not
     /// chained as a source too: each cause reads once.)
     #[error("database error: {0}")]
@@ -442,7 +443,7 @@ impl Store {
                 Inner::Postgres(pool)
             }
             Some(Backend::Sqlite) => Inner::Sqlite(Arc::new(sqlite::SqliteDb::open(url, options).await?)),
-            None => return Err(StoreError::Url(url.to_string())),
+            None => return Err(StoreError::Url),
         };
         Ok(Self { inner })
     }
