@@ -6,11 +6,13 @@
 //! A crate of its own so that the receivers' tests (a dev-dependency) and the harness's runs use
 //! the same provisioning.
 
+mod container;
 mod postgres;
 mod sqlite;
 
+pub use container::ENV_SESSION;
 pub use postgres::{
-    DEFAULT_IMAGE, DockerNetwork, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, ENV_SESSION, FreshDatabase, PostgresMode,
+    DEFAULT_IMAGE, DockerNetwork, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, FreshDatabase, PostgresMode,
     PostgresServer, PostgresSettings,
 };
 pub use sqlite::SqliteFile;
@@ -49,10 +51,16 @@ pub enum ProvisionError {
     Container {
         /// The image.
         image: String,
-        /// Why.
+        /// Why (testcontainers' error).
         #[source]
-        source: testcontainers::TestcontainersError,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A container was asked of a build without the `containers` feature.
+    #[error(
+        "this hookbench was built without containers (cargo's --no-default-features): set \
+         DATABASE_URL=postgres://user:password@host:port/db, or install it with the default features"
+    )]
+    NoContainers,
     /// A database statement failed (sqlx's message carries its cause; it is not chained again).
     #[error("database error while provisioning: {0}")]
     Database(sqlx::Error),

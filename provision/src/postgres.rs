@@ -5,13 +5,10 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::container::Container;
+use super::{ProvisionError, unique_name};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{AssertSqlSafe, PgPool};
-use testcontainers::runners::AsyncRunner;
-use testcontainers::{ContainerAsync, ImageExt};
-use testcontainers_modules::postgres::Postgres;
-
-use super::{ProvisionError, unique_name};
 
 /// The image started when none is chosen.
 pub const DEFAULT_IMAGE: &str = "postgres:16-alpine";
@@ -134,7 +131,7 @@ impl PostgresSettings {
 pub struct PostgresServer {
     admin_url: String,
     origin: String,
-    container: Option<ContainerAsync<Postgres>>,
+    container: Option<Container>,
 }
 
 impl fmt::Debug for PostgresServer {
@@ -176,47 +173,7 @@ impl PostgresServer {
     }
 
     async fn start_container(settings: &PostgresSettings) -> Result<Self, ProvisionError> {
-        let (name, tag) = settings.image.rsplit_once(':').unwrap_or((settings.image.as_str(), "latest"));
-        let image = Postgres::default().with_fsync_enabled();
-        // Durable by default: a run measures a server as it would be deployed.
-        let no_flush = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"];
-        let flush_args: &[&str] = if settings.fsync { &[] } else { &no_flush };
-        let container_error = |source| ProvisionError::Container { image: settings.image.clone(), source };
-        let (container, port) = if settings.network == DockerNetwork::Host {
-            // No bridge: the server shares the host's network and listens on 127.0.0.1 only.
-            let port = free_port()?;
-            let request = image
-                .with_name(name)
-                .with_tag(tag)
-                .with_network("host")
-                .with_label("org.hookbench", "postgres")
-                .with_label("org.hookbench.session", session_label())
-                .with_startup_timeout(Duration::from_secs(120))
-                .with_cmd(
-                    ["-c", "listen_addresses=127.0.0.1", "-c", &format!("port={port}")]
-                        .into_iter()
-                        .chain(flush_args.iter().copied())
-                        .map(str::to_string),
-                );
-            (request.start().await.map_err(container_error)?, port)
-        } else {
-            let mut request = image
-                .with_name(name)
-                .with_tag(tag)
-                .with_label("org.hookbench", "postgres")
-                .with_label("org.hookbench.session", session_label())
-                .with_startup_timeout(Duration::from_secs(120));
-            if !settings.fsync {
-                request = request.with_cmd(flush_args.iter().map(|a| a.to_string()));
-            }
-            // Docker's predefined `bridge` is the default; naming it would ask to create it.
-            if let DockerNetwork::Named(name) = &settings.network {
-                request = request.with_network(name.as_str());
-            }
-            let container = request.start().await.map_err(container_error)?;
-            let port = container.get_host_port_ipv4(5432).await.map_err(container_error)?;
-            (container, port)
-        };
+        let (container, port) = super::container::start(settings).await?;
         let admin_url = format!("postgres://postgres:postgres@127.0.0.1:{port}/postgres");
         let server =
             Self { admin_url, origin: format!("container {}", settings.image), container: Some(container) };
@@ -305,18 +262,6 @@ impl FreshDatabase {
         pool.close().await;
         Ok(())
     }
-}
-
-/// Environment variable naming this session in the containers' `org.hookbench.session` label, so
-/// a test script can remove exactly the containers its tests left.
-pub const ENV_SESSION: &str = "HOOKBENCH_SESSION";
-
-fn session_label() -> String {
-    std::env::var(ENV_SESSION).unwrap_or_else(|_| "none".to_string())
-}
-
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 /// Whether a Docker engine answers `docker version` within a few seconds.
