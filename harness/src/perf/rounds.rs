@@ -1,6 +1,6 @@
 //! `perf --rounds N`: every measurement once per round, the rounds interleaved, and each ratio
 //! summed up as its median and range over the rounds. One figure per run moved by a third here
-//! from run to run (docs/performance.md); a median of rounds taken in turn, with its spread
+//! from run to run (reports/performance-history.md); a median of rounds taken in turn, with its spread
 //! beside it, is a figure a target can be held to.
 
 use serde::Serialize;

@@ -3,7 +3,7 @@
 //! tokio's timer counts in whole milliseconds and rounds a deadline up to the next one, and the
 //! reactor's `epoll_wait` sleeps in milliseconds too: a group released by `sleep_until` left up
 //! to two milliseconds after its planned time, about 1.2 ms on the median at 30,000 requests/s
-//! here (docs/performance.md). Latency is measured from the plan, so every such millisecond was
+//! here (reports/performance-history.md). Latency is measured from the plan, so every such millisecond was
 //! added to what the receiver was charged with. A Linux `timerfd` set to the exact wait wakes
 //! the shard's reactor itself, with the kernel's high-resolution timer.
 

@@ -4,7 +4,7 @@
 //! head and body in one write and reads the answer itself, parsed by `httparse`. That is wrk's
 //! way of sending. hyper's client puts a channel and a second task (the connection's) between a
 //! request and its socket, and builds a header map for every request; on this 2-core machine that
-//! left the sender at 0.8 of oha (docs/performance.md has both measurements).
+//! left the sender at 0.8 of oha (reports/performance-history.md has both measurements).
 //!
 //! A response is always read to its end (`Content-Length`, chunked, or until the server closes)
 //! so a connection goes back to the pool only at a response boundary; one the server closed while

@@ -38,7 +38,7 @@ const IDLE_POLL: Duration = Duration::from_millis(20);
 /// How long a worker whose claim took less than a full batch waits before its next, so that the
 /// rows stored meanwhile go in one transaction, not one each: woken at every row its process
 /// stored, a worker claimed rows one or two at a time, and on SQLite each claim is a turn of the
-/// file's writers taken from the deliveries (docs/performance.md).
+/// file's writers taken from the deliveries (reports/performance-history.md).
 const LINGER: Duration = Duration::from_millis(10);
 /// How long a worker waits after the database failed.
 const ERROR_BACKOFF: Duration = Duration::from_millis(200);

@@ -5,7 +5,7 @@
 //! written until it commits, and two batches that meet accounts 5 and 9 in opposite orders wait
 //! for each other until Postgres ends one of them (`deadlock detected`, after a second). Taken in
 //! the inbox's order, 32 rows at a time, four claim loops deadlocked 483 times in one bench cell
-//! and left 6,525 rows pending (2026-12-02, docs/performance.md). When every transaction that
+//! and left 6,525 rows pending (2026-12-02, reports/performance-history.md). When every transaction that
 //! writes several accounts takes their locks in one order, none can wait on another in a cycle.
 //! An account's own rows keep the inbox's order, which is all the version guard and the credits
 //! of one account need; rows of different accounts touch nothing in common.

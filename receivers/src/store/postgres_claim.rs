@@ -5,7 +5,7 @@
 //! row, `COMMIT`), and on a small machine each costs the server about as much as the work it
 //! carries: pgbench ran those five statements at 2,001 to 3,023 tx/s here and the same work as one
 //! statement at 4,495 to 5,953 (`-M prepared`, 32 clients, three interleaved 5 s rounds,
-//! 2026-12-02; docs/performance.md). So the key, the credit and the ledger row go as
+//! 2026-12-02; reports/performance-history.md). So the key, the credit and the ledger row go as
 //! data-modifying `WITH` clauses of one statement, each reading the one before: nothing after the
 //! key runs unless the key was inserted. A statement is atomic on its own, so what commits is what the
 //! statement-by-statement transaction committed: the key and its side effect together, or, for a

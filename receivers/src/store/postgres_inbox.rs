@@ -6,7 +6,7 @@
 //! statement per row's side effect, one `UPDATE` marking them all, one `COMMIT`. Taken one at a
 //! time, a row cost eight round trips (`BEGIN`, the `SELECT`, a savepoint, the credit, the ledger
 //! row, its release, the mark, `COMMIT`), and the claim loops drained the bench's backlog for
-//! seconds after the last delivery (docs/performance.md). A row whose side effect is refused (a
+//! seconds after the last delivery (reports/performance-history.md). A row whose side effect is refused (a
 //! malformed payload, a poison credit, an overflow) writes nothing, so its attempt is counted in
 //! the same transaction with no savepoint. A statement that fails undoes the whole batch, and the
 //! loop then takes the oldest pending row on its own, its side effect under a savepoint, as

@@ -5,8 +5,8 @@
 //! [`Write`]s are the same, and so are their statements' effects.
 //!
 //! sqlx runs each SQLite connection on a thread of its own, and every statement is a round trip
-//! to it: a message, the thread woken, the answer, the task woken. Measured here (docs/
-//! performance.md) a round trip costs about as much as SQLite's whole work for a credit, and the
+//! to it: a message, the thread woken, the answer, the task woken. Measured here
+//! (reports/performance-history.md) a round trip costs about as much as SQLite's whole work for a credit, and the
 //! file's writer holds the write turn through every one. So a claim that sent `BEGIN
 //! IMMEDIATE`, the key, the credit, the ledger row and `COMMIT` one by one held up every other
 //! writer of the file for five round trips; here they go as one string of statements (sqlx runs
@@ -114,7 +114,7 @@ pub(super) async fn apply(
 ) -> Result<Applied, StoreError> {
     // Started once the turn is had: started before the turn it measured no faster (2,050, 1,705
     // and 1,667 deliveries/s in three 5 s `perf --only sqlite` runs, against 2,264, 1,966 and
-    // 2,045; docs/performance.md).
+    // 2,045; reports/performance-history.md).
     let task = tokio::spawn(async move {
         let done = run(conn, &write).await;
         drop(turn);

@@ -5,7 +5,7 @@
 //! A claim takes up to [`INBOX_BATCH`] rows in one transaction, so one turn of the file's writers
 //! serves them all: taken one at a time, each row was a turn of its own with eight round trips
 //! to the connection's thread, and the claim loops' turns crowded out the deliveries' (the bench's
-//! SQLite inbox cell fell behind its rate; docs/performance.md). A row whose side effect is
+//! SQLite inbox cell fell behind its rate; reports/performance-history.md). A row whose side effect is
 //! refused (a malformed payload, a poison credit, an overflow) writes nothing, so its attempt is
 //! counted in the same transaction with no savepoint. A statement that fails undoes the whole
 //! batch, and the loop then takes the oldest pending row on its own, its side effect under a

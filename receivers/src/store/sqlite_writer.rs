@@ -6,7 +6,7 @@
 //! on the writers' lock file woke a task, the task sent the statements to the connection's thread
 //! and woke it, the answer woke the task again, and only then was the turn let go. On this
 //! project's 2-core machine that chain, not SQLite, was most of the time the file was held
-//! (docs/performance.md: 0.32 ms held per delivery, where SQLite's own work for the same
+//! (reports/performance-history.md: 0.32 ms held per delivery, where SQLite's own work for the same
 //! statements is under 0.1 ms). Here one thread does the whole turn itself: it blocks on the
 //! lock file, and when the kernel wakes it, it runs `BEGIN IMMEDIATE`, the statements and
 //! `COMMIT` on its own connection (rusqlite, SQLite's C API called in place) and lets the turn go.
