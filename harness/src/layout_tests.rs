@@ -1,5 +1,6 @@
 //! The house holds to its map: every module of `lib.rs` is named in its `# Layout`, imports run
-//! only down its layers, the judge and what feeds it never import the receivers they judge, and
+//! only down its layers, no folder's modules import each other in a circle (in hookbench and in the
+//! receivers), the judge and what feeds it never import the receivers they judge, and
 //! docs/testing.md names every test module. Each test reads the source as it is.
 
 use std::collections::BTreeMap;
@@ -111,6 +112,167 @@ fn the_judge_and_what_feeds_it_never_import_the_receivers() {
             assert!(!text.contains("receivers::"), "{} imports the receivers it judges", f.display());
         }
     }
+}
+
+/// The modules a folder holds beside each other: its `x.rs` files (not `mod.rs`, the folder's own
+/// module) and its subfolders.
+fn siblings(folder: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .expect("a source folder")
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            let module = p.is_dir() || (p.extension().is_some_and(|x| x == "rs") && stem != "mod");
+            module.then_some(stem)
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The files of sibling `name` in `folder`, each with the `super::` prefix that reaches the folder
+/// from it (`super::` from `name.rs` or `name/mod.rs`, `super::super::` from `name/x.rs`, ...).
+fn sibling_files(folder: &Path, name: &str) -> Vec<(PathBuf, String)> {
+    let file = folder.join(format!("{name}.rs"));
+    let mut out = if file.exists() { vec![(file, "super::".to_string())] } else { Vec::new() };
+    let mut dirs = vec![(folder.join(name), 1usize)];
+    while let Some((d, depth)) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for p in entries.flatten().map(|e| e.path()) {
+            if p.is_dir() {
+                dirs.push((p, depth + 1));
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let up = if p.file_stem().is_some_and(|s| s == "mod") { depth } else { depth + 1 };
+                out.push((p, "super::".repeat(up)));
+            }
+        }
+    }
+    out
+}
+
+/// Whether `code` names sibling `to` through `prefix`: `super::to::`, `super::to;` or inside
+/// `super::{...}`. A file's tests (after its `#[cfg(test)]`) are left out, their `super::` being
+/// the file itself, and so are comments.
+fn names_sibling(code: &str, prefix: &str, to: &str) -> bool {
+    let code = code.split("#[cfg(test)]").next().unwrap_or_default();
+    // Comments name modules too (a doc link), without importing them.
+    let code: String =
+        code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    let word = |text: &str| text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| w == to);
+    code.match_indices(prefix).any(|(at, _)| {
+        let rest = &code[at + prefix.len()..];
+        // The prefix must not be the tail of a longer one (`super::super::` read as `super::`).
+        let starts_clean = !code[..at].ends_with("super::");
+        let direct = rest.strip_prefix(to).is_some_and(|r| r.starts_with("::") || r.starts_with(';'));
+        let grouped = rest.strip_prefix('{').and_then(|r| r.split_once('}')).is_some_and(|(g, _)| word(g));
+        starts_clean && (direct || grouped)
+    })
+}
+
+/// A circle among `folder`'s siblings, as the names around it, if there is one; `path` is the
+/// folder's module path from its crate's root (`audit`, `wire::payload`; empty at the root), which
+/// a sibling may be named through too (`crate::audit::config::AuditConfig`).
+fn circle_in(folder: &Path, path: &str) -> Option<Vec<String>> {
+    let absolute = if path.is_empty() { "crate::".to_string() } else { format!("crate::{path}::") };
+    let names = siblings(folder);
+    let edges: BTreeMap<&str, Vec<&str>> = names
+        .iter()
+        .map(|from| {
+            let files = sibling_files(folder, from);
+            let texts: Vec<(String, String)> = files
+                .iter()
+                .map(|(f, prefix)| (std::fs::read_to_string(f).unwrap_or_default(), prefix.clone()))
+                .collect();
+            let to = names
+                .iter()
+                .filter(|to| {
+                    *to != from
+                        && texts.iter().any(|(code, prefix)| {
+                            names_sibling(code, prefix, to) || names_sibling(code, &absolute, to)
+                        })
+                })
+                .map(String::as_str)
+                .collect();
+            (from.as_str(), to)
+        })
+        .collect();
+    // Depth-first, keeping the path: a name met again on it closes a circle.
+    fn visit<'a>(
+        at: &'a str,
+        edges: &BTreeMap<&'a str, Vec<&'a str>>,
+        path: &mut Vec<&'a str>,
+        done: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| *p == at) {
+            return Some(path[i..].iter().chain([&at]).map(|s| s.to_string()).collect());
+        }
+        if done.contains(&at) {
+            return None;
+        }
+        path.push(at);
+        for next in edges.get(at).into_iter().flatten() {
+            if let Some(circle) = visit(next, edges, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        done.push(at);
+        None
+    }
+    let mut done = Vec::new();
+    names.iter().find_map(|n| visit(n, &edges, &mut Vec::new(), &mut done))
+}
+
+/// Every folder below `root`, `root` included.
+fn folders(root: &Path) -> Vec<PathBuf> {
+    let mut out = vec![root.to_path_buf()];
+    let mut i = 0;
+    while i < out.len() {
+        let children: Vec<PathBuf> = std::fs::read_dir(&out[i])
+            .expect("a folder")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        out.extend(children);
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn no_folder_s_modules_import_each_other_in_a_circle() {
+    let receivers = concat!(env!("CARGO_MANIFEST_DIR"), "/../receivers/src");
+    for root in [Path::new(SRC), Path::new(receivers)] {
+        for folder in folders(root) {
+            // The top level's order is the layers' (imports_run_only_down_the_layers).
+            if folder == Path::new(SRC) {
+                continue;
+            }
+            let path =
+                folder.strip_prefix(root).expect("below the root").to_string_lossy().replace('/', "::");
+            if let Some(circle) = circle_in(&folder, &path) {
+                panic!("in {}: {} import each other in a circle", folder.display(), circle.join(" -> "));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_circle_is_found_and_a_line_is_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).expect("write");
+    write("mod.rs", "mod a;\nmod b;\nmod c;\n");
+    write("a.rs", "use super::b::B;\n");
+    write("b.rs", "use super::{c, Other};\n#[cfg(test)]\nmod tests { use super::super::a; }\n");
+    write("c.rs", "pub struct C;\n");
+    assert_eq!(circle_in(dir.path(), "m"), None, "a -> b -> c is a line");
+    write("c.rs", "fn f() { super::a::g(); }\n");
+    assert_eq!(circle_in(dir.path(), "m"), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
+    write("c.rs", "use crate::m::a::A;\n");
+    assert_eq!(circle_in(dir.path(), "m"), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
 }
 
 /// The test modules a test binary's `main.rs` declares.

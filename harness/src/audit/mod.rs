@@ -12,7 +12,6 @@
 //! still has its report: what ran, and why it stopped.
 
 mod accounts;
-pub mod bounds;
 pub mod checks;
 mod config;
 mod control;
@@ -29,10 +28,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-pub use checks::{Ramp, default_oversized_bytes, parse_ramp};
+pub use checks::default_oversized_bytes;
 pub use config::{
-    AuditConfig, CapacitySettings, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings, StormSettings,
-    Target, Watch,
+    AuditConfig, CapacitySettings, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings, Ramp,
+    StormSettings, Target, Watch, parse_ramp,
 };
 pub use control::{Control, ControlError};
 pub use probe::{BadUrl, authority_and_path};

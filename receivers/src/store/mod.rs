@@ -22,10 +22,12 @@ mod inbox_order;
 mod postgres;
 mod postgres_claim;
 mod postgres_inbox;
+mod postgres_keys;
 mod postgres_pool;
 mod sqlite;
 mod sqlite_claim;
 mod sqlite_inbox;
+mod sqlite_sql;
 mod sqlite_writer;
 mod writers;
 

@@ -7,11 +7,9 @@ use sqlx::Connection;
 use sqlx::error::DatabaseError;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError};
 
+use super::postgres_keys::{Keys, guard_where, known_key};
 use super::postgres_pool::{Pool, lease};
-use super::{
-    Applied, Guard, Isolation, Known, StoreError, StoreOptions, check_side_effect, compare_bodies,
-    postgres_claim,
-};
+use super::{Applied, Guard, Isolation, Known, StoreError, StoreOptions, check_side_effect, postgres_claim};
 use crate::event::Event;
 use crate::timing::{self, Stage};
 
@@ -101,16 +99,6 @@ fn plan_sql(guard: Guard) -> &'static str {
     &SQL[guard.index()]
 }
 
-/// The `WHERE` an upsert of a plan takes under `guard` (none for [`Guard::None`]).
-pub(super) fn guard_where(guard: Guard) -> &'static str {
-    match guard {
-        Guard::None => "",
-        Guard::CreatedGte => " WHERE accounts.plan_created <= EXCLUDED.plan_created",
-        Guard::CreatedGt => " WHERE accounts.plan_created < EXCLUDED.plan_created",
-        Guard::Version => " WHERE accounts.plan_version < EXCLUDED.plan_version",
-    }
-}
-
 /// The side effect, inside the caller's transaction: a credit and its ledger row as one statement
 /// (postgres_claim.rs), a plan update under `guard`. A side effect refused ([`StoreError::Refused`])
 /// has written nothing.
@@ -155,44 +143,6 @@ async fn insert_key(conn: &mut PgConnection, event_id: &str, body_sha256: &str) 
     .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected() == 1)
-}
-
-/// Where a dedupe key lives: `processed_events` or the inbox.
-#[derive(Clone, Copy)]
-pub(super) enum Keys {
-    Processed,
-    Inbox,
-}
-
-/// What a key already stored says about a delivery of `received`: a duplicate, or a conflict,
-/// which is recorded.
-pub(super) async fn known_key(
-    conn: &mut PgConnection,
-    keys: Keys,
-    event_id: &str,
-    received: &str,
-) -> Result<Known, StoreError> {
-    let sql = match keys {
-        Keys::Processed => "SELECT body_sha256 FROM processed_events WHERE event_id = $1",
-        Keys::Inbox => "SELECT body_sha256 FROM webhook_inbox WHERE webhook_id = $1",
-    };
-    let stored: Option<Option<String>> =
-        sqlx::query_scalar(sql).bind(event_id).fetch_optional(&mut *conn).await?;
-    let Some(mut conflict) = compare_bodies(event_id, stored.flatten(), received) else {
-        return Ok(Known::Duplicate);
-    };
-    let deliveries: i64 = sqlx::query_scalar(
-        "INSERT INTO id_conflicts (event_id, stored_sha256, received_sha256) VALUES ($1, $2, $3) \
-         ON CONFLICT (event_id, received_sha256) \
-         DO UPDATE SET deliveries = id_conflicts.deliveries + 1, last_seen = now() RETURNING deliveries",
-    )
-    .bind(event_id)
-    .bind(&conflict.stored_sha256)
-    .bind(received)
-    .fetch_one(&mut *conn)
-    .await?;
-    conflict.first_seen = deliveries == 1;
-    Ok(Known::Conflict(conflict))
 }
 
 pub(super) async fn check_key(

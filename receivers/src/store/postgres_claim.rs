@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 use sqlx::PgConnection;
 use sqlx::postgres::PgDatabaseError;
 
-use super::postgres::{Keys, guard_where, known_key};
+use super::postgres_keys::{Keys, guard_where, known_key};
 use super::postgres_pool::{Pool, lease};
 use super::{Applied, Guard, StoreError, overflow};
 use crate::event::Event;

@@ -19,7 +19,8 @@ use sqlx::Connection;
 use sqlx::postgres::PgConnection;
 
 use super::inbox_order::{Claimed, in_account_order};
-use super::postgres::{Keys, apply_in, begin, known_key};
+use super::postgres::{apply_in, begin};
+use super::postgres_keys::{Keys, known_key};
 use super::postgres_pool::{Pool, lease};
 use super::{Guard, INBOX_BATCH, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, parse_inbox_payload};
 

@@ -32,7 +32,7 @@ use futures_util::TryStreamExt;
 use sqlx::pool::PoolConnection;
 use sqlx::{Executor, Sqlite};
 
-use super::sqlite::{Keys, guard_where, known_key};
+use super::sqlite_sql::{Keys, guard_where, known_key};
 use super::writers::Turn;
 use super::{Applied, Guard, StoreError, overflow};
 use crate::event::Event;

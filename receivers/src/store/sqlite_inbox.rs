@@ -18,7 +18,8 @@ use sqlx::Connection;
 use sqlx::sqlite::SqliteConnection;
 
 use super::inbox_order::{Claimed, in_account_order};
-use super::sqlite::{Keys, Lite, apply_in, begin_immediate, known_key};
+use super::sqlite::{Lite, apply_in, begin_immediate};
+use super::sqlite_sql::{Keys, known_key};
 use super::{Guard, INBOX_BATCH, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, parse_inbox_payload};
 
 pub(super) async fn store(

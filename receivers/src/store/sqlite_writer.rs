@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use tokio::sync::oneshot;
 
-use super::sqlite::{CONFLICT, CREDIT, KEY, LEDGER, plan_sql};
 use super::sqlite_claim::Write;
+use super::sqlite_sql::{CONFLICT, CREDIT, KEY, LEDGER, plan_sql};
 use super::writers::WriteQueue;
 use super::{Applied, Known, StoreError, compare_bodies, overflow};
 use crate::event::Event;
@@ -207,7 +207,7 @@ impl Thread {
             let turn = self.queue.turn_blocking();
             let done = if Instant::now() >= job.deadline {
                 Err(StoreError::Busy(self.wait))
-            } else if !super::sqlite::writable(&self.path) {
+            } else if !super::sqlite_sql::writable(&self.path) {
                 // The connection was opened read-write and would go on writing through its open
                 // descriptor; a file its owner made read-only is one the store stops writing
                 // (and opens again once it is writable).
@@ -317,7 +317,7 @@ fn known_key(conn: &Connection, event_id: &str, received: &str) -> Result<Known,
 pub(super) fn is_unavailable(e: &rusqlite::Error) -> bool {
     match e {
         rusqlite::Error::SqliteFailure(failure, _) => {
-            super::sqlite::FILE_TROUBLE.contains(&i64::from(failure.extended_code & 0xff))
+            super::sqlite_sql::FILE_TROUBLE.contains(&i64::from(failure.extended_code & 0xff))
         }
         _ => false,
     }

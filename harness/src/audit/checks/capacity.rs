@@ -29,44 +29,6 @@ const MAX_ERRORS: f64 = 0.01;
 /// Connections a step may hold open at most (file descriptors are finite).
 const MAX_IN_FLIGHT: usize = 2048;
 
-/// The ramp, as asked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ramp {
-    /// The first rate, events per second.
-    pub from: f64,
-    /// The last.
-    pub to: f64,
-    /// How many steps, both ends included.
-    pub steps: u32,
-    /// How long each step sends.
-    pub step_duration: Duration,
-}
-
-impl Ramp {
-    /// Each step's rate.
-    pub fn rates(&self) -> Vec<f64> {
-        if self.steps <= 1 {
-            return vec![self.from];
-        }
-        let gap = (self.to - self.from) / f64::from(self.steps - 1);
-        (0..self.steps).map(|i| self.from + gap * f64::from(i)).collect()
-    }
-}
-
-/// Parses `FROM..TO` (events per second).
-pub fn parse_ramp(s: &str) -> Result<(f64, f64), String> {
-    let (from, to) = s.split_once("..").ok_or_else(|| format!("`{s}` is not FROM..TO, such as 10..200"))?;
-    let rate = |t: &str| -> Result<f64, String> {
-        let r: f64 = t.trim().parse().map_err(|_| format!("`{t}` in `{s}` is not a number"))?;
-        if r.is_finite() && r > 0.0 { Ok(r) } else { Err(format!("`{t}` in `{s}` must be above 0")) }
-    };
-    let (from, to) = (rate(from)?, rate(to)?);
-    if to < from {
-        return Err(format!("`{s}` ramps down; give the lower rate first"));
-    }
-    Ok((from, to))
-}
-
 /// Builds the check from its flags.
 pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
     let settings = *config.capacity.as_ref().ok_or("needs --ramp FROM..TO")?;
@@ -261,6 +223,7 @@ impl AuditCheck for Capacity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::config::Ramp;
 
     fn step(rate: f64, held: bool) -> CapacityStep {
         CapacityStep { rate_per_s: rate, held, ..CapacityStep::default() }

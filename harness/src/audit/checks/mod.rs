@@ -23,7 +23,6 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
-pub use capacity::{Ramp, parse_ramp};
 pub use hostile_input::default_oversized_bytes;
 
 use super::AuditError;

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::Fields;
-use super::bodies::{EventSpec, Owner, Subject, joined};
+use super::spec::{EventSpec, Owner, Subject, joined};
 
 const OWNER: &str = "hookbench-audit";
 const REPOSITORY: &str = "/repository/id";

@@ -6,6 +6,7 @@ pub mod bodies;
 mod github;
 pub mod mapping;
 mod shopify;
+mod spec;
 mod standard;
 pub mod stripe;
 pub mod template;

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::Fields;
-use super::bodies::{EventSpec, Owner, Subject, joined, rfc3339};
+use super::spec::{EventSpec, Owner, Subject, joined, rfc3339};
 use crate::wire::signing::{SHOPIFY_API_VERSION, SHOPIFY_SHOP_DOMAIN};
 
 /// Shopify's topics hookbench writes.

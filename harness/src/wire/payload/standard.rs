@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::Kind;
-use super::bodies::{EventSpec, Owner, Subject};
+use super::spec::{EventSpec, Owner, Subject};
 
 /// What `--event-type` accepts for standard-webhooks, as messages say it.
 pub(super) const ANY_TYPE: &str = "any type of letters, digits, `_` and `-` in full-stop delimited parts (user.created), at most 128 characters";

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::bodies::{EventSpec, Owner, Subject, joined};
+use super::spec::{EventSpec, Owner, Subject, joined};
 
 /// The API version the events are written in (the one `stripe` 17.7.0's types describe: the last
 /// before `current_period_end` left the Subscription, which handlers in the wild still read).

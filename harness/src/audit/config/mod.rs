@@ -2,10 +2,11 @@
 //! and each check's settings. The checks that disturb the receiver have settings of their own, an
 //! `Option` each: a check whose flags were not given has none, and cannot be built.
 
+mod bounds;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::checks::Ramp;
 use super::control::Control;
 use super::{AuditError, Pulse};
 use crate::history::Tap;
@@ -120,6 +121,44 @@ pub struct CapacitySettings {
     pub ramp: Ramp,
     /// The capacity below which the check fails (default: the ramp's first rate).
     pub min_capacity: Option<f64>,
+}
+
+/// The ramp, as asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ramp {
+    /// The first rate, events per second.
+    pub from: f64,
+    /// The last.
+    pub to: f64,
+    /// How many steps, both ends included.
+    pub steps: u32,
+    /// How long each step sends.
+    pub step_duration: Duration,
+}
+
+impl Ramp {
+    /// Each step's rate.
+    pub fn rates(&self) -> Vec<f64> {
+        if self.steps <= 1 {
+            return vec![self.from];
+        }
+        let gap = (self.to - self.from) / f64::from(self.steps - 1);
+        (0..self.steps).map(|i| self.from + gap * f64::from(i)).collect()
+    }
+}
+
+/// Parses `FROM..TO` (events per second).
+pub fn parse_ramp(s: &str) -> Result<(f64, f64), String> {
+    let (from, to) = s.split_once("..").ok_or_else(|| format!("`{s}` is not FROM..TO, such as 10..200"))?;
+    let rate = |t: &str| -> Result<f64, String> {
+        let r: f64 = t.trim().parse().map_err(|_| format!("`{t}` in `{s}` is not a number"))?;
+        if r.is_finite() && r > 0.0 { Ok(r) } else { Err(format!("`{t}` in `{s}` must be above 0")) }
+    };
+    let (from, to) = (rate(from)?, rate(to)?);
+    if to < from {
+        return Err(format!("`{s}` ramps down; give the lower rate first"));
+    }
+    Ok((from, to))
 }
 
 /// The retry storm's settings (`--outage`, with the crash check's commands).
@@ -252,7 +291,7 @@ impl AuditConfig {
             return config("--ramp-steps and --step-duration must be above 0");
         }
         l.workload.validate()?;
-        super::bounds::check(self)?;
+        bounds::check(self)?;
         self.validate_shard()
     }
 

@@ -7,8 +7,8 @@ use std::fmt::Debug;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
-use super::AuditError;
-use super::config::AuditConfig;
+use super::AuditConfig;
+use crate::audit::AuditError;
 use crate::wire::Poison;
 
 const fn ms(n: u64) -> Duration {
