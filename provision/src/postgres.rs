@@ -33,15 +33,20 @@ pub enum PostgresMode {
     Url,
 }
 
+/// A `--postgres` value that is no mode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown --postgres `{0}` (expected auto, docker or url)")]
+pub struct UnknownMode(pub String);
+
 impl FromStr for PostgresMode {
-    type Err = String;
+    type Err = UnknownMode;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "auto" => Ok(Self::Auto),
             "docker" => Ok(Self::Docker),
             "url" => Ok(Self::Url),
-            other => Err(format!("unknown --postgres `{other}` (expected auto, docker or url)")),
+            other => Err(UnknownMode(other.to_string())),
         }
     }
 }
@@ -152,7 +157,7 @@ impl PostgresServer {
             PostgresMode::Auto => match &settings.url {
                 Some(url) => Self::at_url(url.clone()).await,
                 None => {
-                    docker_answers().await.map_err(ProvisionError::PostgresUnavailable)?;
+                    docker_answers().await.map_err(|e| ProvisionError::PostgresUnavailable(e.to_string()))?;
                     Self::start_container(settings).await
                 }
             },
@@ -264,17 +269,35 @@ impl FreshDatabase {
     }
 }
 
+/// Why no Docker engine answers: said inside [`ProvisionError::PostgresUnavailable`], beside how
+/// to give a server instead.
+#[derive(Debug, thiserror::Error)]
+enum NoDocker {
+    /// The client ran and found no engine (none running, or no permission on its socket).
+    #[error("`docker version` found no engine")]
+    NoEngine,
+    /// The client cannot be run (not installed).
+    #[error("cannot run `docker`: {0}")]
+    NoClient(#[source] std::io::Error),
+    /// The client did not answer in time (an engine that hangs).
+    #[error("`docker version` did not answer within {} s", DOCKER_PROBE.as_secs())]
+    Silent,
+}
+
+/// How long `docker version` has to answer.
+const DOCKER_PROBE: Duration = Duration::from_secs(10);
+
 /// Whether a Docker engine answers `docker version` within a few seconds.
-async fn docker_answers() -> Result<(), String> {
+async fn docker_answers() -> Result<(), NoDocker> {
     let probe = tokio::process::Command::new("docker")
         .args(["version", "--format", "{{.Server.Version}}"])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output();
-    match tokio::time::timeout(Duration::from_secs(10), probe).await {
+    match tokio::time::timeout(DOCKER_PROBE, probe).await {
         Ok(Ok(out)) if out.status.success() => Ok(()),
-        Ok(Ok(_)) => Err("`docker version` found no engine".into()),
-        Ok(Err(e)) => Err(format!("cannot run `docker`: {e}")),
-        Err(_) => Err("`docker version` did not answer within 10 s".into()),
+        Ok(Ok(_)) => Err(NoDocker::NoEngine),
+        Ok(Err(e)) => Err(NoDocker::NoClient(e)),
+        Err(_) => Err(NoDocker::Silent),
     }
 }

@@ -11,14 +11,14 @@
 //! of one account need; rows of different accounts touch nothing in common.
 
 use super::parse_inbox_payload;
-use crate::event::Event;
+use crate::event::{Event, EventError};
 
 /// An inbox row a claim holds: its id, its webhook id, and its payload parsed (or why it cannot be).
 #[derive(Debug)]
 pub(super) struct Claimed {
     pub(super) row: i64,
     pub(super) webhook_id: String,
-    pub(super) event: Result<Event, String>,
+    pub(super) event: Result<Event, EventError>,
 }
 
 /// The rows `(id, webhook id, payload)` of a batch, parsed, in the order they are to be applied.

@@ -36,7 +36,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::event::Event;
+use crate::event::{Event, EventError};
 
 /// Runs a dialect's operation on the store's database: Postgres directly; SQLite on the file's
 /// current pool, checking the file before and, for a write, after (see `sqlite.rs`); a SQLite
@@ -135,14 +135,19 @@ impl fmt::Display for Backend {
     }
 }
 
+/// A backend name that is none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown backend `{0}` (expected postgres or sqlite)")]
+pub struct UnknownBackend(pub String);
+
 impl FromStr for Backend {
-    type Err = String;
+    type Err = UnknownBackend;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "postgres" => Ok(Backend::Postgres),
             "sqlite" => Ok(Backend::Sqlite),
-            other => Err(format!("unknown backend `{other}` (expected postgres or sqlite)")),
+            other => Err(UnknownBackend(other.to_string())),
         }
     }
 }
@@ -172,17 +177,20 @@ impl Isolation {
     }
 }
 
+/// An isolation level's name that is none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown isolation `{0}` (expected read-committed, repeatable-read or serializable)")]
+pub struct UnknownIsolation(pub String);
+
 impl FromStr for Isolation {
-    type Err = String;
+    type Err = UnknownIsolation;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "read-committed" => Ok(Isolation::ReadCommitted),
             "repeatable-read" => Ok(Isolation::RepeatableRead),
             "serializable" => Ok(Isolation::Serializable),
-            other => Err(format!(
-                "unknown isolation `{other}` (expected read-committed, repeatable-read or serializable)"
-            )),
+            other => Err(UnknownIsolation(other.to_string())),
         }
     }
 }
@@ -596,9 +604,10 @@ fn check_side_effect(event: &Event) -> Result<(), StoreError> {
     }
 }
 
-/// Parses an inbox payload, so a row that can never apply fails every attempt.
-fn parse_inbox_payload(payload: &str) -> Result<Event, String> {
-    Event::parse(payload.as_bytes()).map_err(|e| e.to_string())
+/// Parses an inbox payload, so a row that can never apply fails every attempt (its error is
+/// recorded on the row, as text).
+fn parse_inbox_payload(payload: &str) -> Result<Event, EventError> {
+    Event::parse(payload.as_bytes())
 }
 
 /// Why a credit is refused rather than applied: it would push the balance past what a BIGINT

@@ -107,7 +107,7 @@ async fn claim_batch(
     for Claimed { row, webhook_id, event } in in_account_order(rows) {
         at_claim(&webhook_id);
         let step = match event {
-            Err(error) => failed(&mut tx, row, error).await?,
+            Err(error) => failed(&mut tx, row, error.to_string()).await?,
             Ok(event) => match apply_in(&mut tx, &event, Guard::Version).await {
                 Ok(applied) => InboxStep::Processed { row, applied },
                 // Refused before anything was written: the transaction is whole, the rows held.
@@ -148,7 +148,7 @@ async fn claim_one(
     let mut effect = tx.begin().await?;
     let applied = match parse_inbox_payload(&payload) {
         Ok(event) => apply_in(&mut effect, &event, Guard::Version).await.map_err(|e| e.to_string()),
-        Err(e) => Err(e),
+        Err(e) => Err(e.to_string()),
     };
     let step = match applied {
         Ok(applied) => {

@@ -189,13 +189,13 @@ impl SqliteDb {
     }
 
     /// Whether the file at the path is the one `attached` has open.
-    fn still_there(&self, attached: &Attached) -> Result<(), String> {
+    fn still_there(&self, attached: &Attached) -> Result<(), Gone> {
         let Some(opened) = attached.file else { return Ok(()) };
         match file_id(&self.path) {
             Ok(Some(now)) if now == opened => Ok(()),
-            Ok(Some(_)) => Err("the file at the path was replaced by another".into()),
-            Ok(None) => Err("the file was deleted".into()),
-            Err(e) => Err(format!("the file cannot be examined: {e}")),
+            Ok(Some(_)) => Err(Gone::Replaced),
+            Ok(None) => Err(Gone::Deleted),
+            Err(e) => Err(Gone::Unexaminable(e)),
         }
     }
 
@@ -206,7 +206,7 @@ impl SqliteDb {
         if let Some(attached) = current {
             match self.still_there(&attached) {
                 Ok(()) => return Ok(attached),
-                Err(why) => self.detach(&attached, &why),
+                Err(why) => self.detach(&attached, &why.to_string()),
             }
         }
         self.reattach().await
@@ -338,7 +338,7 @@ impl SqliteDb {
         let id = file_id(&self.path).map_err(|e| self.unavailable(format!("cannot examine it: {e}")))?;
         let id = id.ok_or_else(|| self.unavailable("the file is missing"))?;
         // Opening a file that is not a database would write a new one into it.
-        is_sqlite_file(&self.path).map_err(|why| self.unavailable(why))?;
+        is_sqlite_file(&self.path).map_err(|why| self.unavailable(why.to_string()))?;
         // Opening a read-only file would give read-only connections, and create its `-wal` and
         // `-shm` read-only too (SQLite copies the file's mode), which would keep every later
         // connection read-only after the file is writable again.
@@ -406,7 +406,7 @@ impl SqliteDb {
             Ok(v) if wrote => match self.still_there(attached) {
                 Ok(()) => Ok(v),
                 Err(why) => {
-                    self.detach(attached, &why);
+                    self.detach(attached, &why.to_string());
                     Err(self.unavailable(format!("{why} (after this write, which is not acknowledged)")))
                 }
             },
@@ -469,14 +469,39 @@ impl Lite<'_> {
     }
 }
 
+/// Why the file at the path is no longer the one a pool has open: the store detaches, and says
+/// this in the logs and in the 503's reason.
+#[derive(Debug, thiserror::Error)]
+enum Gone {
+    /// Another file is at the path (a restore, `mv`).
+    #[error("the file at the path was replaced by another")]
+    Replaced,
+    /// No file is at the path.
+    #[error("the file was deleted")]
+    Deleted,
+    /// The path cannot be looked at (its directory's permissions).
+    #[error("the file cannot be examined: {0}")]
+    Unexaminable(#[source] std::io::Error),
+}
+
+/// Why the file at the path is not opened: opening a file that is not a database would write a
+/// new one into it.
+#[derive(Debug, thiserror::Error)]
+enum NotSqlite {
+    /// Its first 16 bytes cannot be read (an empty or short file, a directory).
+    #[error("the file is not a SQLite database ({0})")]
+    Unreadable(#[source] std::io::Error),
+    /// They are not SQLite's header.
+    #[error("the file is not a SQLite database")]
+    WrongHeader,
+}
+
 /// Whether the file at `path` starts with SQLite's header (an empty file does not).
-fn is_sqlite_file(path: &std::path::Path) -> Result<(), String> {
+fn is_sqlite_file(path: &std::path::Path) -> Result<(), NotSqlite> {
     use std::io::Read;
     let mut magic = [0u8; 16];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .map_err(|e| format!("the file is not a SQLite database ({e})"))?;
-    if &magic == b"SQLite format 3\0" { Ok(()) } else { Err("the file is not a SQLite database".into()) }
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).map_err(NotSqlite::Unreadable)?;
+    if &magic == b"SQLite format 3\0" { Ok(()) } else { Err(NotSqlite::WrongHeader) }
 }
 
 fn pool_options(options: &StoreOptions) -> SqlitePoolOptions {
