@@ -9,6 +9,9 @@ use crate::sender::RetryPolicy;
 use crate::wire::Provider;
 use crate::workload::Layout;
 
+// The one list of the checks' names: `ALL`, `as_str` (the kebab name `--checks` takes and
+// reports show) and the serialized name all derive from the variants; `audit/checks` pairs each
+// with its module.
 /// The go-live checklist's items, in the article's order.
 #[derive(
     Debug,
@@ -23,8 +26,12 @@ use crate::workload::Layout;
     Deserialize,
     schemars::JsonSchema,
     clap::ValueEnum,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+    strum::EnumProperty,
 )]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Check {
     /// The same event twice in a row: applied once.
     SequentialDuplicate,
@@ -53,51 +60,34 @@ pub enum Check {
     /// applied exactly once by the end.
     Crash,
     /// Poison events mixed into a load: never applied, the rest unharmed, dead-lettered.
+    #[strum(props(unclassed = "slowed-by-poison"))]
     Poison,
     /// The rate ramped in steps: the highest at which p99 stays under the provider's timeout.
+    #[strum(props(unclassed = "too-slow"))]
     Capacity,
     /// A batch failed through an outage, then retried on the provider's schedule: correct and
     /// responsive through the spike.
+    #[strum(props(unclassed = "too-slow"))]
     RetryStorm,
 }
 
 impl Check {
     /// Every check, in order.
-    pub const ALL: [Check; 14] = [
-        Self::SequentialDuplicate,
-        Self::SemanticDuplicate,
-        Self::ConcurrentCopies,
-        Self::RaceWindow,
-        Self::LostAck,
-        Self::OutOfOrder,
-        Self::LateReplay,
-        Self::SecretRotation,
-        Self::HostileInput,
-        Self::ParallelLoad,
-        Self::Crash,
-        Self::Poison,
-        Self::Capacity,
-        Self::RetryStorm,
-    ];
+    pub const ALL: &'static [Check] = <Self as strum::VariantArray>::VARIANTS;
+
+    /// The one check a sharded audit runs, and `merge` judges: the parallel load.
+    pub const SHARDED: Check = Check::ParallelLoad;
 
     /// The name `--checks` takes and reports show.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::SequentialDuplicate => "sequential-duplicate",
-            Self::SemanticDuplicate => "semantic-duplicate",
-            Self::ConcurrentCopies => "concurrent-copies",
-            Self::RaceWindow => "race-window",
-            Self::LostAck => "lost-ack",
-            Self::OutOfOrder => "out-of-order",
-            Self::LateReplay => "late-replay",
-            Self::SecretRotation => "secret-rotation",
-            Self::HostileInput => "hostile-input",
-            Self::ParallelLoad => "parallel-load",
-            Self::Crash => "crash",
-            Self::Poison => "poison",
-            Self::Capacity => "capacity",
-            Self::RetryStorm => "retry-storm",
-        }
+        self.into()
+    }
+
+    /// The anchor of the remedy for this check failing on its figures alone (too slow under the
+    /// provider's timeout, slowed by poison), when it can; `None`: it fails only with an anomaly
+    /// class, each of which has its own remedy.
+    pub fn unclassed_remedy(self) -> Option<&'static str> {
+        strum::EnumProperty::get_str(&self, "unclassed")
     }
 }
 
@@ -209,7 +199,8 @@ pub enum CheckFigures {
     /// The concurrent copies' trials: how many doubled.
     Trials(TrialsFigures),
     /// The race window: the double-apply rate at each spacing of a pair's two copies.
-    RaceWindow(RaceWindowFigures),
+    #[serde(rename = "race_window")]
+    Spacings(SpacingsFigures),
 }
 
 /// A race seen in `doubled` of `trials` trials, with Wilson's 95 % interval of its rate. A trial
@@ -262,7 +253,8 @@ pub struct TrialsFigures {
 
 /// The race window: pairs of copies, the second released a spacing after the first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RaceWindowFigures {
+#[schemars(rename = "RaceWindowFigures")]
+pub struct SpacingsFigures {
     /// Pairs sent per spacing (`--trials`).
     pub pairs: u64,
     /// Each spacing, in increasing order.

@@ -1,8 +1,8 @@
 //! A bench's part of a report: its parameters, the databases' versions, and one row per backend
 //! × design cell, with the judge's figures and verdict.
 
-use receivers::design::Design;
-use receivers::store::Backend;
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use serde::{Deserialize, Serialize};
 
 use crate::chaos::{Chaos, ChaosCounts};

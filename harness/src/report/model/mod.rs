@@ -5,6 +5,7 @@
 
 mod audit;
 mod bench;
+mod subjects;
 
 use std::path::Path;
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use audit::*;
 pub use bench::*;
+pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
 
 use crate::experiments::Experiments;
 use crate::files::ReadError;

@@ -159,14 +159,14 @@ fn figures_markdown(md: &mut String, f: &CheckFigures) {
         CheckFigures::Load(l) => {
             let _ = writeln!(md, "\n## Parallel load\n");
             table(md, &load_rows(l));
-            super::race_window::load_markdown(md, l);
+            super::rates::load_markdown(md, l);
         }
         CheckFigures::Crash(c) => crash_markdown(md, c),
         CheckFigures::Poison(p) => poison_markdown(md, p),
         CheckFigures::Capacity(c) => capacity_markdown(md, c),
         CheckFigures::Storm(s) => storm_markdown(md, s),
-        CheckFigures::Trials(t) => super::race_window::trials_markdown(md, t),
-        CheckFigures::RaceWindow(w) => super::race_window::window_markdown(md, w),
+        CheckFigures::Trials(t) => super::rates::trials_markdown(md, t),
+        CheckFigures::Spacings(w) => super::rates::window_markdown(md, w),
     }
 }
 

@@ -44,7 +44,7 @@ pub fn render_step_summary(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::cases::tests::{audit_report, every_verdict, result};
+    use crate::report::render::cases::tests::{audit_report, every_verdict, result};
     use crate::report::{Check, Status};
 
     #[test]

@@ -6,9 +6,9 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use plotters::prelude::*;
-use receivers::design::Design;
-use receivers::store::Backend;
 
 use super::chart::{COLORS, Svg, line_with_dots};
 use super::{BenchBody, Report, RunBody, escape, page};

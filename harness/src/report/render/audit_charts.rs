@@ -13,11 +13,12 @@ fn capacity_of(a: &AuditSection) -> Option<&CapacityFigures> {
     }
 }
 
+/// The storm's figures, of the one check that sends a storm.
 fn storm_of(a: &AuditSection) -> Option<&StormFigures> {
-    match a.figures(Check::RetryStorm) {
+    a.checks.iter().find_map(|c| match &c.figures {
         Some(CheckFigures::Storm(s)) => Some(s),
         _ => None,
-    }
+    })
 }
 
 const P50: RGBColor = RGBColor(31, 119, 180);
@@ -35,7 +36,7 @@ pub fn audit_chart_titles(a: &AuditSection) -> Vec<(&'static str, &'static str)>
     if storm_of(a).is_some_and(|s| !s.arrivals_per_100ms.is_empty()) {
         titles.push(("storm", "Retry storm: attempts per tenth of a second from the outage on"));
     }
-    titles.extend(super::race_window::chart_title(a));
+    titles.extend(super::rates::chart_title(a));
     titles
 }
 
@@ -45,7 +46,7 @@ pub fn audit_chart(a: &AuditSection, id: &str, title: &str) -> Svg {
         ("capacity-latency", Some(c), _) => capacity_latency(c, title),
         ("capacity-errors", Some(c), _) => capacity_errors(c, title),
         ("storm", _, Some(s)) => storm(s, title),
-        (super::race_window::CHART_ID, _, _) => super::race_window::chart(a, title),
+        (super::rates::CHART_ID, _, _) => super::rates::chart(a, title),
         _ => Ok(String::new()),
     }
 }

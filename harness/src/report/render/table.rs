@@ -28,8 +28,8 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
     backends.dedup();
     for backend in backends {
         let version = match backend {
-            receivers::store::Backend::Postgres => report.header.versions.postgres.clone(),
-            receivers::store::Backend::Sqlite => report.header.versions.sqlite.clone(),
+            crate::matrix::Backend::Postgres => report.header.versions.postgres.clone(),
+            crate::matrix::Backend::Sqlite => report.header.versions.sqlite.clone(),
         };
         let _ = writeln!(
             out,

@@ -2,8 +2,8 @@
 //! inline SVG: the latency percentile spectrum per design for each backend, and duplicate applies
 //! and stale accounts per design and backend with the model beside them.
 
+use crate::matrix::Backend;
 use plotters::prelude::*;
-use receivers::store::Backend;
 
 use super::audit_charts::{audit_chart, audit_chart_titles};
 use super::chart::{self, COLORS, Mark, Svg, frame, marker};

@@ -90,33 +90,28 @@ pub fn for_class(class: Class) -> Remedy {
     Remedy { anchor: class.name(), change }
 }
 
-/// A remedy for a failure no class names: a check that fails on its figures (latency under the
-/// provider's timeout) rather than on an event. `None`: the check fails only with a class.
+/// The remedies for failures no class names: a check that fails on its figures (latency under
+/// the provider's timeout) rather than on an event. A check names its own by anchor
+/// ([`Check::unclassed_remedy`]).
+pub const UNCLASSED: [Remedy; 2] = [
+    Remedy {
+        anchor: "too-slow",
+        change: "answer within the provider's timeout: verify, record the event and answer 2xx, \
+                 then do the work from a queue; a slow answer is retried, and each retry is a \
+                 duplicate to dedupe",
+    },
+    Remedy {
+        anchor: "slowed-by-poison",
+        change: "refuse an event you can never apply at once and for good (4xx, or 2xx after \
+                 dead-lettering it) instead of failing it slowly on every retry",
+    },
+];
+
+/// The remedy for `check` failing without a class, if it can. `None`: the check fails only with
+/// a class.
 pub fn for_unclassed(check: Check) -> Option<Remedy> {
-    match check {
-        Check::Capacity | Check::RetryStorm => Some(Remedy {
-            anchor: "too-slow",
-            change: "answer within the provider's timeout: verify, record the event and answer \
-                     2xx, then do the work from a queue; a slow answer is retried, and each retry \
-                     is a duplicate to dedupe",
-        }),
-        Check::Poison => Some(Remedy {
-            anchor: "slowed-by-poison",
-            change: "refuse an event you can never apply at once and for good (4xx, or 2xx after \
-                     dead-lettering it) instead of failing it slowly on every retry",
-        }),
-        Check::SequentialDuplicate
-        | Check::SemanticDuplicate
-        | Check::ConcurrentCopies
-        | Check::LostAck
-        | Check::OutOfOrder
-        | Check::LateReplay
-        | Check::SecretRotation
-        | Check::HostileInput
-        | Check::ParallelLoad
-        | Check::Crash
-        | Check::RaceWindow => None,
-    }
+    let anchor = check.unclassed_remedy()?;
+    UNCLASSED.iter().find(|r| r.anchor == anchor).copied()
 }
 
 /// What to change for a failing check that found `classes`: each class's remedy, or the check's
@@ -153,7 +148,7 @@ mod tests {
 
     fn every_remedy() -> Vec<Remedy> {
         let classed = Class::ALL.iter().map(|&c| for_class(c));
-        classed.chain(Check::ALL.into_iter().filter_map(for_unclassed)).collect()
+        classed.chain(UNCLASSED).collect()
     }
 
     #[test]
@@ -187,6 +182,16 @@ mod tests {
         );
         assert_eq!(for_check(Check::Poison, &[]).len(), 1);
         assert!(for_check(Check::ConcurrentCopies, &[]).is_empty(), "no class, no remedy to guess");
+    }
+
+    #[test]
+    fn every_anchor_a_check_names_is_a_remedy() {
+        for &c in Check::ALL {
+            if let Some(anchor) = c.unclassed_remedy() {
+                assert_eq!(for_unclassed(c).map(|r| r.anchor), Some(anchor), "{c:?}");
+            }
+        }
+        assert!(for_unclassed(Check::LostAck).is_none(), "a check without one has none");
     }
 
     #[test]

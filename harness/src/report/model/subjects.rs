@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use receivers::design::Design;
-use receivers::store::Backend;
+use crate::matrix::Backend;
+use crate::matrix::Design;
 
 use super::{AuditSection, Check, CheckFigures, LoadFigures, Report, Row, RunBody, Status};
 use crate::stats::Percentiles;
@@ -47,7 +47,7 @@ pub const BENCH_FIGURES: &[&str] = &[
     "actual_max_ms",
 ];
 
-/// The figures an audit's subjects have: the loads' (parallel-load, crash, poison), the capacity,
+/// The figures an audit's subjects have: the loads' (the parallel load's, crash's, poison's), the capacity's,
 /// and the count of failed checks.
 pub const AUDIT_FIGURES: &[&str] = &[
     "failed_checks",
@@ -131,7 +131,7 @@ fn audit(a: &AuditSection) -> Vec<Subject> {
                     whole.insert("capacity_per_s".to_string(), rate);
                 }
             }
-            Some(CheckFigures::Storm(_) | CheckFigures::Trials(_) | CheckFigures::RaceWindow(_)) | None => {}
+            Some(CheckFigures::Storm(_) | CheckFigures::Trials(_) | CheckFigures::Spacings(_)) | None => {}
         }
     }
     subjects.insert(0, Subject { labels: vec!["audit".to_string()], figures: whole });

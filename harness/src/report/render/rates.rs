@@ -7,10 +7,10 @@ use std::fmt::Write;
 use plotters::prelude::*;
 
 use super::chart::{self, Mark, Svg, frame, line_with_dots};
-use super::{AuditSection, Check, CheckFigures, LoadFigures, RaceWindowFigures, RateFigure, TrialsFigures};
+use super::{AuditSection, CheckFigures, LoadFigures, RateFigure, SpacingsFigures, TrialsFigures};
 
-/// The race window chart's id in the page.
-pub const CHART_ID: &str = "race-window";
+/// The spacing chart's id in the page.
+pub const CHART_ID: &str = "spacings";
 
 const RATE: RGBColor = RGBColor(214, 39, 40);
 
@@ -49,7 +49,7 @@ pub fn load_markdown(md: &mut String, l: &LoadFigures) {
 }
 
 /// The race window's table: each spacing, its measured gap, its rate and interval.
-pub fn window_markdown(md: &mut String, w: &RaceWindowFigures) {
+pub fn window_markdown(md: &mut String, w: &SpacingsFigures) {
     let _ = writeln!(
         md,
         "\n## Race window\n\n{} pairs per spacing, the second copy released the spacing after the \
@@ -63,11 +63,12 @@ pub fn window_markdown(md: &mut String, w: &RaceWindowFigures) {
     }
 }
 
-fn window_of(a: &AuditSection) -> Option<&RaceWindowFigures> {
-    match a.figures(Check::RaceWindow) {
-        Some(CheckFigures::RaceWindow(w)) => Some(w),
+/// The figures by spacing, of the one check that sends pairs at spacings.
+fn window_of(a: &AuditSection) -> Option<&SpacingsFigures> {
+    a.checks.iter().find_map(|c| match &c.figures {
+        Some(CheckFigures::Spacings(w)) => Some(w),
         _ => None,
-    }
+    })
 }
 
 /// The chart's id and title, when the race window ran and some pair was applied.
@@ -118,7 +119,7 @@ mod tests {
     fn the_table_has_a_row_per_spacing_with_its_interval() {
         let spacing =
             |ms: f64, k, n| SpacingFigure { spacing_ms: ms, measured_ms: ms, rate: Rate { k, n }.into() };
-        let w = RaceWindowFigures {
+        let w = SpacingsFigures {
             pairs: 20,
             spacings: vec![spacing(0.0, 7, 20), spacing(50.0, 0, 20), spacing(1.0, 0, 0)],
         };

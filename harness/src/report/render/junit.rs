@@ -90,7 +90,7 @@ fn seconds(s: f64) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::cases::tests::{audit_report, every_verdict, result};
+    use crate::report::render::cases::tests::{audit_report, every_verdict, result};
     use crate::report::{Check, Status};
 
     /// The document `report` renders, read back by quick-junit's own reader: the one suite.
