@@ -152,7 +152,7 @@ macro_rules! classes {
         /// them.
         #[derive(
             Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-            schemars::JsonSchema, clap::ValueEnum,
+            schemars::JsonSchema,
         )]
         #[serde(rename_all = "kebab-case")]
         pub enum Class {
@@ -189,6 +189,17 @@ macro_rules! classes {
             }
         }
     };
+}
+
+impl Class {
+    /// The classes that warn rather than fail unless `--strict`: one id sent with two bodies, and
+    /// one change sent under two ids, where the sender's doing is as much the cause as the
+    /// receiver's.
+    pub const ADVISORY: [Class; 2] = [Class::IdConflict, Class::SemanticDuplicate];
+
+    /// The class judged over pairs of events (one change sent under two ids): looked for only
+    /// where pairs were sent.
+    pub const PAIRED: Class = Class::SemanticDuplicate;
 }
 
 classes! {

@@ -26,7 +26,7 @@ pub mod rate;
 mod verdict;
 
 #[cfg(test)]
-mod notation;
+pub(crate) mod notation;
 #[cfg(test)]
 mod tests;
 

@@ -22,16 +22,12 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// Every class fails but an id conflict and a semantic duplicate, which warn; applies must
-    /// be observed.
+    /// Every class fails but the advisory ones ([`Class::ADVISORY`]), which warn; applies must be
+    /// observed.
     pub fn strict() -> Self {
-        let warn = ClassSet::EMPTY.with(Class::IdConflict).with(Class::SemanticDuplicate);
-        Self {
-            fail: ClassSet::all().without(Class::IdConflict).without(Class::SemanticDuplicate),
-            warn,
-            require: vec![Needs::Applies],
-            witnesses: 5,
-        }
+        let warn = Class::ADVISORY.iter().fold(ClassSet::EMPTY, |set, &c| set.with(c));
+        let fail = Class::ADVISORY.iter().fold(ClassSet::all(), |set, &c| set.without(c));
+        Self { fail, warn, require: vec![Needs::Applies], witnesses: 5 }
     }
 
     /// These rules, with `require` instead.
@@ -332,7 +328,7 @@ impl<'a> Judging<'a> {
                     }),
                     None => "states not observed".to_string(),
                 };
-                let pair = self.history.twin(i).filter(|_| class == Class::SemanticDuplicate);
+                let pair = self.history.twin(i).filter(|_| class == Class::PAIRED);
                 let subject = pair.map_or(Subject::Event(i), |t| Subject::Pair(t.other, i));
                 let observed = || match sent.kind {
                     _ if pair.is_some() => describe_pair(self.history, self.evidence, subject),
@@ -487,8 +483,9 @@ impl Verdict {
         self.tally.count(Class::StaleAccount) == 0
     }
 
-    /// What a class's count means here: the count, or why it could not be counted.
-    fn class_words(&self, class: Class) -> String {
+    /// `class`'s count here, or `None` when the evidence could not count it (its observer was
+    /// missing, or nothing it is about was observed).
+    pub fn counted(&self, class: Class) -> Option<u64> {
         let t = &self.tally;
         let observed = match class {
             Class::StaleAccount => t.observed.contains(&Needs::States),
@@ -500,54 +497,21 @@ impl Verdict {
             }
             c => t.observed.contains(&c.needs()),
         };
-        if !observed {
-            return format!("{} not observed", class.name());
-        }
-        let n = t.count(class);
-        match class {
-            Class::NeverApplied if t.unobserved > 0 => {
-                format!("{n} {} ({} events expected applied not observed)", class.name(), t.unobserved)
-            }
-            Class::StaleAccount => {
-                let of = t.accounts_observed.unwrap_or(0);
-                format!("{n} {} ({of} of {} accounts observed)", class.name(), t.accounts)
-            }
-            Class::Duplicate if n > 0 => format!("{n} {} ({} extra applies)", class.name(), t.extra_applies),
-            Class::SemanticDuplicate => format!("{n} {} (of {} pairs)", class.name(), t.pairs),
-            _ => format!("{n} {}", class.name()),
-        }
+        observed.then(|| t.count(class))
     }
 
-    /// The verdict's evidence in one line: what was sent, acknowledged and applied, and each class
-    /// the check looks for (its count, or that it was not observed).
-    pub fn summary(&self) -> String {
+    /// The classes the check looked for that this run could have: a stale account only where
+    /// accounts were updated, the paired class only where pairs were sent, an unexplained change
+    /// only where a per-account aggregate was observed.
+    pub fn looked_for(&self) -> Vec<Class> {
         let t = &self.tally;
-        if self.outcome == Outcome::NothingSent {
-            return "nothing was sent".to_string();
-        }
-        let mut classes: Vec<String> = self.rules.looked_for().iter().map(|c| self.class_words(c)).collect();
-        if t.accounts == 0 {
-            classes.retain(|w| !w.contains(Class::StaleAccount.name()));
-        }
-        if t.pairs == 0 {
-            classes.retain(|w| !w.contains(Class::SemanticDuplicate.name()));
-        }
-        if !t.observed.contains(&Needs::Aggregates) {
-            classes.retain(|w| !w.contains(Class::UnexplainedChange.name()));
-        }
-        let mut line = format!(
-            "{} events, {} deliveries: {} of {} acknowledged, {} applied; {}",
-            t.events,
-            t.attempts,
-            t.acked,
-            t.events,
-            t.applied,
-            classes.join(", ")
-        );
-        if let Outcome::Unjudged(missing) = &self.outcome {
-            let names: Vec<&str> = missing.iter().map(|n| n.name()).collect();
-            line.push_str(&format!("; not judged: {} not observed", names.join(", ")));
-        }
-        line
+        let mut classes: Vec<Class> = self.rules.looked_for().iter().collect();
+        classes.retain(|&c| match c {
+            Class::StaleAccount => t.accounts > 0,
+            Class::UnexplainedChange => t.observed.contains(&Needs::Aggregates),
+            c if c == Class::PAIRED => t.pairs > 0,
+            _ => true,
+        });
+        classes
     }
 }

@@ -48,8 +48,16 @@ async fn one_id_with_two_bodies_is_an_id_conflict_and_the_first_body_alone_is_ap
                 "{backend} {design}: the first body only"
             );
             let v = judge(&history, &e, &Rules::strict());
-            assert!(v.run.contains(Class::IdConflict), "{backend} {design}: {}", v.summary());
-            assert!(v.passed() && v.exactly_once(), "an id conflict warns: {}", v.summary());
+            assert!(
+                v.run.contains(Class::IdConflict),
+                "{backend} {design}: {}",
+                hookbench::report::verdict_summary(&v)
+            );
+            assert!(
+                v.passed() && v.exactly_once(),
+                "an id conflict warns: {}",
+                hookbench::report::verdict_summary(&v)
+            );
             server.stop().await;
             db.cleanup().await;
         }
