@@ -12,7 +12,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use receivers::store::{Backend, RECEIVER_APPLICATION};
+use crate::matrix::Backend;
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -20,6 +20,10 @@ use tokio::sync::{Mutex, watch};
 
 use crate::fleet::{Fleet, FleetError};
 use crate::workload::rng::keyed;
+
+/// The Postgres `application_name` the receivers connect with, so that chaos ends their
+/// connections and spares the harness's own (held to the receivers' by a test).
+pub const RECEIVER_APPLICATION: &str = "hookbench-receiver";
 
 /// What chaos does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -54,24 +58,36 @@ impl fmt::Display for Chaos {
 /// once made a period no `Duration` holds, and the lane panicked), at most 100.
 pub const RATE: std::ops::RangeInclusive<f64> = 0.001..=100.0;
 
+/// A `--chaos` value that is not `KIND=RATE` within bounds.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BadChaos {
+    /// No `=`.
+    #[error("`{0}`: expected KIND=RATE, such as kill-worker=0.5")]
+    NotKindRate(String),
+    /// A kind there is not.
+    #[error("unknown chaos `{0}` (expected kill-worker or pg-terminate)")]
+    UnknownKind(String),
+    /// The rate is not a number.
+    #[error("`{0}` is not a rate (strikes per second)")]
+    NotARate(String),
+    /// The rate is outside [`RATE`].
+    #[error("chaos rate {0} is outside {lo} to {hi} strikes per second", lo = RATE.start(), hi = RATE.end())]
+    OutOfBounds(f64),
+}
+
 impl FromStr for Chaos {
-    type Err = String;
+    type Err = BadChaos;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (kind, rate) =
-            s.split_once('=').ok_or_else(|| format!("`{s}`: expected KIND=RATE, such as kill-worker=0.5"))?;
+        let (kind, rate) = s.split_once('=').ok_or_else(|| BadChaos::NotKindRate(s.to_string()))?;
         let kind = match kind {
             "kill-worker" => ChaosKind::KillWorker,
             "pg-terminate" => ChaosKind::PgTerminate,
-            other => return Err(format!("unknown chaos `{other}` (expected kill-worker or pg-terminate)")),
+            other => return Err(BadChaos::UnknownKind(other.to_string())),
         };
-        let rate: f64 = rate.parse().map_err(|_| format!("`{rate}` is not a rate (strikes per second)"))?;
+        let rate: f64 = rate.parse().map_err(|_| BadChaos::NotARate(rate.to_string()))?;
         if !RATE.contains(&rate) {
-            return Err(format!(
-                "chaos rate {rate} is outside {} to {} strikes per second",
-                RATE.start(),
-                RATE.end()
-            ));
+            return Err(BadChaos::OutOfBounds(rate));
         }
         Ok(Chaos { kind, rate })
     }
@@ -202,14 +218,18 @@ mod tests {
         assert_eq!(c, Chaos { kind: ChaosKind::KillWorker, rate: 0.5 });
         assert_eq!(c.to_string(), "kill-worker=0.5");
         assert_eq!("pg-terminate=2".parse::<Chaos>().expect("valid").kind, ChaosKind::PgTerminate);
-        assert!("kill-worker".parse::<Chaos>().expect_err("invalid").contains("KIND=RATE"));
-        assert!("flood=1".parse::<Chaos>().expect_err("invalid").contains("unknown chaos"));
-        assert!("kill-worker=0".parse::<Chaos>().expect_err("invalid").contains("outside"));
-        assert!("kill-worker=x".parse::<Chaos>().expect_err("invalid").contains("not a rate"));
+        assert!("kill-worker".parse::<Chaos>().expect_err("invalid").to_string().contains("KIND=RATE"));
+        assert!("flood=1".parse::<Chaos>().expect_err("invalid").to_string().contains("unknown chaos"));
+        assert!("kill-worker=0".parse::<Chaos>().expect_err("invalid").to_string().contains("outside"));
+        assert!("kill-worker=x".parse::<Chaos>().expect_err("invalid").to_string().contains("not a rate"));
         assert!(
-            "kill-worker=1e-300".parse::<Chaos>().expect_err("too slow").contains("outside 0.001 to 100")
+            "kill-worker=1e-300"
+                .parse::<Chaos>()
+                .expect_err("too slow")
+                .to_string()
+                .contains("outside 0.001 to 100")
         );
-        assert!("kill-worker=NaN".parse::<Chaos>().expect_err("NaN").contains("outside"));
+        assert!("kill-worker=NaN".parse::<Chaos>().expect_err("NaN").to_string().contains("outside"));
         assert!("kill-worker=0.001".parse::<Chaos>().is_ok());
     }
 }

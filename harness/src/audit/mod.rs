@@ -6,7 +6,7 @@
 //! queries, whose shape is checked first, or a sink standing in for its downstream service), sends
 //! one preflight delivery that tells a receiver it cannot judge as told (a redirect, a wrong
 //! path, secret or payload: exit 2 with the fix) from one that fails, then runs the checks of
-//! [`checks::REGISTRY`] phase by phase, each judged by the one judge from what the observers saw
+//! [`checks::info`] phase by phase, each judged by the one judge from what the observers saw
 //! once they settled. Every id and account of a run is its own ([`crate::wire::IdSpace`]), so
 //! audits can be repeated against one long-lived database. An audit that stops after starting
 //! still has its report: what ran, and why it stopped.
@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-pub use checks::default_oversized_bytes;
+pub use checks::{CheckFlags, default_oversized_bytes};
 pub use config::{
     AuditConfig, CapacitySettings, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings, Ramp,
     StormSettings, Target, Watch, parse_ramp,
@@ -46,7 +46,7 @@ use crate::sender::SendError;
 use crate::wire::{IdSpace, SecretError, Signer, Wire};
 use crate::workload::WorkloadError;
 use accounts::{Accounts, Layout};
-use checks::{AuditCheck, Delivery, Judged, Phase, Plan, REGISTRY, Run};
+use checks::{Built, Delivery, Judged, Phase, Plan, Run};
 use ctx::{Ctx, Delivered};
 
 /// Why an audit could not run or stopped (exit status 2).
@@ -220,9 +220,9 @@ fn held_nothing(
 }
 
 /// Every check's plan, and the preflight's credit.
-fn planned(config: &AuditConfig, checks: &[Box<dyn AuditCheck + '_>]) -> Plan {
+fn planned(config: &AuditConfig, checks: &[Built<'_>]) -> Plan {
     let preflight = Plan::credits(1, preflight::TRIES);
-    checks.iter().fold(preflight, |p, c| p.and(c.plan(config)))
+    checks.iter().fold(preflight, |p, c| p.and(c.check.plan(config)))
 }
 
 /// The accounts the parallel load's events name, the first of the run's.
@@ -322,17 +322,14 @@ impl Found<'_> {
 
 /// The checks the flags ask for, built; those that cannot run (their flags missing, or the
 /// observers not seeing what they need) as skipped results.
-fn build_checks<'a>(
-    config: &'a AuditConfig,
-    observers: &Observers,
-) -> (Vec<Box<dyn AuditCheck + 'a>>, Vec<CheckResult>) {
+fn build_checks<'a>(config: &'a AuditConfig, observers: &Observers) -> (Vec<Built<'a>>, Vec<CheckResult>) {
     let (mut built, mut skipped) = (Vec::new(), Vec::new());
-    for (check, build) in REGISTRY.iter().filter(|(c, _)| config.selected(*c)) {
-        match build(config) {
-            Err(why) => skipped.push(CheckResult::skipped(*check, why)),
-            Ok(c) => match c.cannot_run(observers.sees()) {
-                Some(why) => skipped.push(CheckResult::skipped(*check, why)),
-                None => built.push(c),
+    for info in Check::ALL.iter().filter(|&&c| config.selected(c)).map(|&c| checks::info(c)) {
+        match (info.build)(config) {
+            Err(why) => skipped.push(CheckResult::skipped(info.check, why.to_string())),
+            Ok(check) => match check.cannot_run(observers.sees()) {
+                Some(why) => skipped.push(CheckResult::skipped(info.check, why)),
+                None => built.push(Built { info, check }),
             },
         }
     }
@@ -393,7 +390,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let ids = id_space(config);
     let mut observers = by(deadline, connect_observers(config, &ids)).await?;
     let (checks, skipped) = build_checks(config, &observers);
-    let replay_reach = u32::from(checks.iter().any(|c| c.phase() == Phase::After));
+    let replay_reach = u32::from(checks.iter().any(|c| c.info.phase == Phase::After));
     let plan = planned(config, &checks);
     fits(config, &plan, replay_reach)?;
     let range = aggregate_range(config, ids.account_base, &plan);
@@ -427,13 +424,13 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     for phases in [&[Phase::Probe, Phase::Load][..], &[Phase::Disturb], &[Phase::After]] {
         // The probes and the load are judged together; every other check on its own.
         let together = phases.len() > 1;
-        for c in checks.iter().filter(|c| phases.contains(&c.phase())) {
-            step(c.check().as_str());
+        for c in checks.iter().filter(|c| phases.contains(&c.info.phase)) {
+            step(c.info.check.as_str());
             let book = sent.book();
             let run =
                 Run { config, ctx: &ctx, step, observers: &observers, earlier: &sent.judged, book: &book };
-            let delivery = by(deadline, c.send(&run)).await.map_err(|e| found.stop(e))?;
-            sent.waiting.push((c.check(), delivery));
+            let delivery = by(deadline, c.check.send(&run)).await.map_err(|e| found.stop(e))?;
+            sent.waiting.push((c.info.check, delivery));
             if !together {
                 step("waiting for the observers to settle");
                 sent.judge(&observers, settle, deadline, &mut found).await?;

@@ -53,7 +53,7 @@ pub async fn run_shard(
     // Every shard's preflight credit has an id and an account of its own, after the load's
     // accounts, so that no shard reads another's as its own or as an account not fresh.
     let mut observers = by(deadline, connect_observers(config, &ids)).await?;
-    let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::ParallelLoad) };
+    let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::SHARDED) };
     let plan = Plan::credits(shard.count, preflight::TRIES).and(
         Plan::load(&config.load_workload(), config.layout, sender.retry.max_attempts)
             .map(|p| Plan { accounts: 0, ..p })?,

@@ -97,10 +97,9 @@ pub struct AuditArgs {
     /// trials doubled with a 95 % interval.
     #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
     pub trials: usize,
-    /// Run the race-window check: pairs of copies of a fresh credit, the second released 0, 1, 2,
-    /// 5, 10, 20 and 50 ms after the first, --trials pairs per spacing.
-    #[arg(long)]
-    pub race_window: bool,
+    /// The flags a check owns.
+    #[command(flatten)]
+    pub check_flags: audit::CheckFlags,
     /// How long after the run the late replay is sent (0s to 7 days).
     #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
     pub replay_after: Duration,
@@ -292,7 +291,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 events: a.probe_events,
                 copies: a.copies,
                 trials: a.trials,
-                race_window: a.race_window,
+                opted_in: a.check_flags.opted_in(),
                 stall_wait: a.stall_wait,
                 oversized_bytes: a
                     .oversized_bytes

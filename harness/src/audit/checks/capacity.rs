@@ -12,9 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-
-use super::{AuditCheck, Delivery, Phase, Plan, Run};
+use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, CapacitySettings};
 use crate::judge::CreditBook;
@@ -29,9 +27,12 @@ const MAX_ERRORS: f64 = 0.01;
 /// Connections a step may hold open at most (file descriptors are finite).
 const MAX_IN_FLIGHT: usize = 2048;
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::Capacity, phase: Phase::Disturb, build };
+
 /// Builds the check from its flags.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
-    let settings = *config.capacity.as_ref().ok_or("needs --ramp FROM..TO")?;
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+    let settings = *config.capacity.as_ref().ok_or(Unbuilt::Needs("--ramp FROM..TO"))?;
     Ok(Box::new(Capacity { settings, provider: config.target.provider, timeout: config.load.timeout }))
 }
 
@@ -149,15 +150,8 @@ impl Delivery for Ramped {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for Capacity {
-    fn check(&self) -> Check {
-        Check::Capacity
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Disturb
-    }
-
     fn cannot_run(&self, _sees: Sees) -> Option<String> {
         None
     }
@@ -169,54 +163,52 @@ impl AuditCheck for Capacity {
         }
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let (ctx, config, ramp, timeout) = (run.ctx, run.config, self.settings.ramp, self.timeout);
-            let (mut steps, mut accounts) = (Vec::new(), Vec::new());
-            for (i, rate) in ramp.rates().into_iter().enumerate() {
-                (run.step)(&format!(
-                    "capacity: {rate:.1} events/s for {}",
-                    humantime::format_duration(ramp.step_duration)
-                ));
-                let events = (rate * ramp.step_duration.as_secs_f64()).ceil().max(1.0) as usize;
-                let workload = Workload::generate(&plain(&config.load.workload, events))?;
-                let wire = Arc::new(ctx.load_wire(&format!("cap{i}_"), workload.config.accounts));
-                accounts.push((wire.ids.account_base, workload.config.accounts));
-                let sender = SenderConfig {
-                    rate: Some(rate),
-                    concurrency: in_flight(rate, timeout, config.load.concurrency),
-                    timeout,
-                    retry: RetryPolicy { max_attempts: 1, ..config.load.retry },
-                    record: false,
-                    history: None,
-                    ..config.load_sender(Check::Capacity)
-                };
-                let load = ctx.send_load(&config.target.url, workload, wire, sender).await?;
-                let (c, l) = (&load.sent.counters, &load.sent.latency_intended);
-                let n = c.deliveries.max(1) as f64;
-                let ms = |us: u64| us as f64 / 1e3;
-                // Any answer but a 2xx is a delivery the provider retries: a 429 or 503 shed is not
-                // capacity.
-                let errors = (c.status_4xx + c.status_5xx + c.connect_errors) as f64 / n;
-                let p99_ms = ms(l.p99);
-                let held = p99_ms < timeout.as_secs_f64() * 1e3 && errors < MAX_ERRORS;
-                steps.push(CapacityStep {
-                    rate_per_s: rate,
-                    deliveries: c.deliveries,
-                    p50_ms: ms(l.p50),
-                    p99_ms,
-                    max_ms: ms(l.max),
-                    over_timeout: c.timeouts as f64 / n,
-                    errors,
-                    held,
-                });
-                if !held {
-                    break;
-                }
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let (ctx, config, ramp, timeout) = (run.ctx, run.config, self.settings.ramp, self.timeout);
+        let (mut steps, mut accounts) = (Vec::new(), Vec::new());
+        for (i, rate) in ramp.rates().into_iter().enumerate() {
+            (run.step)(&format!(
+                "capacity: {rate:.1} events/s for {}",
+                humantime::format_duration(ramp.step_duration)
+            ));
+            let events = (rate * ramp.step_duration.as_secs_f64()).ceil().max(1.0) as usize;
+            let workload = Workload::generate(&plain(&config.load.workload, events))?;
+            let wire = Arc::new(ctx.load_wire(&format!("cap{i}_"), workload.config.accounts));
+            accounts.push((wire.ids.account_base, workload.config.accounts));
+            let sender = SenderConfig {
+                rate: Some(rate),
+                concurrency: in_flight(rate, timeout, config.load.concurrency),
+                timeout,
+                retry: RetryPolicy { max_attempts: 1, ..config.load.retry },
+                record: false,
+                history: None,
+                ..config.load_sender(Check::Capacity)
+            };
+            let load = ctx.send_load(&config.target.url, workload, wire, sender).await?;
+            let (c, l) = (&load.sent.counters, &load.sent.latency_intended);
+            let n = c.deliveries.max(1) as f64;
+            let ms = |us: u64| us as f64 / 1e3;
+            // Any answer but a 2xx is a delivery the provider retries: a 429 or 503 shed is not
+            // capacity.
+            let errors = (c.status_4xx + c.status_5xx + c.connect_errors) as f64 / n;
+            let p99_ms = ms(l.p99);
+            let held = p99_ms < timeout.as_secs_f64() * 1e3 && errors < MAX_ERRORS;
+            steps.push(CapacityStep {
+                rate_per_s: rate,
+                deliveries: c.deliveries,
+                p50_ms: ms(l.p50),
+                p99_ms,
+                max_ms: ms(l.max),
+                over_timeout: c.timeouts as f64 / n,
+                errors,
+                held,
+            });
+            if !held {
+                break;
             }
-            let check = *self;
-            Ok(Box::new(Ramped { steps, check, accounts }) as Box<dyn Delivery>)
-        })
+        }
+        let check = *self;
+        Ok(Box::new(Ramped { steps, check, accounts }) as Box<dyn Delivery>)
     }
 }
 

@@ -6,22 +6,24 @@
 
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use tokio::sync::Barrier;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::audit::probe::Answer;
 use crate::judge::rate::doubled;
 use crate::judge::{CreditBook, Expect, Needs};
-use crate::observe::{Sees, Snapshot};
+use crate::observe::Snapshot;
 use crate::report::{Check, CheckFigures, CheckResult, TrialsFigures};
 use crate::wire::Fields;
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::ConcurrentCopies, phase: Phase::Probe, build };
+
 /// Builds the check with `--copies` and `--trials`.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
     Ok(Box::new(ConcurrentCopies { copies: config.probes.copies, trials: config.probes.trials }))
 }
 
@@ -89,37 +91,23 @@ async fn release_together(ctx: &Arc<Ctx>, sent: &mut Delivered, copies: usize) {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for ConcurrentCopies {
-    fn check(&self) -> Check {
-        Check::ConcurrentCopies
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Probe
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
     fn plan(&self, _config: &AuditConfig) -> Plan {
         Plan::credits(self.trials, self.reach())
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let ctx = run.ctx;
-            let mut probes = Probes::new(self.check(), EXACTLY_ONCE, &[Needs::Applies]);
-            for n in 0..self.trials {
-                let mut sent =
-                    Delivered::new(ctx.credit("cc", n, 100 + n as i64, self.reach())?, Expect::Once);
-                release_together(ctx, &mut sent, self.copies).await;
-                if !sent.answers.acked {
-                    ctx.until_answered(&mut sent, RETRIES, "retry after no copy was acknowledged").await;
-                }
-                probes.events.push(sent);
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let ctx = run.ctx;
+        let mut probes = Probes::new(INFO.check, EXACTLY_ONCE, &[Needs::Applies]);
+        for n in 0..self.trials {
+            let mut sent = Delivered::new(ctx.credit("cc", n, 100 + n as i64, self.reach())?, Expect::Once);
+            release_together(ctx, &mut sent, self.copies).await;
+            if !sent.answers.acked {
+                ctx.until_answered(&mut sent, RETRIES, "retry after no copy was acknowledged").await;
             }
-            Ok(Box::new(Trials { probes, copies: self.copies }) as Box<dyn Delivery>)
-        })
+            probes.events.push(sent);
+        }
+        Ok(Box::new(Trials { probes, copies: self.copies }) as Box<dyn Delivery>)
     }
 }

@@ -12,16 +12,15 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, CrashSettings};
 use crate::audit::control::Restart;
 use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules, Verdict};
 use crate::load::{Load, WITNESSES, judge_load};
-use crate::observe::{Sees, Snapshot};
+use crate::observe::Snapshot;
 use crate::report::{AttemptLog, Check, CheckFigures, CheckResult, CrashFigures, RestartFigure, Status};
 use crate::workload::Workload;
 
@@ -46,9 +45,12 @@ fn attempts_for(kills: u32) -> u32 {
     MIN_ATTEMPTS + ATTEMPTS_PER_KILL * kills.min(KILLS_THAT_ADD_RETRIES)
 }
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::Crash, phase: Phase::Disturb, build };
+
 /// Builds the check from its flags.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
-    let settings = config.crash.as_ref().ok_or("needs --kill-cmd, --start-cmd and --health-url")?;
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+    let settings = config.crash.as_ref().ok_or(Unbuilt::Needs("--kill-cmd, --start-cmd and --health-url"))?;
     Ok(Box::new(Crash { settings }))
 }
 
@@ -240,64 +242,50 @@ fn failed_events(load: &Load, verdict: &Verdict, fail: ClassSet) -> BTreeSet<usi
         .collect()
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for Crash<'_> {
-    fn check(&self) -> Check {
-        Check::Crash
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Disturb
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
     fn plan(&self, config: &AuditConfig) -> Plan {
         let attempts = config.load.retry.max_attempts.max(attempts_for(self.settings.kills));
         Plan::load(&config.load_workload(), config.layout, attempts).unwrap_or_default()
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let (ctx, config, control) = (run.ctx, run.config, &self.settings.control);
-            let client = crate::audit::control::health_client()?;
-            control.ensure_healthy(&client).await?;
-            let mut sender = config.load_sender(Check::Crash);
-            sender.retry.max_attempts = sender.retry.max_attempts.max(attempts_for(self.settings.kills));
-            let mut workload = Workload::generate(&config.load_workload())?;
-            let wire = Arc::new(ctx.laid_out_load("crash_", &mut workload, sender.retry.max_attempts)?);
-            let first = workload.groups.first().map_or(0.0, |g| g.at);
-            let last = workload.groups.last().map_or(0.0, |g| g.at);
-            let planned = crate::sender::seconds((last - first) / config.load.rate);
-            let kills = self.settings.kills;
-            let moments: Vec<Duration> = (0..kills).map(|k| kill_at(&workload, k, kills, planned)).collect();
-            let start = Instant::now();
-            let killer = async {
-                let (mut restarts, mut landed) = (Vec::new(), Vec::new());
-                for at in moments {
-                    tokio::time::sleep_until(start + at).await;
-                    // Not `Control::restart`: the kill command's return is kept too, since a
-                    // delivery sent while it ran may be the one the kill catches.
-                    let killed_ms = ctx.probe.now_ms();
-                    control.kill().await?;
-                    landed.push(ctx.probe.now_ms());
-                    control.start(&client).await?;
-                    let r = Restart { killed_ms, healthy_ms: ctx.probe.now_ms() };
-                    (run.step)(&format!(
-                        "crash: kill {} of {kills}, healthy again after {:.0} ms",
-                        restarts.len() + 1,
-                        r.took_ms()
-                    ));
-                    restarts.push(r);
-                }
-                Ok::<_, AuditError>((restarts, landed))
-            };
-            let (load, kills) =
-                tokio::join!(ctx.send_load(&config.target.url, workload, wire, sender), killer);
-            let (restarts, landed_ms) = kills?;
-            Ok(Box::new(Crashed { load: load?, restarts, landed_ms }) as Box<dyn Delivery>)
-        })
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let (ctx, config, control) = (run.ctx, run.config, &self.settings.control);
+        let client = crate::audit::control::health_client()?;
+        control.ensure_healthy(&client).await?;
+        let mut sender = config.load_sender(Check::Crash);
+        sender.retry.max_attempts = sender.retry.max_attempts.max(attempts_for(self.settings.kills));
+        let mut workload = Workload::generate(&config.load_workload())?;
+        let wire = Arc::new(ctx.laid_out_load("crash_", &mut workload, sender.retry.max_attempts)?);
+        let first = workload.groups.first().map_or(0.0, |g| g.at);
+        let last = workload.groups.last().map_or(0.0, |g| g.at);
+        let planned = crate::sender::seconds((last - first) / config.load.rate);
+        let kills = self.settings.kills;
+        let moments: Vec<Duration> = (0..kills).map(|k| kill_at(&workload, k, kills, planned)).collect();
+        let start = Instant::now();
+        let killer = async {
+            let (mut restarts, mut landed) = (Vec::new(), Vec::new());
+            for at in moments {
+                tokio::time::sleep_until(start + at).await;
+                // Not `Control::restart`: the kill command's return is kept too, since a
+                // delivery sent while it ran may be the one the kill catches.
+                let killed_ms = ctx.probe.now_ms();
+                control.kill().await?;
+                landed.push(ctx.probe.now_ms());
+                control.start(&client).await?;
+                let r = Restart { killed_ms, healthy_ms: ctx.probe.now_ms() };
+                (run.step)(&format!(
+                    "crash: kill {} of {kills}, healthy again after {:.0} ms",
+                    restarts.len() + 1,
+                    r.took_ms()
+                ));
+                restarts.push(r);
+            }
+            Ok::<_, AuditError>((restarts, landed))
+        };
+        let (load, kills) = tokio::join!(ctx.send_load(&config.target.url, workload, wire, sender), killer);
+        let (restarts, landed_ms) = kills?;
+        Ok(Box::new(Crashed { load: load?, restarts, landed_ms }) as Box<dyn Delivery>)
     }
 }
 

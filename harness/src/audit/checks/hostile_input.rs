@@ -8,15 +8,13 @@
 //! acknowledged-and-lost; the stalled body answered or closed within `--stall-wait`.
 
 use bytes::Bytes;
-use futures_util::future::BoxFuture;
 
-use super::{AuditCheck, Delivery, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::accounts::Layout;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::{Class, Expect, Needs};
-use crate::observe::Sees;
 use crate::report::Check;
 use crate::wire::{Fields, Provider, Scheme};
 
@@ -28,8 +26,11 @@ pub fn default_oversized_bytes(provider: Option<Provider>) -> usize {
     provider.and_then(Provider::max_payload_bytes).map_or(floor, |cap| (cap + (1 << 20)).max(floor))
 }
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::HostileInput, phase: Phase::Probe, build };
+
 /// Builds the check with `--oversized-bytes` and `--stall-wait`.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
     let p = &config.probes;
     Ok(Box::new(HostileInput {
         oversized_bytes: p.oversized_bytes,
@@ -245,81 +246,68 @@ impl HostileInput {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for HostileInput {
-    fn check(&self) -> Check {
-        Check::HostileInput
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Probe
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
     fn plan(&self, _config: &AuditConfig) -> Plan {
         Plan::credits(CREDITS, REACH)
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let ctx = run.ctx;
-            let fail = [
-                Class::Duplicate,
-                Class::Lost,
-                Class::RefusedApplied,
-                Class::NotRefused,
-                Class::HeldOpen,
-                Class::UnexplainedChange,
-            ];
-            let mut p = Probes::new(self.check(), &fail, &[Needs::Applies]);
-            let mut next = Next(0);
-            let scheme = ctx.wire.signer.scheme();
-            let mut skipped = Vec::new();
-            if scheme.signs() {
-                self.refusals(ctx, &mut next, &mut p).await?;
-                if !scheme.has_timestamp() {
-                    skipped.push("stale and future timestamps (the scheme signs none)");
-                }
-            } else {
-                skipped.push("tampered, wrong-secret, unsigned and stale requests (--signing none)");
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let ctx = run.ctx;
+        let fail = [
+            Class::Duplicate,
+            Class::Lost,
+            Class::RefusedApplied,
+            Class::NotRefused,
+            Class::HeldOpen,
+            Class::UnexplainedChange,
+        ];
+        let mut p = Probes::new(INFO.check, &fail, &[Needs::Applies]);
+        let mut next = Next(0);
+        let scheme = ctx.wire.signer.scheme();
+        let mut skipped = Vec::new();
+        if scheme.signs() {
+            self.refusals(ctx, &mut next, &mut p).await?;
+            if !scheme.has_timestamp() {
+                skipped.push("stale and future timestamps (the scheme signs none)");
             }
-            let f = next.credit(ctx)?;
-            let malformed = Bytes::from(format!("{{\"id\": \"{}\", \"amount\": ", f.id));
-            let headers = ctx.wire.headers(&f, &malformed, now_s());
-            let mut sent = Delivered::new(f, Expect::Refused);
-            sent.push(ctx.probe.post(None, &headers, malformed, "malformed JSON, signed").await);
-            p.events.push(sent);
+        } else {
+            skipped.push("tampered, wrong-secret, unsigned and stale requests (--signing none)");
+        }
+        let f = next.credit(ctx)?;
+        let malformed = Bytes::from(format!("{{\"id\": \"{}\", \"amount\": ", f.id));
+        let headers = ctx.wire.headers(&f, &malformed, now_s());
+        let mut sent = Delivered::new(f, Expect::Refused);
+        sent.push(ctx.probe.post(None, &headers, malformed, "malformed JSON, signed").await);
+        p.events.push(sent);
 
-            let f = next.credit(ctx)?;
-            let (expect, oversized, note) = self.oversized(ctx, &f);
-            let headers = ctx.wire.headers(&f, &oversized, now_s());
-            let mut sent = Delivered::new(f, expect);
-            sent.push(ctx.probe.post(None, &headers, oversized, &note).await);
-            p.events.push(sent);
+        let f = next.credit(ctx)?;
+        let (expect, oversized, note) = self.oversized(ctx, &f);
+        let headers = ctx.wire.headers(&f, &oversized, now_s());
+        let mut sent = Delivered::new(f, expect);
+        sent.push(ctx.probe.post(None, &headers, oversized, &note).await);
+        p.events.push(sent);
 
-            self.replays(ctx, &mut next, &mut p).await?;
-            skipped.extend(self.overflow);
+        self.replays(ctx, &mut next, &mut p).await?;
+        skipped.extend(self.overflow);
 
-            let f = next.credit(ctx)?;
-            let (body, headers) = ctx.wire.attempt(&f, now_s());
-            let stalled = &body[..body.len().min(10)];
-            let (took, log) = ctx.probe.stall(&headers, 1_000_000, stalled, self.stall_wait).await;
-            let mut sent = Delivered::new(f, Expect::NotAcked);
-            match took {
-                Some(_) => sent.unanswered(log),
-                None => sent.held_open(log),
-            }
-            p.events.push(sent);
-            let stall = took.map_or_else(
-                || format!("stalled body still held after {:?}", self.stall_wait),
-                |t| format!("stalled body closed after {:.1} s", t.as_secs_f64()),
-            );
-            p.note =
-                if skipped.is_empty() { stall } else { format!("{stall}; not sent: {}", skipped.join("; ")) };
-            Ok(Box::new(p) as Box<dyn Delivery>)
-        })
+        let f = next.credit(ctx)?;
+        let (body, headers) = ctx.wire.attempt(&f, now_s());
+        let stalled = &body[..body.len().min(10)];
+        let (took, log) = ctx.probe.stall(&headers, 1_000_000, stalled, self.stall_wait).await;
+        let mut sent = Delivered::new(f, Expect::NotAcked);
+        match took {
+            Some(_) => sent.unanswered(log),
+            None => sent.held_open(log),
+        }
+        p.events.push(sent);
+        let stall = took.map_or_else(
+            || format!("stalled body still held after {:?}", self.stall_wait),
+            |t| format!("stalled body closed after {:.1} s", t.as_secs_f64()),
+        );
+        p.note =
+            if skipped.is_empty() { stall } else { format!("{stall}; not sent: {}", skipped.join("; ")) };
+        Ok(Box::new(p) as Box<dyn Delivery>)
     }
 }
 

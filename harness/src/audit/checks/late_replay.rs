@@ -5,23 +5,24 @@
 
 use std::collections::BTreeMap;
 
-use futures_util::future::BoxFuture;
-
-use super::{AuditCheck, Delivery, Judged, Phase, Run, needs_applies};
+use super::{AuditCheck, Delivery, Info, Judged, Phase, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::control;
 use crate::audit::ctx::{Delivered, Probes};
 use crate::judge::{Class, CreditBook, Expect, Needs};
-use crate::observe::{Sees, Snapshot};
+use crate::observe::Snapshot;
 use crate::report::{Check, CheckResult};
 use crate::wire::Fields;
 
 /// Events re-sent at most.
 const SAMPLE: usize = 10;
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::LateReplay, phase: Phase::After, build };
+
 /// Builds the check with `--replay-after` and `--retention-cmd`.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
     Ok(Box::new(LateReplay { config }))
 }
 
@@ -67,71 +68,58 @@ impl Delivery for Replayed {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for LateReplay<'_> {
-    fn check(&self) -> Check {
-        Check::LateReplay
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::After
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let p = &self.config.probes;
-            let replay = sample(run.earlier, SAMPLE);
-            if let Some(cmd) = &p.retention_cmd {
-                (run.step)("running --retention-cmd");
-                control::run_to_end("--retention-cmd", cmd).await?;
-            }
-            if !p.replay_after.is_zero() {
-                (run.step)(&format!(
-                    "waiting {} before the late replay",
-                    humantime::format_duration(p.replay_after)
-                ));
-                tokio::time::sleep(p.replay_after).await;
-            }
-            // The baseline is what the observers see now, after the purge: an event whose evidence
-            // went (a purge of the rows the applied query counts) would look applied once again
-            // after a replay that applied it again, so only events still seen applied once are
-            // replayed and judged.
-            let before = run.observers.snapshot().await?.resolve(run.book);
-            let (kept, changed): (Vec<Fields>, Vec<Fields>) =
-                replay.into_iter().partition(|f| before.applied(&f.id) == (1, 1));
-            (run.step)("late-replay");
-            let fail = [Class::Duplicate, Class::UnexplainedChange];
-            let mut probes = Probes::new(Check::LateReplay, &fail, &[Needs::Applies]);
-            for f in kept {
-                let mut sent = Delivered::new(f, Expect::Once);
-                sent.push(run.ctx.deliver(&sent.fields, "late replay").await);
-                probes.events.push(sent);
-            }
-            let gone = if changed.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; {} sampled events no longer seen applied once before the replay (their evidence purged?) not replayed",
-                    changed.len()
-                )
-            };
-            probes.note = format!(
-                "re-sent after {}{}; each seen applied once just before{gone}",
-                humantime::format_duration(p.replay_after),
-                if p.retention_cmd.is_some() { " and --retention-cmd" } else { "" }
-            );
-            let none = match (probes.events.is_empty(), changed.is_empty()) {
-                (false, _) => None,
-                (true, true) => Some("no event was acknowledged and applied once to replay".to_string()),
-                (true, false) => Some(format!(
-                    "every sampled event's evidence changed before the replay ({} no longer seen applied once: purged by --retention-cmd?), so a re-apply could not be told",
-                    changed.len()
-                )),
-            };
-            Ok(Box::new(Replayed { probes, none }) as Box<dyn Delivery>)
-        })
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let p = &self.config.probes;
+        let replay = sample(run.earlier, SAMPLE);
+        if let Some(cmd) = &p.retention_cmd {
+            (run.step)("running --retention-cmd");
+            control::run_to_end("--retention-cmd", cmd).await?;
+        }
+        if !p.replay_after.is_zero() {
+            (run.step)(&format!(
+                "waiting {} before the late replay",
+                humantime::format_duration(p.replay_after)
+            ));
+            tokio::time::sleep(p.replay_after).await;
+        }
+        // The baseline is what the observers see now, after the purge: an event whose evidence
+        // went (a purge of the rows the applied query counts) would look applied once again
+        // after a replay that applied it again, so only events still seen applied once are
+        // replayed and judged.
+        let before = run.observers.snapshot().await?.resolve(run.book);
+        let (kept, changed): (Vec<Fields>, Vec<Fields>) =
+            replay.into_iter().partition(|f| before.applied(&f.id) == (1, 1));
+        (run.step)("late-replay");
+        let fail = [Class::Duplicate, Class::UnexplainedChange];
+        let mut probes = Probes::new(Check::LateReplay, &fail, &[Needs::Applies]);
+        for f in kept {
+            let mut sent = Delivered::new(f, Expect::Once);
+            sent.push(run.ctx.deliver(&sent.fields, "late replay").await);
+            probes.events.push(sent);
+        }
+        let gone = if changed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} sampled events no longer seen applied once before the replay (their evidence purged?) not replayed",
+                changed.len()
+            )
+        };
+        probes.note = format!(
+            "re-sent after {}{}; each seen applied once just before{gone}",
+            humantime::format_duration(p.replay_after),
+            if p.retention_cmd.is_some() { " and --retention-cmd" } else { "" }
+        );
+        let none = match (probes.events.is_empty(), changed.is_empty()) {
+            (false, _) => None,
+            (true, true) => Some("no event was acknowledged and applied once to replay".to_string()),
+            (true, false) => Some(format!(
+                "every sampled event's evidence changed before the replay ({} no longer seen applied once: purged by --retention-cmd?), so a re-apply could not be told",
+                changed.len()
+            )),
+        };
+        Ok(Box::new(Replayed { probes, none }) as Box<dyn Delivery>)
     }
 }

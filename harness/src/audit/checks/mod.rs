@@ -1,6 +1,6 @@
 //! The checklist: one module per check, each owning its settings (a check whose flags were not
-//! given cannot be built), its deliveries and its judgement, all registered in [`REGISTRY`] in
-//! the checklist's order. `audit::run` runs them by [`Phase`]: the probes and the parallel load
+//! given cannot be built), its deliveries and its judgement, and its [`Info`] (which check, when
+//! it runs, how it is built), found through [`info`], whose match names every check. `audit::run` runs them by [`Phase`]: the probes and the parallel load
 //! judged together once the observers settle, then each check that disturbs the receiver on its
 //! own, then the late replay, which re-sends what the earlier checks saw applied.
 
@@ -20,8 +20,6 @@ mod semantic_duplicate;
 mod sequential_duplicate;
 
 use std::sync::Arc;
-
-use futures_util::future::BoxFuture;
 
 pub use hostile_input::default_oversized_bytes;
 
@@ -48,16 +46,45 @@ pub enum Phase {
     After,
 }
 
-/// One check of the checklist, built from its settings.
-pub trait AuditCheck: Send + Sync {
+/// What the registry knows of a check before it is built.
+pub struct Info {
     /// Which check.
-    fn check(&self) -> Check;
+    pub check: Check,
     /// When it runs.
-    fn phase(&self) -> Phase;
-    /// Why it cannot run with what the observers see, if it cannot.
-    fn cannot_run(&self, sees: Sees) -> Option<String>;
+    pub phase: Phase,
+    /// Builds it from the audit's settings, or says which it needs.
+    pub build: Build,
+}
+
+/// Why a check cannot be built from the audit's settings: it is skipped, saying so.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unbuilt {
+    /// Its flags were not given.
+    #[error("needs {0}")]
+    Needs(&'static str),
+    /// `--signing none`: there is no secret to rotate.
+    #[error("--signing none signs nothing to rotate")]
+    Unsigned,
+    /// The provider the audit is held to never retries a failed delivery.
+    #[error("{0} does not retry failed deliveries on its own")]
+    NoRetries(&'static str),
+    /// The bodies cannot carry one change twice.
+    #[error(
+        "needs bodies that carry the object an event is about: --payload {0} does not (a provider's \
+         bodies do; a template does with {{{{object}}}} in its credit body)"
+    )]
+    NoObject(String),
+}
+
+/// One check of the checklist, built from its settings.
+#[async_trait::async_trait]
+pub trait AuditCheck: Send + Sync {
+    /// Why it cannot run with what the observers see, if it cannot: most checks count applies.
+    fn cannot_run(&self, sees: Sees) -> Option<String> {
+        needs_applies(sees)
+    }
     /// Sends its deliveries; they are judged once the observers have settled.
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>>;
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError>;
     /// What it will send, said before anything is: the run's accounts are laid out, and checked to
     /// hold nothing, from every check's plan.
     fn plan(&self, config: &AuditConfig) -> Plan {
@@ -184,26 +211,52 @@ pub struct Run<'a> {
     pub book: &'a CreditBook,
 }
 
-/// Builds a check from the audit's settings, or says which flags it needs.
-pub type Build = for<'a> fn(&'a AuditConfig) -> Result<Box<dyn AuditCheck + 'a>, String>;
+/// The flags checks own, flattened into `hookbench audit`'s.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CheckFlags {
+    #[command(flatten)]
+    race_window: race_window::Flags,
+}
 
-/// Every check, in the checklist's order ([`Check::ALL`]'s).
-pub const REGISTRY: [(Check, Build); 14] = [
-    (Check::SequentialDuplicate, sequential_duplicate::build),
-    (Check::SemanticDuplicate, semantic_duplicate::build),
-    (Check::ConcurrentCopies, concurrent_copies::build),
-    (Check::RaceWindow, race_window::build),
-    (Check::LostAck, lost_ack::build),
-    (Check::OutOfOrder, out_of_order::build),
-    (Check::LateReplay, late_replay::build),
-    (Check::SecretRotation, secret_rotation::build),
-    (Check::HostileInput, hostile_input::build),
-    (Check::ParallelLoad, parallel_load::build),
-    (Check::Crash, crash::build),
-    (Check::Poison, poison::build),
-    (Check::Capacity, capacity::build),
-    (Check::RetryStorm, retry_storm::build),
-];
+impl CheckFlags {
+    /// The checks a flag of their own asked for.
+    pub fn opted_in(&self) -> Vec<Check> {
+        let asked = [(self.race_window.race_window, race_window::INFO.check)];
+        asked.into_iter().filter(|(on, _)| *on).map(|(_, c)| c).collect()
+    }
+}
+
+/// Builds a check from the audit's settings, or says why it cannot be.
+pub type Build = for<'a> fn(&'a AuditConfig) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt>;
+
+/// The registry: `check`'s module's [`Info`]. The match has no catch-all, so a check cannot be
+/// named without a module that sends and judges it.
+pub fn info(check: Check) -> &'static Info {
+    match check {
+        Check::Capacity => &capacity::INFO,
+        Check::ConcurrentCopies => &concurrent_copies::INFO,
+        Check::Crash => &crash::INFO,
+        Check::HostileInput => &hostile_input::INFO,
+        Check::LateReplay => &late_replay::INFO,
+        Check::LostAck => &lost_ack::INFO,
+        Check::OutOfOrder => &out_of_order::INFO,
+        Check::ParallelLoad => &parallel_load::INFO,
+        Check::Poison => &poison::INFO,
+        Check::RaceWindow => &race_window::INFO,
+        Check::RetryStorm => &retry_storm::INFO,
+        Check::SecretRotation => &secret_rotation::INFO,
+        Check::SemanticDuplicate => &semantic_duplicate::INFO,
+        Check::SequentialDuplicate => &sequential_duplicate::INFO,
+    }
+}
+
+/// A check built, with what the registry knows of it.
+pub struct Built<'a> {
+    /// Which check, and when it runs.
+    pub info: &'static Info,
+    /// The check.
+    pub check: Box<dyn AuditCheck + 'a>,
+}
 
 /// What a check that expects each event applied exactly once fails on.
 pub const EXACTLY_ONCE: &[Class] =
@@ -221,8 +274,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_registry_holds_every_check_once_in_the_checklists_order() {
-        let registered: Vec<Check> = REGISTRY.iter().map(|(c, _)| *c).collect();
-        assert_eq!(registered, Check::ALL);
+    fn each_checks_module_says_it_is_that_check() {
+        for &c in Check::ALL {
+            assert_eq!(info(c).check, c);
+        }
     }
 }

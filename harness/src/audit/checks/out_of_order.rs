@@ -5,9 +5,7 @@
 //! (`--update-applied-query`, or an applied query that returns updates), none applied twice.
 //! Needs `--state-query`.
 
-use futures_util::future::BoxFuture;
-
-use super::{AuditCheck, Delivery, Phase, Plan, Run};
+use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
@@ -18,8 +16,11 @@ use crate::report::Check;
 /// Versions per account.
 const VERSIONS: i64 = 6;
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::OutOfOrder, phase: Phase::Probe, build };
+
 /// Builds the check (it needs no flags of its own).
-pub fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
     Ok(Box::new(OutOfOrder))
 }
 
@@ -36,15 +37,8 @@ fn order(a: usize) -> Vec<i64> {
     order
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for OutOfOrder {
-    fn check(&self) -> Check {
-        Check::OutOfOrder
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Probe
-    }
-
     fn cannot_run(&self, sees: Sees) -> Option<String> {
         (!sees.states).then(|| "needs --state-query (each account's version)".to_string())
     }
@@ -53,24 +47,22 @@ impl AuditCheck for OutOfOrder {
         Plan::updates(config.probes.events)
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let ctx = run.ctx;
-            // A duplicate: an update handler that ran twice, where update applies are observed.
-            let fail = [Class::StaleAccount, Class::NeverApplied, Class::Duplicate];
-            let mut p = Probes::new(self.check(), &fail, &[Needs::States]);
-            let mut n = 0;
-            for a in 0..run.config.probes.events {
-                let account = ctx.account();
-                for v in order(a) {
-                    let mut sent = Delivered::new(ctx.update("ooo", n, account, v), Expect::Once);
-                    n += 1;
-                    ctx.until_answered(&mut sent, 3, &format!("version {v}")).await;
-                    p.events.push(sent);
-                }
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let ctx = run.ctx;
+        // A duplicate: an update handler that ran twice, where update applies are observed.
+        let fail = [Class::StaleAccount, Class::NeverApplied, Class::Duplicate];
+        let mut p = Probes::new(INFO.check, &fail, &[Needs::States]);
+        let mut n = 0;
+        for a in 0..run.config.probes.events {
+            let account = ctx.account();
+            for v in order(a) {
+                let mut sent = Delivered::new(ctx.update("ooo", n, account, v), Expect::Once);
+                n += 1;
+                ctx.until_answered(&mut sent, 3, &format!("version {v}")).await;
+                p.events.push(sent);
             }
-            Ok(Box::new(p) as Box<dyn Delivery>)
-        })
+        }
+        Ok(Box::new(p) as Box<dyn Delivery>)
     }
 }
 

@@ -9,20 +9,21 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
-
-use super::{AuditCheck, Delivery, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::judge::rate::{Rate, doubled};
 use crate::judge::{CreditBook, Verdict};
 use crate::load::{Load, judge_load, parallel_rules};
-use crate::observe::{Sees, Snapshot};
+use crate::observe::Snapshot;
 use crate::report::{Check, CheckFigures, CheckResult};
 use crate::workload::{GroupKind, Workload};
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::ParallelLoad, phase: Phase::Load, build };
+
 /// Builds the check (its settings are the loads').
-pub fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
     Ok(Box::new(ParallelLoad))
 }
 
@@ -65,19 +66,8 @@ fn concurrent_rate(load: &Load, seen: &Snapshot, verdict: &Verdict) -> Rate {
     doubled(verdict, &seen.evidence(&history), concurrent)
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for ParallelLoad {
-    fn check(&self) -> Check {
-        Check::ParallelLoad
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Load
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
     /// Its accounts are the first of the run's (reserved when the run's accounts are made), so
     /// its plan takes none beyond them.
     fn plan(&self, config: &AuditConfig) -> Plan {
@@ -88,15 +78,13 @@ impl AuditCheck for ParallelLoad {
         }
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let config = run.config;
-            let mut workload = Workload::generate(&config.load_workload())?;
-            let sender = config.load_sender(Check::ParallelLoad);
-            run.ctx.accounts.lay_out(&mut workload, sender.retry.max_attempts)?;
-            let wire = Arc::clone(&run.ctx.wire);
-            let load = run.ctx.send_load(&config.target.url, workload, wire, sender).await?;
-            Ok(Box::new(Loaded(load, !config.sees_states())) as Box<dyn Delivery>)
-        })
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let config = run.config;
+        let mut workload = Workload::generate(&config.load_workload())?;
+        let sender = config.load_sender(Check::ParallelLoad);
+        run.ctx.accounts.lay_out(&mut workload, sender.retry.max_attempts)?;
+        let wire = Arc::clone(&run.ctx.wire);
+        let load = run.ctx.send_load(&config.target.url, workload, wire, sender).await?;
+        Ok(Box::new(Loaded(load, !config.sees_states())) as Box<dyn Delivery>)
     }
 }

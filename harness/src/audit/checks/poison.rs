@@ -8,9 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, PoisonSettings};
 use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules};
@@ -25,9 +23,12 @@ use crate::workload::Workload;
 /// noise, not a poison event's harm.
 const P99_FLOOR: Duration = Duration::from_millis(20);
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::Poison, phase: Phase::Disturb, build };
+
 /// Builds the check from its flags.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
-    let settings = config.poison.as_ref().ok_or("needs --poison-account or --poison-template")?;
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+    let settings = config.poison.as_ref().ok_or(Unbuilt::Needs("--poison-account or --poison-template"))?;
     Ok(Box::new(PoisonCheck { settings }))
 }
 
@@ -114,15 +115,8 @@ impl Delivery for Poisoned {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for PoisonCheck<'_> {
-    fn check(&self) -> Check {
-        Check::Poison
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Disturb
-    }
-
     /// Poison credits to one account (`--poison-account`) all move that one account, outside the
     /// run's: a per-account aggregate cannot say which was applied, so another observer must.
     fn cannot_run(&self, sees: Sees) -> Option<String> {
@@ -140,32 +134,30 @@ impl AuditCheck for PoisonCheck<'_> {
         load(()).and(load(()))
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let (ctx, config) = (run.ctx, run.config);
-            let url = &config.target.url;
-            let sender = config.load_sender(Check::Poison);
-            let clean_sender = crate::sender::SenderConfig {
-                history: config.history.as_ref().map(|t| t.with_cell("audit/poison/clean".to_string())),
-                ..sender.clone()
-            };
-            let attempts = sender.retry.max_attempts;
-            let mut clean = Workload::generate(&config.load_workload())?;
-            let clean_wire = Arc::new(ctx.laid_out_load("pclean_", &mut clean, attempts)?);
-            let clean = ctx.send_load(url, clean, clean_wire, clean_sender).await?;
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let (ctx, config) = (run.ctx, run.config);
+        let url = &config.target.url;
+        let sender = config.load_sender(Check::Poison);
+        let clean_sender = crate::sender::SenderConfig {
+            history: config.history.as_ref().map(|t| t.with_cell("audit/poison/clean".to_string())),
+            ..sender.clone()
+        };
+        let attempts = sender.retry.max_attempts;
+        let mut clean = Workload::generate(&config.load_workload())?;
+        let clean_wire = Arc::new(ctx.laid_out_load("pclean_", &mut clean, attempts)?);
+        let clean = ctx.send_load(url, clean, clean_wire, clean_sender).await?;
 
-            let mut poisoned = Workload::generate(&config.load_workload())?;
-            poisoned.poison(self.settings.chance);
-            let mut wire = ctx.laid_out_load("poison_", &mut poisoned, attempts)?;
-            wire.poison = self.settings.poison.clone();
-            let poisoned = ctx.send_load(url, poisoned, Arc::new(wire), sender).await?;
-            let what = match &self.settings.poison {
-                Poison::Account(a) => format!("credits to account {a}"),
-                Poison::Template(p) => format!("bodies of {}", p.name()),
-                Poison::NegativeAmount => "credits of a negative amount".to_string(),
-            };
-            let factor = self.settings.p99_factor;
-            Ok(Box::new(Poisoned { clean, poisoned, what, factor }) as Box<dyn Delivery>)
-        })
+        let mut poisoned = Workload::generate(&config.load_workload())?;
+        poisoned.poison(self.settings.chance);
+        let mut wire = ctx.laid_out_load("poison_", &mut poisoned, attempts)?;
+        wire.poison = self.settings.poison.clone();
+        let poisoned = ctx.send_load(url, poisoned, Arc::new(wire), sender).await?;
+        let what = match &self.settings.poison {
+            Poison::Account(a) => format!("credits to account {a}"),
+            Poison::Template(p) => format!("bodies of {}", p.name()),
+            Poison::NegativeAmount => "credits of a negative amount".to_string(),
+        };
+        let factor = self.settings.p99_factor;
+        Ok(Box::new(Poisoned { clean, poisoned, what, factor }) as Box<dyn Delivery>)
     }
 }

@@ -8,17 +8,16 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::rate::{Rate, doubled};
 use crate::judge::{CreditBook, Expect, Needs};
-use crate::observe::{Sees, Snapshot};
-use crate::report::{Check, CheckFigures, CheckResult, RaceWindowFigures, SpacingFigure};
+use crate::observe::Snapshot;
+use crate::report::{Check, CheckFigures, CheckResult, SpacingFigure, SpacingsFigures};
 use crate::wire::Fields;
 
 /// How far apart each pair's two copies are released, milliseconds.
@@ -32,10 +31,22 @@ const READY: Duration = Duration::from_millis(25);
 /// instead, so a 1 ms spacing is 1 ms and not 0 or 2.
 const SPIN: Duration = Duration::from_millis(2);
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::RaceWindow, phase: Phase::Probe, build };
+
+/// The check's own flag: it runs only when asked, its pairs being seven times `--trials` credits.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Flags {
+    /// Run the race-window check: pairs of copies of a fresh credit, the second released 0, 1, 2,
+    /// 5, 10, 20 and 50 ms after the first, --trials pairs per spacing.
+    #[arg(long)]
+    pub race_window: bool,
+}
+
 /// Builds the check when `--race-window` was given.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
-    if !config.probes.race_window {
-        return Err("needs --race-window (pairs of copies released 0 to 50 ms apart)".to_string());
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+    if !config.probes.opted_in.contains(&INFO.check) {
+        return Err(Unbuilt::Needs("--race-window (pairs of copies released 0 to 50 ms apart)"));
     }
     Ok(Box::new(RaceWindow { trials: config.probes.trials }))
 }
@@ -125,8 +136,7 @@ impl Delivery for Window {
                 rate: (*r).into(),
             })
             .collect();
-        result.figures =
-            Some(CheckFigures::RaceWindow(RaceWindowFigures { pairs: self.pairs as u64, spacings }));
+        result.figures = Some(CheckFigures::Spacings(SpacingsFigures { pairs: self.pairs as u64, spacings }));
         result
     }
 
@@ -158,45 +168,32 @@ async fn send_pair(ctx: &Arc<Ctx>, sent: &mut Delivered, spacing: Duration) -> f
     gap
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for RaceWindow {
-    fn check(&self) -> Check {
-        Check::RaceWindow
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Probe
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
     fn plan(&self, _config: &AuditConfig) -> Plan {
         Plan::credits(SPACINGS_MS.len() * self.trials, REACH)
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let ctx = run.ctx;
-            let mut probes = Probes::new(self.check(), EXACTLY_ONCE, &[Needs::Applies]);
-            let mut spacings = Vec::new();
-            for spacing_ms in SPACINGS_MS {
-                (run.step)(&format!("race-window: pairs {spacing_ms} ms apart"));
-                let begin = probes.events.len();
-                let mut gaps_ms = Vec::with_capacity(self.trials);
-                for _ in 0..self.trials {
-                    let n = probes.events.len();
-                    let mut sent = Delivered::new(ctx.credit("rw", n, 100 + n as i64, REACH)?, Expect::Once);
-                    gaps_ms.push(send_pair(ctx, &mut sent, Duration::from_millis(spacing_ms)).await);
-                    if !sent.answers.acked {
-                        ctx.until_answered(&mut sent, RETRIES, "retry after no copy was acknowledged").await;
-                    }
-                    probes.events.push(sent);
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let ctx = run.ctx;
+        let mut probes = Probes::new(INFO.check, EXACTLY_ONCE, &[Needs::Applies]);
+        let mut spacings = Vec::new();
+        for spacing_ms in SPACINGS_MS {
+            (run.step)(&format!("race-window: pairs {spacing_ms} ms apart"));
+            let begin = probes.events.len();
+            let mut gaps_ms = Vec::with_capacity(self.trials);
+            for _ in 0..self.trials {
+                let n = probes.events.len();
+                let mut sent = Delivered::new(ctx.credit("rw", n, 100 + n as i64, REACH)?, Expect::Once);
+                gaps_ms.push(send_pair(ctx, &mut sent, Duration::from_millis(spacing_ms)).await);
+                if !sent.answers.acked {
+                    ctx.until_answered(&mut sent, RETRIES, "retry after no copy was acknowledged").await;
                 }
-                spacings.push(Spaced { spacing_ms, events: begin..probes.events.len(), gaps_ms });
+                probes.events.push(sent);
             }
-            Ok(Box::new(Window { probes, spacings, pairs: self.trials }) as Box<dyn Delivery>)
-        })
+            spacings.push(Spaced { spacing_ms, events: begin..probes.events.len(), gaps_ms });
+        }
+        Ok(Box::new(Window { probes, spacings, pairs: self.trials }) as Box<dyn Delivery>)
     }
 }
 

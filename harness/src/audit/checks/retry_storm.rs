@@ -11,27 +11,31 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::{AuditConfig, StormSettings};
 use crate::audit::ctx::{Ctx, Delivered, Probes};
 use crate::judge::{Class, CreditBook, Expect, Needs};
-use crate::observe::{Sees, Snapshot};
+use crate::observe::Snapshot;
 use crate::report::{Check, CheckFigures, CheckResult, Status, StormFigures};
 use crate::stats::Latency;
 use crate::wire::Provider;
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::RetryStorm, phase: Phase::Disturb, build };
+
 /// Builds the check from its flags, for a provider that retries.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
-    let settings =
-        config.storm.as_ref().ok_or("needs --outage (with --kill-cmd, --start-cmd and --health-url)")?;
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+    let settings = config
+        .storm
+        .as_ref()
+        .ok_or(Unbuilt::Needs("--outage (with --kill-cmd, --start-cmd and --health-url)"))?;
     let provider = config.target.provider.unwrap_or(Provider::StandardWebhooks);
     if provider.retry_delays().is_empty() {
-        return Err(format!("{} does not retry failed deliveries on its own", provider.as_str()));
+        return Err(Unbuilt::NoRetries(provider.as_str()));
     }
     Ok(Box::new(RetryStorm { settings, provider, timeout: config.load.timeout }))
 }
@@ -186,59 +190,45 @@ impl Delivery for Stormed {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for RetryStorm<'_> {
-    fn check(&self) -> Check {
-        Check::RetryStorm
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Disturb
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
     fn plan(&self, _config: &AuditConfig) -> Plan {
         Plan::credits(self.settings.events, self.reach())
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let (ctx, s) = (run.ctx, self.settings);
-            let scale = |d: Duration| d.div_f64(s.time_scale);
-            let waits: Arc<Vec<Duration>> =
-                Arc::new(self.provider.retry_delays().into_iter().map(scale).collect());
-            let client = crate::audit::control::health_client()?;
-            s.control.ensure_healthy(&client).await?;
-            let killed_ms = ctx.probe.now_ms();
-            s.control.kill().await?;
-            let start = Instant::now();
-            let mut tasks = JoinSet::new();
-            for n in 0..s.events {
-                let sent =
-                    Delivered::new(ctx.credit("storm", n, 100 + n as i64, self.reach())?, Expect::Once);
-                tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone()));
-            }
-            tokio::time::sleep_until(start + scale(s.outage)).await;
-            s.control.start(&client).await?;
-            let healthy_ms = ctx.probe.now_ms();
-            let (mut events, timings): (Vec<Delivered>, Vec<Vec<(f64, f64)>>) =
-                tasks.join_all().await.into_iter().unzip();
-            events.sort_by(|a, b| a.fields.id.cmp(&b.fields.id));
-            let mut probes = Probes::new(Check::RetryStorm, EXACTLY_ONCE, &[Needs::Applies]);
-            probes.events = events;
-            Ok(Box::new(Stormed {
-                probes,
-                killed_ms,
-                healthy_ms,
-                timings: timings.into_iter().flatten().collect(),
-                provider: self.provider,
-                outage: s.outage,
-                time_scale: s.time_scale,
-                timeout: self.timeout,
-            }) as Box<dyn Delivery>)
-        })
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let (ctx, s) = (run.ctx, self.settings);
+        let scale = |d: Duration| d.div_f64(s.time_scale);
+        let waits: Arc<Vec<Duration>> =
+            Arc::new(self.provider.retry_delays().into_iter().map(scale).collect());
+        let client = crate::audit::control::health_client()?;
+        s.control.ensure_healthy(&client).await?;
+        let killed_ms = ctx.probe.now_ms();
+        s.control.kill().await?;
+        let start = Instant::now();
+        let mut tasks = JoinSet::new();
+        for n in 0..s.events {
+            let sent = Delivered::new(ctx.credit("storm", n, 100 + n as i64, self.reach())?, Expect::Once);
+            tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone()));
+        }
+        tokio::time::sleep_until(start + scale(s.outage)).await;
+        s.control.start(&client).await?;
+        let healthy_ms = ctx.probe.now_ms();
+        let (mut events, timings): (Vec<Delivered>, Vec<Vec<(f64, f64)>>) =
+            tasks.join_all().await.into_iter().unzip();
+        events.sort_by(|a, b| a.fields.id.cmp(&b.fields.id));
+        let mut probes = Probes::new(Check::RetryStorm, EXACTLY_ONCE, &[Needs::Applies]);
+        probes.events = events;
+        Ok(Box::new(Stormed {
+            probes,
+            killed_ms,
+            healthy_ms,
+            timings: timings.into_iter().flatten().collect(),
+            provider: self.provider,
+            outage: s.outage,
+            time_scale: s.time_scale,
+            timeout: self.timeout,
+        }) as Box<dyn Delivery>)
     }
 }
 

@@ -7,20 +7,20 @@
 //! which must be refused. PASS: the first applied exactly once each, the last refused (4xx) and
 //! never applied.
 
-use futures_util::future::BoxFuture;
-
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
 use crate::judge::{Class, Expect, Needs};
-use crate::observe::Sees;
 use crate::report::Check;
 use crate::wire::{Signatures, Verification};
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::SecretRotation, phase: Phase::Probe, build };
+
 /// Builds the check for schemes that sign.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
-    let rules = config.target.signing.verification().ok_or("--signing none signs nothing to rotate")?;
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+    let rules = config.target.signing.verification().ok_or(Unbuilt::Unsigned)?;
     Ok(Box::new(SecretRotation { rules, secrets: config.target.secrets.len() }))
 }
 
@@ -67,36 +67,23 @@ impl SecretRotation {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for SecretRotation {
-    fn check(&self) -> Check {
-        Check::SecretRotation
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Probe
-    }
-
-    fn cannot_run(&self, sees: Sees) -> Option<String> {
-        needs_applies(sees)
-    }
-
     fn plan(&self, _config: &AuditConfig) -> Plan {
         Plan::credits(self.deliveries().len(), 1)
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let ctx = run.ctx;
-            let fail: Vec<Class> = EXACTLY_ONCE.iter().copied().chain([Class::NotRefused]).collect();
-            let mut p = Probes::new(self.check(), &fail, &[Needs::Applies]);
-            for (n, (keys, expect, note)) in self.deliveries().into_iter().enumerate() {
-                let mut sent = Delivered::new(ctx.credit("rot", n, 100, 1)?, expect);
-                let wire = ctx.wire.signed_by(ctx.wire.signer.signing_with(&keys));
-                sent.push(ctx.deliver_over(&wire, &sent.fields, &note).await);
-                p.events.push(sent);
-            }
-            Ok(Box::new(p) as Box<dyn Delivery>)
-        })
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let ctx = run.ctx;
+        let fail: Vec<Class> = EXACTLY_ONCE.iter().copied().chain([Class::NotRefused]).collect();
+        let mut p = Probes::new(INFO.check, &fail, &[Needs::Applies]);
+        for (n, (keys, expect, note)) in self.deliveries().into_iter().enumerate() {
+            let mut sent = Delivered::new(ctx.credit("rot", n, 100, 1)?, expect);
+            let wire = ctx.wire.signed_by(ctx.wire.signer.signing_with(&keys));
+            sent.push(ctx.deliver_over(&wire, &sent.fields, &note).await);
+            p.events.push(sent);
+        }
+        Ok(Box::new(p) as Box<dyn Delivery>)
     }
 }
 

@@ -5,9 +5,7 @@
 //! advisory (WARN, the exit status unchanged), since the checklist dedupes on the event id, unless
 //! `--strict` makes it a FAIL. Neither applied is lost or never-applied, a FAIL either way.
 
-use futures_util::future::BoxFuture;
-
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Phase, Plan, Run, needs_applies};
+use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt, needs_applies};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes};
@@ -16,17 +14,16 @@ use crate::observe::{Sees, Sink, Snapshot};
 use crate::report::{Check, CheckResult};
 use crate::wire::Fields;
 
+/// The check, as the registry knows it.
+pub const INFO: Info = Info { check: Check::SemanticDuplicate, phase: Phase::Probe, build };
+
 /// Builds the check; `--strict` makes a semantic duplicate fail it.
 ///
 /// A body that does not carry the object's id cannot send one change twice: its two events
 /// would differ in their ids alone, which a receiver rightly takes for two payments.
-pub fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, String> {
+fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
     if !config.target.payload.carries_object() {
-        return Err(format!(
-            "needs bodies that carry the object an event is about: --payload {} does not (a provider's \
-             bodies do; a template does with {{{{object}}}} in its credit body)",
-            config.target.payload.name()
-        ));
+        return Err(Unbuilt::NoObject(config.target.payload.name().to_string()));
     }
     Ok(Box::new(SemanticDuplicate { strict: config.strict }))
 }
@@ -53,7 +50,7 @@ impl SemanticDuplicate {
     /// What it is held to: every change applied once, the semantic duplicate warning (or, with
     /// `--strict`, failing).
     fn probes(&self) -> Probes {
-        let mut p = Probes::new(self.check(), EXACTLY_ONCE, &[Needs::Applies]);
+        let mut p = Probes::new(INFO.check, EXACTLY_ONCE, &[Needs::Applies]);
         let semantic = ClassSet::EMPTY.with(Class::SemanticDuplicate);
         if self.strict {
             p.rules.fail = p.rules.fail.or(semantic);
@@ -64,15 +61,8 @@ impl SemanticDuplicate {
     }
 }
 
+#[async_trait::async_trait]
 impl AuditCheck for SemanticDuplicate {
-    fn check(&self) -> Check {
-        Check::SemanticDuplicate
-    }
-
-    fn phase(&self) -> Phase {
-        Phase::Probe
-    }
-
     /// A sink names an event only by the key its call carries: a receiver that dedupes on the
     /// object (the remedy) may key its downstream call by the object, which names neither event
     /// of the pair, and a sink would read that as nothing applied. Only the receiver's own records
@@ -94,22 +84,19 @@ impl AuditCheck for SemanticDuplicate {
         Plan { credits: credits.credits.iter().flat_map(|&r| [r, r]).collect(), accounts: 0, ..credits }
     }
 
-    fn send<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, Result<Box<dyn Delivery>, AuditError>> {
-        Box::pin(async move {
-            let ctx = run.ctx;
-            let mut p = self.probes();
-            for n in 0..run.config.probes.events {
-                for (which, fields) in
-                    ["first event", "second event, another id"].into_iter().zip(pair(ctx, n)?)
-                {
-                    let mut sent = Delivered::new(fields, Expect::Once);
-                    ctx.until_answered(&mut sent, REACH as usize, which).await;
-                    p.events.push(sent);
-                }
-                p.pairs.push((2 * n, 2 * n + 1));
+    async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
+        let ctx = run.ctx;
+        let mut p = self.probes();
+        for n in 0..run.config.probes.events {
+            for (which, fields) in ["first event", "second event, another id"].into_iter().zip(pair(ctx, n)?)
+            {
+                let mut sent = Delivered::new(fields, Expect::Once);
+                ctx.until_answered(&mut sent, REACH as usize, which).await;
+                p.events.push(sent);
             }
-            Ok(Box::new(Pairs(p)) as Box<dyn Delivery>)
-        })
+            p.pairs.push((2 * n, 2 * n + 1));
+        }
+        Ok(Box::new(Pairs(p)) as Box<dyn Delivery>)
     }
 }
 

@@ -76,8 +76,8 @@ pub struct ProbeSettings {
     /// Trials of each race check (`--trials`): the concurrent check's events, and the race
     /// window's pairs per spacing.
     pub trials: usize,
-    /// Whether to run the race window (`--race-window`).
-    pub race_window: bool,
+    /// The checks that run only when a flag of their own asks for them (each check's `Flags`).
+    pub opted_in: Vec<Check>,
     /// How long a stalled body may be held (hostile input).
     pub stall_wait: Duration,
     /// The oversized body's size (hostile input).
@@ -147,16 +147,45 @@ impl Ramp {
     }
 }
 
+/// A `--ramp` that is not two rates, the lower first.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRamp {
+    /// No `..` between two rates.
+    #[error("`{0}` is not FROM..TO, such as 10..200")]
+    NotARange(String),
+    /// One end is not a number.
+    #[error("`{end}` in `{ramp}` is not a number")]
+    NotANumber {
+        /// The end.
+        end: String,
+        /// The whole value.
+        ramp: String,
+    },
+    /// One end is 0, negative or not finite.
+    #[error("`{end}` in `{ramp}` must be above 0")]
+    NotAbove0 {
+        /// The end.
+        end: String,
+        /// The whole value.
+        ramp: String,
+    },
+    /// The higher rate came first.
+    #[error("`{0}` ramps down; give the lower rate first")]
+    RampsDown(String),
+}
+
 /// Parses `FROM..TO` (events per second).
-pub fn parse_ramp(s: &str) -> Result<(f64, f64), String> {
-    let (from, to) = s.split_once("..").ok_or_else(|| format!("`{s}` is not FROM..TO, such as 10..200"))?;
-    let rate = |t: &str| -> Result<f64, String> {
-        let r: f64 = t.trim().parse().map_err(|_| format!("`{t}` in `{s}` is not a number"))?;
-        if r.is_finite() && r > 0.0 { Ok(r) } else { Err(format!("`{t}` in `{s}` must be above 0")) }
+pub fn parse_ramp(s: &str) -> Result<(f64, f64), BadRamp> {
+    let (from, to) = s.split_once("..").ok_or_else(|| BadRamp::NotARange(s.to_string()))?;
+    let rate = |t: &str| -> Result<f64, BadRamp> {
+        let (end, ramp) = (t.to_string(), s.to_string());
+        let r: f64 =
+            t.trim().parse().map_err(|_| BadRamp::NotANumber { end: end.clone(), ramp: ramp.clone() })?;
+        if r.is_finite() && r > 0.0 { Ok(r) } else { Err(BadRamp::NotAbove0 { end, ramp }) }
     };
     let (from, to) = (rate(from)?, rate(to)?);
     if to < from {
-        return Err(format!("`{s}` ramps down; give the lower rate first"));
+        return Err(BadRamp::RampsDown(s.to_string()));
     }
     Ok((from, to))
 }
@@ -350,10 +379,12 @@ impl AuditConfig {
                 "a sharded audit is judged afterwards by `hookbench merge` through --observe-db; a --sink sees only while it runs",
             );
         }
-        if self.checks.iter().any(|&c| c != Check::ParallelLoad) {
-            return config(
-                "a sharded audit runs the parallel load only (--checks parallel-load); run the other checks in an audit of their own",
-            );
+        if self.checks.iter().any(|&c| c != Check::SHARDED) {
+            let only = Check::SHARDED.as_str();
+            return Err(AuditError::Config(format!(
+                "a sharded audit runs the {} only (--checks {only}); run the other checks in an audit of their own",
+                only.replace('-', " ")
+            )));
         }
         if self.start_at.is_none() && (self.id_prefix.is_none() || self.account_base.is_none()) {
             return config(
