@@ -98,7 +98,7 @@ fn scaling(c: &mut Criterion) {
                 let observers = Observers::new(vec![Box::new(Perfect(shared.clone()))]);
                 runtime.block_on(observers.look(&mut gather)).expect("observed");
                 let verdict = judge(&history, &gather.evidence, &Rules::strict());
-                assert!(verdict.passed(), "{}", verdict.summary());
+                assert!(verdict.passed(), "{}", hookbench::report::verdict_summary(&verdict));
             })
         });
     }

@@ -12,10 +12,10 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use crate::matrix::Design;
+use crate::matrix::Isolation;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use receivers::design::Design;
-use receivers::store::Isolation;
 use receivers::timing::StageTotals;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -60,15 +60,21 @@ pub const WORKER_POOL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Applies the receivers' migrations to the database at `url` (creating a SQLite file), once,
 /// before any worker starts: workers starting together then find the schema ready, and an
 /// observer can connect before the first delivery.
-pub async fn ready_schema(url: &str) -> Result<(), receivers::store::StoreError> {
+pub async fn ready_schema(url: &str) -> Result<(), SchemaError> {
     let options = receivers::store::StoreOptions {
         max_connections: 1,
         acquire_timeout: Duration::from_secs(30),
         ..receivers::store::StoreOptions::default()
     };
-    receivers::store::Store::connect(url, &options).await?.close().await;
+    receivers::store::Store::connect(url, &options).await.map_err(SchemaError)?.close().await;
     Ok(())
 }
+
+/// The receivers' schema could not be applied: the store's own error, said as it says it (so that
+/// the modules above need not name the receivers' types).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct SchemaError(#[from] pub receivers::store::StoreError);
 
 /// How long a started or restarted worker may take to answer `/healthz` with a 200.
 const HEALTHY_WITHIN: Duration = Duration::from_secs(30);
@@ -403,4 +409,23 @@ async fn spawn_worker(
     // Keep draining stdout so the worker never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok(Worker { index, addr: listening.listening, pid: listening.pid, child })
+}
+
+#[cfg(test)]
+mod tests {
+    use receivers::signature::Secret;
+
+    use crate::wire::Whsec;
+
+    /// The secret a bench starts its workers with is read by the harness as the workers read it:
+    /// the same secrets taken, the same refused in the same words.
+    #[test]
+    fn a_bench_secret_is_read_as_the_receivers_read_it() {
+        for s in ["whsec_a2V5", "  whsec_a2V5\n", "key", "whsec_!!", "whsec_"] {
+            let ours = s.parse::<Whsec>().map(|w| w.as_str().to_string()).map_err(|e| e.to_string());
+            let theirs = s.parse::<Secret>().map(|w| w.to_whsec()).map_err(|e| e.to_string());
+            assert_eq!(ours, theirs, "{s:?}");
+        }
+        assert_eq!(Whsec::from_key(b"k").as_str(), Secret::from_bytes(b"k".to_vec()).to_whsec());
+    }
 }

@@ -9,35 +9,38 @@
 //! of its layer or above (`layout_tests` holds the code to this list, and every module to being
 //! named in it):
 //!
-//! 0. [`judge`], [`workload`], `stats`, `machine`, `reason`, `serve`, [`threshold`], [`files`],
-//!    [`printable`]: what needs nothing else. The judge: from what was sent and answered and what
-//!    was observed to a verdict, every anomaly class defined once. The article's seeded events
-//!    and delivery plan, bit for bit, and a shard as a slice of it; latency histograms and
-//!    delivery counters; the machine and commit a run ran on; an error as a report keeps it; one
-//!    receiver worker (`hookbench serve`); `--fail-on` expressions and their outcomes; files read
-//!    to a size limit and written without following symlinks; outside text made safe to print.
-//! 1. [`model`], [`history`], [`wire`], [`observe`], [`fleet`]: the article's one-process
-//!    simulation; history.jsonl's lines; what one attempt carries (payloads, the providers'
-//!    signing schemes and verification rules as data); evidence from the world through one
-//!    observer trait (hookbench's tables, the user's SQL, a sink); worker processes started,
-//!    killed and restarted.
-//! 2. `sender`, `chaos`, [`explain`]: the plan as signed parallel HTTP deliveries; workers killed
-//!    and connections ended during a bench; an event's timeline and an anomaly's witnesses read
+//! 0. [`judge`], [`workload`], [`matrix`], `stats`, `machine`, `reason`, [`threshold`], [`files`],
+//!    [`printable`]: what needs nothing else. The judge: from what was sent and answered and
+//!    what was observed to a verdict, every anomaly class defined once. The article's seeded
+//!    events and delivery plan, bit for bit, and a shard as a slice of it; the designs, backends
+//!    and isolation levels by the harness's own names; latency histograms and delivery counters;
+//!    the machine and commit a run ran on; an error as a report keeps it; `--fail-on`
+//!    expressions and their outcomes; files read to a size limit and written without following
+//!    symlinks; outside text made safe to print.
+//! 1. `serve`, [`model`], [`history`], [`wire`], [`observe`]: one receiver worker (`hookbench
+//!    serve`); the article's one-process simulation; history.jsonl's lines; what one attempt
+//!    carries (payloads, the providers' signing schemes and verification rules as data);
+//!    evidence from the world through one observer trait (hookbench's tables, the user's SQL, a
+//!    sink).
+//! 2. [`fleet`], `sender`, [`explain`]: worker processes started, killed and restarted; the plan
+//!    as signed parallel HTTP deliveries; an event's timeline and an anomaly's witnesses read
 //!    from the verdict a history records.
-//! 3. `experiments`, `progress`, `perf`: crash, jitter and retention for real; progress bars;
-//!    hookbench beside pgbench, wrk and oha.
-//! 4. [`report`]: a run's report as plain data (a header and a bench's or an audit's body) and
+//! 3. `chaos`, `progress`: workers killed and connections ended during a bench; progress bars.
+//! 4. `experiments`, `perf`: crash, jitter and retention for real; hookbench beside pgbench, wrk
+//!    and oha.
+//! 5. [`report`]: a run's report as plain data (a header and a bench's or an audit's body) and
 //!    its renderers: report.json and its schema, report.md, report.html, the terminal tables,
 //!    `--metrics`, the index and `report compare`.
-//! 5. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
+//! 6. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
 //!    bench cell's row; an audit load's figures; a shard's partial result.
-//! 6. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
+//! 7. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
 //!    anyone's receiver, the matrix of backend x design cells, and shards merged into one run.
-//! 7. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
+//! 8. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
 //!
-//! The receivers on trial are the `receivers` crate: `judge`, `observe`, `wire` and `sender` never
-//! import it (a test holds them to that), and the harness keeps its own bodies and constants,
-//! held to the receivers' by tests. Databases come from the `provision` crate.
+//! The receivers on trial are the `receivers` crate: only the code that runs one imports it
+//! (`serve` and the command line's `serve`, `fleet`, `perf`, `experiments`; a test holds the rest
+//! to that), and the harness keeps its own names ([`matrix`]), secrets ([`wire::Whsec`]), bodies
+//! and constants, held to the receivers' by tests. Databases come from the `provision` crate.
 
 pub mod audit;
 mod bench;
@@ -51,6 +54,7 @@ pub mod history;
 pub mod judge;
 pub mod load;
 mod machine;
+pub mod matrix;
 pub mod merge;
 pub mod model;
 pub mod observe;

@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use receivers::app::{self, AppState};
-use receivers::design::Design;
 use receivers::signature::{Secret, Verifier};
-use receivers::store::{Backend, Isolation, Store, StoreOptions};
+use receivers::store::{Store, StoreOptions};
 use receivers::transport::{LimitError, Limits};
 use serde::Serialize;
 use tokio::net::TcpListener;
+
+use crate::matrix::{Backend, Design, Isolation};
 
 /// Everything a worker needs.
 #[derive(Debug, Clone)]
@@ -108,7 +109,7 @@ pub async fn run(
         return Err(LimitError("--pool-timeout").into());
     }
     let options = StoreOptions {
-        isolation: config.isolation,
+        isolation: config.isolation.into(),
         max_connections: config.max_connections,
         acquire_timeout: config.pool_timeout,
         ..StoreOptions::default()
@@ -121,11 +122,12 @@ pub async fn run(
         listening: listener.local_addr()?,
         pid: std::process::id(),
         design: config.design,
-        backend: store.backend(),
+        backend: store.backend().into(),
     };
-    let mut state = AppState::new(config.design, store, Verifier::new(config.secrets), config.work_delay)
-        .with_limits(config.limits)
-        .with_effect_delay(config.effect_delay);
+    let mut state =
+        AppState::new(config.design.into(), store, Verifier::new(config.secrets), config.work_delay)
+            .with_limits(config.limits)
+            .with_effect_delay(config.effect_delay);
     if config.inject_faults {
         // An injected abort should not leave a core file behind.
         let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 0, 0);
@@ -158,4 +160,70 @@ pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 's
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })
+}
+
+/// The harness's names as the receivers' types and back: the one place they meet. Each match
+/// names every variant of the type it reads, so a design, backend or level added on either side
+/// and not the other does not compile.
+macro_rules! same_names {
+    ($($ours:ident <=> $theirs:path { $($v:ident),+ $(,)? })+) => {$(
+        impl From<$ours> for $theirs {
+            fn from(x: $ours) -> Self {
+                match x { $($ours::$v => <$theirs>::$v,)+ }
+            }
+        }
+
+        impl From<$theirs> for $ours {
+            fn from(x: $theirs) -> Self {
+                match x { $(<$theirs>::$v => $ours::$v,)+ }
+            }
+        }
+    )+};
+}
+
+same_names! {
+    Design <=> receivers::design::Design {
+        Naive, CheckThenInsert, Atomic, CreatedGte, CreatedGt, VersionGuard, Inbox, Split,
+    }
+    Backend <=> receivers::store::Backend { Postgres, Sqlite }
+    Isolation <=> receivers::store::Isolation { ReadCommitted, RepeatableRead, Serializable }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The harness's names are the receivers': the same variants (the conversions' matches say
+    /// that much), spelled the same on flags and in JSON, in the same order.
+    #[test]
+    fn the_harness_names_designs_backends_and_levels_as_the_receivers_do() {
+        let theirs: Vec<receivers::design::Design> = Design::ALL.into_iter().map(Into::into).collect();
+        assert_eq!(theirs, receivers::design::Design::ALL);
+        let known: Vec<receivers::design::Design> = Design::KNOWN.iter().map(|&d| d.into()).collect();
+        assert_eq!(known, receivers::design::Design::KNOWN);
+        for d in receivers::design::Design::KNOWN {
+            let ours = Design::from(d);
+            assert_eq!(ours.as_str(), d.as_str());
+            assert_eq!(serde_json::to_value(ours).ok(), serde_json::to_value(d).ok());
+        }
+        for b in receivers::store::Backend::ALL {
+            let ours = Backend::from(b);
+            assert_eq!(
+                (ours.as_str(), serde_json::to_value(ours).ok()),
+                (b.as_str(), serde_json::to_value(b).ok())
+            );
+        }
+        for level in [
+            receivers::store::Isolation::ReadCommitted,
+            receivers::store::Isolation::RepeatableRead,
+            receivers::store::Isolation::Serializable,
+        ] {
+            let ours = Isolation::from(level);
+            assert_eq!(
+                (ours.as_str(), serde_json::to_value(ours).ok()),
+                (level.as_str(), serde_json::to_value(level).ok())
+            );
+        }
+        assert_eq!(Isolation::default(), receivers::store::Isolation::default().into());
+    }
 }

@@ -217,14 +217,14 @@ pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// Thresholds from a file's `text` (read by the caller, within [`MAX_FILE_BYTES`]): one
 /// expression a line; blank lines and `#` comments skipped; `shown` names the file in errors.
-pub fn parse_file(text: &str, shown: &str) -> Result<Vec<Threshold>, String> {
+pub fn parse_file(text: &str, shown: &str) -> Result<Vec<Threshold>, ThresholdError> {
     let shown = shown.to_string();
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .map(|(n, l)| match Threshold::parse(l) {
             Ok(t) => Ok(Threshold { origin: Some((shown.clone(), n + 1)), ..t }),
-            Err(e) => Err(e.in_file(&shown, n + 1).to_string()),
+            Err(e) => Err(e.in_file(&shown, n + 1)),
         })
         .collect()
 }

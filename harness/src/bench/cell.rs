@@ -4,10 +4,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use provision::{FreshDb, PostgresServer};
-use receivers::design::Design;
-use receivers::signature::Secret;
-use receivers::store::Backend;
 use tokio::sync::{Mutex, watch};
 
 use super::{BenchConfig, run_secret};
@@ -29,7 +28,7 @@ pub(super) enum CellError {
     #[error("provisioning")]
     Provision(#[from] provision::ProvisionError),
     #[error("preparing the schema")]
-    Schema(#[from] receivers::store::StoreError),
+    Schema(#[from] fleet::SchemaError),
     #[error("reading the database")]
     Observe(#[from] ObserveError),
     #[error("workers")]
@@ -61,7 +60,7 @@ struct Site {
     db: Option<FreshDb>,
     database_url: String,
     tables: Tables,
-    secret: Secret,
+    secret: crate::wire::Whsec,
 }
 
 /// What the sender and chaos did.
@@ -179,7 +178,7 @@ impl Cell<'_> {
             exe: config.exe.clone(),
             design: self.design,
             database_url: site.database_url.clone(),
-            secrets: vec![site.secret.to_whsec()],
+            secrets: vec![site.secret.as_str().to_string()],
             work_delay: config.work_delay,
             isolation: config.isolation,
             inbox_workers: config.inbox_workers,
@@ -224,7 +223,7 @@ impl Cell<'_> {
         let sent = sender::run(
             self.workload.clone(),
             urls,
-            Arc::new(Wire::hookbench(&site.secret.to_whsec())?),
+            Arc::new(Wire::hookbench(site.secret.as_str())?),
             SenderConfig { history: Some(self.history.clone()), ..config.sender.clone() },
             progress,
         )

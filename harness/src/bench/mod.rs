@@ -17,10 +17,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::matrix::Design;
+use crate::matrix::{Backend, Isolation};
 use provision::{PostgresServer, PostgresSettings};
-use receivers::design::Design;
-use receivers::signature::Secret;
-use receivers::store::{Backend, Isolation};
 
 use crate::chaos::Chaos;
 use crate::history::History;
@@ -28,6 +27,7 @@ use crate::model;
 use crate::progress::Bars;
 use crate::report::{BenchBody, CellNote, Header, HistoryFile, Parameters, Report, RunBody};
 use crate::sender::SenderConfig;
+use crate::wire::Whsec;
 use crate::workload::Shard;
 use crate::workload::{Workload, WorkloadConfig, WorkloadError};
 
@@ -93,7 +93,7 @@ pub struct Targets {
     /// The database they share (the checker reads it; it is not dropped).
     pub database_url: String,
     /// The secret they verify with.
-    pub secret: Secret,
+    pub secret: Whsec,
 }
 
 /// A combination of settings a bench cannot run with, named by its flag.
@@ -167,10 +167,10 @@ impl BenchConfig {
 }
 
 /// A secret for one run (any key works; none leaves the machine).
-fn run_secret(seed: u32) -> Secret {
+fn run_secret(seed: u32) -> Whsec {
     let nanos =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    Secret::from_bytes(format!("hookbench-{seed}-{}-{nanos}", std::process::id()).into_bytes())
+    Whsec::from_key(format!("hookbench-{seed}-{}-{nanos}", std::process::id()).as_bytes())
 }
 
 /// Runs the matrix and returns the report (not yet written). Fails only on settings that cannot

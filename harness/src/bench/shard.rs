@@ -50,7 +50,7 @@ pub async fn run_shard(config: &BenchConfig, shard: Shard) -> Result<Partial, Sh
     let sent = sender::run(
         workload.clone(),
         targets.urls.clone(),
-        Arc::new(Wire::hookbench(&targets.secret.to_whsec()).map_err(ConfigError::Secret)?),
+        Arc::new(Wire::hookbench(targets.secret.as_str()).map_err(ConfigError::Secret)?),
         sender,
         progress,
     )

@@ -12,11 +12,11 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use receivers::design::Design;
+use crate::matrix::Design;
+use crate::matrix::{Backend, Isolation};
 use receivers::event::{CREDIT_TYPE, Event};
 use receivers::fault::{Fault, HEADER_FAULT};
 use receivers::signature::Secret;
-use receivers::store::{Backend, Isolation};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
@@ -103,7 +103,7 @@ pub async fn run(
     design: Design,
     url: &str,
 ) -> Result<CrashRow, ExperimentError> {
-    crate::fleet::ready_schema(url).await?;
+    crate::fleet::ready_schema(url).await.map_err(|e| e.0)?;
     let tables = Tables::connect(url).await?;
     let secret = Secret::from_bytes(format!("hookbench-crash-{}", std::process::id()).into_bytes());
     let spec = WorkerSpec {

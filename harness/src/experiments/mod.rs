@@ -118,7 +118,7 @@ pub enum ExperimentError {
 #[derive(Debug)]
 pub struct Setup {
     /// Backends to run on.
-    pub backends: Vec<receivers::store::Backend>,
+    pub backends: Vec<crate::matrix::Backend>,
     /// Where Postgres comes from.
     pub postgres: provision::PostgresSettings,
     server: tokio::sync::OnceCell<provision::PostgresServer>,
@@ -126,7 +126,7 @@ pub struct Setup {
 
 impl Setup {
     /// Experiments on `backends`, with Postgres from `postgres` when it is first needed.
-    pub fn new(backends: Vec<receivers::store::Backend>, postgres: provision::PostgresSettings) -> Self {
+    pub fn new(backends: Vec<crate::matrix::Backend>, postgres: provision::PostgresSettings) -> Self {
         Self { backends, postgres, server: tokio::sync::OnceCell::new() }
     }
 
@@ -152,10 +152,10 @@ impl Setup {
     ) -> (Vec<T>, Vec<String>)
     where
         I: Copy,
-        F: FnMut(receivers::store::Backend, I, String) -> Fut,
+        F: FnMut(crate::matrix::Backend, I, String) -> Fut,
         Fut: Future<Output = Result<T, ExperimentError>>,
     {
-        use receivers::store::Backend;
+        use crate::matrix::Backend;
         let (mut done, mut errors) = (Vec::new(), Vec::new());
         for &backend in &self.backends {
             let pg = match backend {
@@ -199,7 +199,7 @@ impl Setup {
 pub async fn run_crash(
     setup: &Setup,
     config: &crash::CrashConfig,
-    designs: &[receivers::design::Design],
+    designs: &[crate::matrix::Design],
 ) -> (Vec<crash::CrashRow>, Vec<String>) {
     let (mut rows, errors) = setup
         .each(
@@ -277,4 +277,13 @@ pub async fn run_jitter(
     }
     let model = modes.iter().map(|&m| model::run_with(seed, m, deliveries, recover_s)).collect();
     Ok(JitterSection { deliveries, recover_s, time_scale, real, model })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Chaos finds the receivers' connections by the name they give Postgres.
+    #[test]
+    fn chaos_names_the_receivers_connections_as_they_do() {
+        assert_eq!(crate::chaos::RECEIVER_APPLICATION, receivers::store::RECEIVER_APPLICATION);
+    }
 }

@@ -15,8 +15,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::matrix::Backend;
 use receivers::event::Event;
-use receivers::store::{Backend, Store, StoreOptions};
+use receivers::store::{Store, StoreOptions};
 
 use crate::observe::{Observers, Snapshot, Tables};
 use serde::{Deserialize, Serialize};

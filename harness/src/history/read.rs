@@ -3,6 +3,7 @@
 //! shard's, handed to `merge`; a run's, handed to `explain`), so neither one long line nor a
 //! small compressed file that expands without end may size what is held in memory.
 
+use std::convert::Infallible;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -62,8 +63,9 @@ pub enum HistoryError {
         path: PathBuf,
         /// The line's number.
         line: usize,
-        /// Why.
-        what: String,
+        /// Why: the caller's own error, boxed so that each caller keeps its own type.
+        #[source]
+        what: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -85,17 +87,21 @@ pub fn path_in(dir: &Path) -> Result<(PathBuf, bool), HistoryError> {
 pub fn read(dir: &Path, each: &mut dyn FnMut(Line)) -> Result<(), HistoryError> {
     read_numbered(dir, &mut |_, line| {
         each(line);
-        Ok(())
+        Ok::<(), Infallible>(())
     })
     .map(|_| ())
 }
 
 /// Calls `each` with every line of the history in `dir` and its number (from 1), in the order
-/// written, stopping at the first line `each` refuses (its error names the line); the file read.
-pub fn read_numbered(
+/// written, stopping at the first line `each` refuses (its error, of the caller's own type, is
+/// kept as [`HistoryError::Refused`]'s source, naming the line); the file read.
+pub fn read_numbered<E>(
     dir: &Path,
-    each: &mut dyn FnMut(usize, Line) -> Result<(), String>,
-) -> Result<PathBuf, HistoryError> {
+    each: &mut dyn FnMut(usize, Line) -> Result<(), E>,
+) -> Result<PathBuf, HistoryError>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
     let (path, compressed) = path_in(dir)?;
     let io = |source| HistoryError::Io { path: path.clone(), source };
     let file = files::open_regular(&path)?;
@@ -129,7 +135,11 @@ pub fn read_numbered(
             line: n,
             source,
         })?;
-        each(n, line).map_err(|what| HistoryError::Refused { path: path.clone(), line: n, what })?;
+        each(n, line).map_err(|what| HistoryError::Refused {
+            path: path.clone(),
+            line: n,
+            what: what.into(),
+        })?;
     }
     Ok(path)
 }

@@ -1,7 +1,7 @@
 //! A bench cell's load judged, and its row: what a bench cell and a merged bench share.
 
-use receivers::design::Design;
-use receivers::store::Backend;
+use crate::matrix::Backend;
+use crate::matrix::Design;
 
 use super::{answers, history, write_verdict};
 use crate::chaos::ChaosCounts;
@@ -80,7 +80,7 @@ pub fn bench_row(
             exactly_once: v.exactly_once(),
             latest_state: v.latest_state(),
             failing: v.failing(),
-            summary: v.summary(),
+            summary: crate::report::verdict_summary(v),
         }),
         latency_us: sent.latency_intended,
         latency_actual_us: sent.latency_actual,

@@ -178,7 +178,7 @@ pub fn checked(
     attempts: &dyn Fn(Subject) -> Vec<AttemptLog>,
     note: &str,
 ) -> CheckResult {
-    let summary = verdict.summary();
+    let summary = crate::report::verdict_summary(verdict);
     let evidence = if note.is_empty() { summary } else { format!("{summary}; {note}") };
     let status = match &verdict.outcome {
         Outcome::Pass if !verdict.warning().is_empty() => Status::Warn,

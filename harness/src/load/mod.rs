@@ -144,7 +144,7 @@ pub fn write_verdict(
     tap.send(Line::Verdict(VerdictLine {
         cell: tap.cell().to_string(),
         outcome: outcome_name(&verdict.outcome).to_string(),
-        summary: verdict.summary(),
+        summary: crate::report::verdict_summary(verdict),
         found: verdict.tally.found.clone(),
         anomalies: verdict.run.iter().collect(),
     }));

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use receivers::design::Design;
-use receivers::store::Backend;
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

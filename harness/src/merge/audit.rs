@@ -56,7 +56,7 @@ pub async fn judge_shards(
     let mut book = CreditBook::default();
     load.book(&mut book);
     let seen = seen.resolve(&book);
-    let (mut result, figures, _) = judge_load(&load, &seen, Check::ParallelLoad, &parallel_rules(), &[]);
+    let (mut result, figures, _) = judge_load(&load, &seen, Check::SHARDED, &parallel_rules(), &[]);
     result.figures = Some(CheckFigures::Load(Box::new(figures)));
     Ok(AuditSection {
         url: run.url.clone(),

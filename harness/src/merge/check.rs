@@ -6,13 +6,14 @@
 //! worse than no merge.
 
 use std::collections::BTreeSet;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::history::{self, AttemptLine, Line};
 use crate::load::partial::{Partial, Target};
-use crate::stats::{CounterSnapshot, Latency, Percentiles};
-use crate::workload::Workload;
+use crate::stats::{CounterSnapshot, HistogramError, Latency, Percentiles};
+use crate::workload::{Shard, Workload};
 
 /// The most attempts one copy of a delivery makes, the first included: what `--max-attempts`
 /// allows at most. A shard claiming more attempts than its copies could make is refused before
@@ -29,6 +30,79 @@ pub struct Refused {
     pub dir: PathBuf,
     /// What is wrong, with both figures.
     pub what: String,
+}
+
+/// An attempt line that is not the shard's own: the history names the file and the line.
+#[derive(Debug, thiserror::Error)]
+enum ForeignAttempt {
+    /// Its event is none of the workload's (ids escaped for a terminal).
+    #[error("an attempt of {id}, which is not an event of this workload")]
+    UnknownEvent { id: String },
+    /// Its event is another shard's.
+    #[error("an attempt of {id}, which is not shard {shard}'s")]
+    OtherShard { id: String, shard: Shard },
+    /// Its group is not one of its event's.
+    #[error("an attempt of {id} in group {group}, which is not that event's")]
+    WrongGroup { id: String, group: usize },
+    /// One line more than shard.json's deliveries: reading on would let the file, not
+    /// shard.json (bounded), size what is held in memory.
+    #[error("more attempt lines than its shard.json's deliveries {deliveries}")]
+    PastDeliveries { deliveries: u64 },
+}
+
+/// How a shard's shard.json disagrees with its own history's lines.
+#[derive(Debug, thiserror::Error)]
+enum NotItsHistory {
+    /// Counters that are not what the attempt lines add up to, each with both figures.
+    #[error("shard.json's counters are not its history's: {}", joined(.0))]
+    Counters(Vec<CounterDiffers>),
+    /// Poison counters the lines do not give (or, with no poison planned, cannot bound).
+    #[error(
+        "shard.json says poison_attempts {said_attempts} and poison_non_2xx {said_non_2xx}; its history has {lines_attempts} and {lines_non_2xx}"
+    )]
+    Poison { said_attempts: u64, said_non_2xx: u64, lines_attempts: u64, lines_non_2xx: u64 },
+    /// More copies given up on than the history has copies.
+    #[error("shard.json says gave_up {said}; its history has {copies} copies")]
+    GaveUp { said: u64, copies: u64 },
+    /// A histogram that does not decode.
+    #[error("{field}: {source}")]
+    Histogram { field: &'static str, source: HistogramError },
+    /// A histogram of another number of samples than the shard's deliveries.
+    #[error("{field} holds {count} samples; its deliveries are {deliveries}")]
+    Samples { field: &'static str, count: u64, deliveries: u64 },
+    /// A histogram whose percentiles are not those of the attempts' latencies.
+    #[error("{field}'s p50, p90, p99 and max are {said} µs; the attempts in its history give {lines} µs")]
+    Percentiles { field: &'static str, said: String, lines: String },
+    /// An audit shard's recorded attempt answered otherwise in its history (answers escaped for
+    /// a terminal).
+    #[error(
+        "its attempts in shard.json differ from its history's: event {event} attempt {attempt} answered {said} against {lines}"
+    )]
+    Answer { event: usize, attempt: u32, said: String, lines: String },
+    /// An audit shard that records another number of attempts than its history has lines.
+    #[error("shard.json lists {said} attempts; its history has {lines} attempt lines")]
+    Attempts { said: usize, lines: usize },
+}
+
+/// One counter of shard.json beside what the history's lines add up to.
+#[derive(Debug)]
+struct CounterDiffers {
+    field: &'static str,
+    said: u64,
+    lines: u64,
+    /// The lines it counts.
+    what: &'static str,
+}
+
+impl fmt::Display for CounterDiffers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} against {} {}", self.field, self.said, self.lines, self.what)
+    }
+}
+
+/// The counters that differ, as one clause.
+fn joined(differ: &[CounterDiffers]) -> String {
+    differ.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
 /// A shard's attempts, read from its history and held to its shard.json.
@@ -116,7 +190,8 @@ pub fn check_shard(
         .into());
     }
     let (tally, checked) = read_attempts(dir, p, workload, index)?;
-    held_to_history(&p.counters, &tally.counters, workload.poisoned.is_empty()).map_err(refuse)?;
+    held_to_history(&p.counters, &tally.counters, workload.poisoned.is_empty())
+        .map_err(|e| refuse(e.to_string()))?;
     let unsent: Vec<usize> = held_groups.iter().copied().filter(|g| !tally.groups.contains(g)).collect();
     if let Some(first) = unsent.first() {
         return Err(refuse(format!(
@@ -131,10 +206,11 @@ pub fn check_shard(
         ("latency_planned_v2", &p.latency_planned_v2, &tally.planned),
         ("latency_actual_v2", &p.latency_actual_v2, &tally.actual),
     ] {
-        histogram_held_to_history(field, text, rebuilt, p.counters.deliveries).map_err(refuse)?;
+        histogram_held_to_history(field, text, rebuilt, p.counters.deliveries)
+            .map_err(|e| refuse(e.to_string()))?;
     }
     if let Target::Audit(a) = &p.target {
-        records_held_to_history(&a.attempts, &checked.attempts, index).map_err(refuse)?;
+        records_held_to_history(&a.attempts, &checked.attempts, index).map_err(|e| refuse(e.to_string()))?;
     }
     Ok(checked)
 }
@@ -154,21 +230,18 @@ fn read_attempts(
     history::read_numbered(dir, &mut |_, line| {
         let Line::Attempt(a) = line else { return Ok(()) };
         // The id is the file's: escaped before it reaches a terminal.
-        let id = crate::printable::line(&a.event);
+        let id = || crate::printable::line(&a.event).into_owned();
         let Some(i) = index(&a.event) else {
-            return Err(format!("an attempt of {id}, which is not an event of this workload"));
+            return Err(ForeignAttempt::UnknownEvent { id: id() });
         };
         if !shard.holds(i as u32) {
-            return Err(format!("an attempt of {id}, which is not shard {shard}'s"));
+            return Err(ForeignAttempt::OtherShard { id: id(), shard });
         }
         if workload.groups.get(a.group).is_none_or(|g| g.event as usize != i) {
-            return Err(format!("an attempt of {id} in group {}, which is not that event's", a.group));
+            return Err(ForeignAttempt::WrongGroup { id: id(), group: a.group });
         }
         if tally.counters.deliveries >= p.counters.deliveries {
-            return Err(format!(
-                "more attempt lines than its shard.json's deliveries {}",
-                p.counters.deliveries
-            ));
+            return Err(ForeignAttempt::PastDeliveries { deliveries: p.counters.deliveries });
         }
         tally.add(&a, workload.is_poisoned(i));
         checked.most_connection = checked.most_connection.max(a.connection);
@@ -180,7 +253,11 @@ fn read_attempts(
 
 /// Refuses counters that are not those the history's lines add up to (`any_poison`: the plan
 /// marks no poison, so the poison counters are only bounded).
-fn held_to_history(said: &CounterSnapshot, lines: &CounterSnapshot, no_poison: bool) -> Result<(), String> {
+fn held_to_history(
+    said: &CounterSnapshot,
+    lines: &CounterSnapshot,
+    no_poison: bool,
+) -> Result<(), NotItsHistory> {
     let pairs = [
         ("deliveries", said.deliveries, lines.deliveries, "attempt lines"),
         ("status_2xx", said.status_2xx, lines.status_2xx, "attempt lines with a 2xx"),
@@ -190,13 +267,13 @@ fn held_to_history(said: &CounterSnapshot, lines: &CounterSnapshot, no_poison: b
         ("connect_errors", said.connect_errors, lines.connect_errors, "attempt lines with no connection"),
         ("retries", said.retries, lines.retries, "attempt lines after a copy's first"),
     ];
-    let differ: Vec<String> = pairs
-        .iter()
+    let differ: Vec<CounterDiffers> = pairs
+        .into_iter()
         .filter(|(_, said, lines, _)| said != lines)
-        .map(|(field, said, lines, what)| format!("{field} {said} against {lines} {what}"))
+        .map(|(field, said, lines, what)| CounterDiffers { field, said, lines, what })
         .collect();
     if !differ.is_empty() {
-        return Err(format!("shard.json's counters are not its history's: {}", differ.join("; ")));
+        return Err(NotItsHistory::Counters(differ));
     }
     let poison_ok = if no_poison {
         said.poison_attempts <= lines.deliveries && said.poison_non_2xx <= said.poison_attempts
@@ -204,14 +281,16 @@ fn held_to_history(said: &CounterSnapshot, lines: &CounterSnapshot, no_poison: b
         said.poison_attempts == lines.poison_attempts && said.poison_non_2xx == lines.poison_non_2xx
     };
     if !poison_ok {
-        return Err(format!(
-            "shard.json says poison_attempts {} and poison_non_2xx {}; its history has {} and {}",
-            said.poison_attempts, said.poison_non_2xx, lines.poison_attempts, lines.poison_non_2xx
-        ));
+        return Err(NotItsHistory::Poison {
+            said_attempts: said.poison_attempts,
+            said_non_2xx: said.poison_non_2xx,
+            lines_attempts: lines.poison_attempts,
+            lines_non_2xx: lines.poison_non_2xx,
+        });
     }
     let copies = lines.deliveries - lines.retries;
     if said.gave_up > copies {
-        return Err(format!("shard.json says gave_up {}; its history has {copies} copies", said.gave_up));
+        return Err(NotItsHistory::GaveUp { said: said.gave_up, copies });
     }
     Ok(())
 }
@@ -220,16 +299,16 @@ fn held_to_history(said: &CounterSnapshot, lines: &CounterSnapshot, no_poison: b
 /// percentiles are not those of the history's lines (`rebuilt`), within 1 % or 10 µs: the
 /// history keeps each time to the nanosecond as milliseconds, the histogram to three digits.
 fn histogram_held_to_history(
-    field: &str,
+    field: &'static str,
     text: &str,
     rebuilt: &Latency,
     deliveries: u64,
-) -> Result<(), String> {
+) -> Result<(), NotItsHistory> {
     let theirs = Latency::default();
-    theirs.add_v2_base64(text).map_err(|e| format!("{field}: {e}"))?;
+    theirs.add_v2_base64(text).map_err(|source| NotItsHistory::Histogram { field, source })?;
     let (t, r) = (theirs.percentiles(), rebuilt.percentiles());
     if t.count != deliveries {
-        return Err(format!("{field} holds {} samples; its deliveries are {deliveries}", t.count));
+        return Err(NotItsHistory::Samples { field, count: t.count, deliveries });
     }
     let figures = |p: &Percentiles| [p.p50, p.p90, p.p99, p.max];
     let off = figures(&t)
@@ -238,11 +317,7 @@ fn histogram_held_to_history(
         .any(|(said, lines)| said.abs_diff(lines) > (said.max(lines) / 100).max(10));
     if off {
         let list = |p: &Percentiles| figures(p).map(|v| v.to_string()).join(", ");
-        return Err(format!(
-            "{field}'s p50, p90, p99 and max are {} µs; the attempts in its history give {} µs",
-            list(&t),
-            list(&r)
-        ));
+        return Err(NotItsHistory::Percentiles { field, said: list(&t), lines: list(&r) });
     }
     Ok(())
 }
@@ -253,7 +328,7 @@ fn records_held_to_history(
     records: &[crate::sender::AttemptRecord],
     lines: &[AttemptLine],
     index: &dyn Fn(&str) -> Option<usize>,
-) -> Result<(), String> {
+) -> Result<(), NotItsHistory> {
     let mut said: Vec<(usize, u32, String)> =
         records.iter().map(|r| (r.event, r.attempt, r.outcome.clone())).collect();
     let mut seen: Vec<(usize, u32, String)> = lines
@@ -272,18 +347,13 @@ fn records_held_to_history(
     if said != seen {
         let differ = said.iter().zip(&seen).find(|(a, b)| a != b);
         return Err(match differ {
-            Some((a, b)) => format!(
-                "its attempts in shard.json differ from its history's: event {} attempt {} answered {} against {}",
-                a.0,
-                a.1,
-                crate::printable::line(&a.2),
-                crate::printable::line(&b.2)
-            ),
-            None => format!(
-                "shard.json lists {} attempts; its history has {} attempt lines",
-                said.len(),
-                seen.len()
-            ),
+            Some((a, b)) => NotItsHistory::Answer {
+                event: a.0,
+                attempt: a.1,
+                said: crate::printable::line(&a.2).into_owned(),
+                lines: crate::printable::line(&b.2).into_owned(),
+            },
+            None => NotItsHistory::Attempts { said: said.len(), lines: seen.len() },
         });
     }
     Ok(())
@@ -314,8 +384,8 @@ mod tests {
         }))
         .expect("parameters");
         let target = Target::Bench {
-            backend: receivers::store::Backend::Sqlite,
-            design: receivers::design::Design::Atomic,
+            backend: crate::matrix::Backend::Sqlite,
+            design: crate::matrix::Design::Atomic,
             database: "sqlite://x.db".into(),
             parameters: Box::new(parameters),
         };

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use receivers::design::Design;
-use receivers::store::Backend;
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use serde::Serialize;
 
 use crate::files::ReadError;
@@ -456,7 +456,7 @@ pub async fn merge(config: &MergeConfig) -> Result<Report, MergeError> {
         }
         Target::Audit(shard) => {
             let url = database_url(config.observe_db.as_ref(), &shard.run.observe_db, "--observe-db")?;
-            let tap = history.tap(format!("audit/{}", Check::ParallelLoad.as_str()));
+            let tap = history.tap(format!("audit/{}", Check::SHARDED.as_str()));
             write_attempts(checked, &tap, &mut sent, &index)?;
             let run = shard.run.clone();
             let audits = shards

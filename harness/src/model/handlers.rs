@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use receivers::design::Design;
+use crate::matrix::Design;
 use serde::Serialize;
 
 use crate::judge::Figures;

@@ -12,7 +12,7 @@ pub mod retention;
 
 use std::fmt::Write;
 
-use receivers::design::Design;
+use crate::matrix::Design;
 
 use serde::Serialize;
 

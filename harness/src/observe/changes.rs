@@ -149,7 +149,7 @@ impl Changes {
         } else {
             return Err(connect("only postgres:// and sqlite: URLs are served".to_string()));
         };
-        let pool = Pool::open(url, dialect, limits).await.map_err(connect)?;
+        let pool = Pool::open(url, dialect, limits).await.map_err(|e| connect(e.to_string()))?;
         let mut changes = Self { pool, tables: Vec::new(), timeout: limits.timeout };
         changes.tables = changes.read_tables().await?;
         Ok(changes)

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{Expr, Query, SetExpr, Statement, Visit, Visitor};
 use sqlparser::dialect::{Dialect, PostgreSqlDialect, SQLiteDialect};
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
 
 /// Which SQL the query is written in.
 #[derive(Debug, Clone, Copy)]
@@ -46,18 +46,45 @@ const OUTSIDE: &[&str] = &[
     "fts3_tokenizer",
 ];
 
+/// What a query holds instead of one read-only query; each message follows the query's flag
+/// (`--applied-query holds 2 statements`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NotReadOnly {
+    /// It is not SQL of its database's dialect.
+    #[error("does not parse: {0}")]
+    Parse(#[from] ParserError),
+    /// It is none, or several, statements.
+    #[error("holds {0} statements")]
+    Statements(usize),
+    /// Its one statement is not a query (the statement's keyword: `COPY`, `VACUUM`).
+    #[error("is a {0} statement")]
+    NotAQuery(String),
+    /// A statement inside the query (a CTE's `INSERT`, `UPDATE`, `DELETE`, `MERGE`).
+    #[error("holds a {0} statement")]
+    Inner(String),
+    /// `SELECT ... INTO`.
+    #[error("is a SELECT ... INTO, which creates a table")]
+    SelectInto,
+    /// A data-modifying body.
+    #[error("holds a data-modifying statement")]
+    Modifies,
+    /// A function of [`OUTSIDE`] (its name, lowercase).
+    #[error("calls {0}(), which reaches outside the database")]
+    Outside(String),
+}
+
 /// `Ok` if `sql` is one read-only query; else what it holds instead.
-pub(super) fn check(sql: &str, dialect: Dialects) -> Result<(), String> {
+pub(super) fn check(sql: &str, dialect: Dialects) -> Result<(), NotReadOnly> {
     let dialect: &dyn Dialect = match dialect {
         Dialects::Postgres => &PostgreSqlDialect {},
         Dialects::Sqlite => &SQLiteDialect {},
     };
-    let statements = Parser::parse_sql(dialect, sql).map_err(|e| format!("does not parse: {e}"))?;
+    let statements = Parser::parse_sql(dialect, sql)?;
     let [statement] = statements.as_slice() else {
-        return Err(format!("holds {} statements", statements.len()));
+        return Err(NotReadOnly::Statements(statements.len()));
     };
     let Statement::Query(query) = statement else {
-        return Err(format!("is a {} statement", first_word(&statement.to_string())));
+        return Err(NotReadOnly::NotAQuery(first_word(&statement.to_string())));
     };
     match query.visit(&mut ReadOnly) {
         ControlFlow::Continue(()) => Ok(()),
@@ -74,40 +101,38 @@ fn first_word(text: &str) -> String {
 struct ReadOnly;
 
 impl Visitor for ReadOnly {
-    type Break = String;
+    type Break = NotReadOnly;
 
-    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<String> {
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<NotReadOnly> {
         writes(&query.body)
     }
 
     // Any statement inside the query (a CTE's INSERT, UPDATE, DELETE, MERGE) writes.
-    fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<String> {
-        ControlFlow::Break(format!("holds a {} statement", first_word(&statement.to_string())))
+    fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<NotReadOnly> {
+        ControlFlow::Break(NotReadOnly::Inner(first_word(&statement.to_string())))
     }
 
-    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<String> {
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<NotReadOnly> {
         let Expr::Function(f) = expr else { return ControlFlow::Continue(()) };
         let full = f.name.to_string();
         let name = full.rsplit('.').next().unwrap_or(&full).trim_matches('"').to_lowercase();
         if OUTSIDE.contains(&name.as_str()) {
-            return ControlFlow::Break(format!("calls {name}(), which reaches outside the database"));
+            return ControlFlow::Break(NotReadOnly::Outside(name));
         }
         ControlFlow::Continue(())
     }
 }
 
 /// A query body that writes: a data-modifying statement or `SELECT ... INTO` (a new table).
-fn writes(body: &SetExpr) -> ControlFlow<String> {
+fn writes(body: &SetExpr) -> ControlFlow<NotReadOnly> {
     match body {
-        SetExpr::Select(select) if select.into.is_some() => {
-            ControlFlow::Break("is a SELECT ... INTO, which creates a table".to_string())
-        }
+        SetExpr::Select(select) if select.into.is_some() => ControlFlow::Break(NotReadOnly::SelectInto),
         SetExpr::SetOperation { left, right, .. } => {
             writes(left)?;
             writes(right)
         }
         SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) => {
-            ControlFlow::Break("holds a data-modifying statement".to_string())
+            ControlFlow::Break(NotReadOnly::Modifies)
         }
         _ => ControlFlow::Continue(()),
     }
@@ -152,7 +177,7 @@ mod tests {
             ("SELECT FROM WHERE", Dialects::Postgres, "does not parse"),
         ];
         for (sql, dialect, said) in refused {
-            let e = check(sql, dialect).expect_err(sql);
+            let e = check(sql, dialect).expect_err(sql).to_string();
             assert!(e.contains(said), "{sql}: {e}");
         }
     }

@@ -174,14 +174,14 @@ impl SqlObserver {
         }
         let dialect = if is_postgres { Dialects::Postgres } else { Dialects::Sqlite };
         let mut observer = Self {
-            pool: Pool::open(url, dialect, limits).await.map_err(connect)?,
+            pool: Pool::open(url, dialect, limits).await.map_err(|e| connect(e.to_string()))?,
             queries,
             limits,
             notes: Vec::new(),
         };
         for (sql, shape) in observer.asked() {
             readonly::check(sql, dialect)
-                .map_err(|reason| ObserveError::Refused { flag: shape.flag, reason })?;
+                .map_err(|reason| ObserveError::Refused { flag: shape.flag, reason: reason.to_string() })?;
         }
         for (sql, shape) in observer.asked() {
             observer.check_shape(sql, shape).await?;
@@ -418,23 +418,25 @@ impl SqlObserver {
 
 impl Pool {
     /// Opens `url` read-only: Postgres sessions with `default_transaction_read_only` and the
-    /// statement timeout, SQLite opened read-only.
-    pub(super) async fn open(url: &str, dialect: Dialects, limits: QueryLimits) -> Result<Self, String> {
+    /// statement timeout, SQLite opened read-only. sqlx's own error says why it cannot (a URL
+    /// that does not parse, a server that does not answer, a file that is not there): the caller
+    /// names the flag and the URL around it.
+    pub(super) async fn open(url: &str, dialect: Dialects, limits: QueryLimits) -> Result<Self, sqlx::Error> {
         match dialect {
             Dialects::Postgres => {
                 let timeout = Self::timeout_ms(limits).to_string();
-                let options = PgConnectOptions::from_str(url).map_err(|e| e.to_string())?.options([
+                let options = PgConnectOptions::from_str(url)?.options([
                     ("default_transaction_read_only", "on"),
                     ("statement_timeout", timeout.as_str()),
                 ]);
                 // Two: one runs the query, the other can cancel it.
-                let pool = PgPoolOptions::new().max_connections(2).connect_with(options).await;
-                Ok(Self::Postgres(pool.map_err(|e| e.to_string())?))
+                let pool = PgPoolOptions::new().max_connections(2).connect_with(options).await?;
+                Ok(Self::Postgres(pool))
             }
             Dialects::Sqlite => {
-                let options = SqliteConnectOptions::from_str(url).map_err(|e| e.to_string())?.read_only(true);
-                let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await;
-                Ok(Self::Sqlite(pool.map_err(|e| e.to_string())?))
+                let options = SqliteConnectOptions::from_str(url)?.read_only(true);
+                let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await?;
+                Ok(Self::Sqlite(pool))
             }
         }
     }

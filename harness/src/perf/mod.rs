@@ -30,10 +30,10 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::matrix::Design;
+use crate::matrix::Isolation;
 use provision::PostgresSettings;
-use receivers::design::Design;
 use receivers::signature::Secret;
-use receivers::store::Isolation;
 use serde::Serialize;
 
 pub use http::{HttpFigures, http_comparison, ok_router};

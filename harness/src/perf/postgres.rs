@@ -23,7 +23,7 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
     let server = PostgresServer::start(&config.postgres).await?;
     // pgbench on one fresh database.
     let db = server.fresh_database().await?;
-    crate::fleet::ready_schema(&db.url).await?;
+    crate::fleet::ready_schema(&db.url).await.map_err(|e| e.0)?;
     let script = tempfile::NamedTempFile::new()?;
     std::fs::write(script.path(), pgbench_script())?;
     let text = tool_output(
@@ -44,7 +44,7 @@ pub async fn postgres_ratio(config: &PerfConfig) -> Result<Ratio, PerfError> {
 
     // hookbench's atomic design on another, just as fresh.
     let db = server.fresh_database().await?;
-    crate::fleet::ready_schema(&db.url).await?;
+    crate::fleet::ready_schema(&db.url).await.map_err(|e| e.0)?;
     let atomic = atomic_rate(config, &db.url, pgbench).await?;
     db.drop_database().await?;
     Ok(Ratio::of_atomic(pgbench, atomic))

@@ -48,7 +48,7 @@ where
     Fut: Future<Output = Result<T, PerfError>>,
 {
     let file = SqliteFile::create(None)?;
-    crate::fleet::ready_schema(&file.url()).await?;
+    crate::fleet::ready_schema(&file.url()).await.map_err(|e| e.0)?;
     let measured = measure(file.url()).await;
     drop(file);
     measured

@@ -546,7 +546,7 @@ pub async fn run(
     let opened = Arc::new(AtomicU64::new(0));
     let mut pools = Vec::with_capacity(lanes);
     for _ in 0..lanes {
-        let pool = pool::Pool::new(&urls, opened.clone()).map_err(SendError::BadUrl)?;
+        let pool = pool::Pool::new(&urls, opened.clone()).map_err(|e| SendError::BadUrl(e.to_string()))?;
         if pool.is_empty() {
             return Err(SendError::BadUrl("no worker to send to".to_string()));
         }

@@ -28,6 +28,25 @@ pub enum SendError {
     Broken,
 }
 
+/// Why a webhook URL is not one the pool sends to.
+#[derive(Debug, thiserror::Error)]
+pub enum BadTarget {
+    /// It does not parse as a URI.
+    #[error("{url}: {source}")]
+    Invalid {
+        /// The URL as given.
+        url: String,
+        /// The parser's reason.
+        source: hyper::http::uri::InvalidUri,
+    },
+    /// Its scheme is not `http`: the pool speaks plain HTTP/1.1 only.
+    #[error("{0}: only http:// is sent to")]
+    NotHttp(String),
+    /// It names no host to connect to.
+    #[error("{0}: no host")]
+    NoHost(String),
+}
+
 /// The most a response head may take; past it the answer is not HTTP.
 const MAX_HEAD: usize = 64 * 1024;
 /// Headers a response head may carry.
@@ -97,19 +116,19 @@ struct Head {
 impl Pool {
     /// A pool for the webhook URLs (`http://host:port/path`), no connection opened yet;
     /// `opened` numbers its connections (shared by the send's pools).
-    pub fn new(urls: &[String], opened: Arc<AtomicU64>) -> Result<Self, String> {
+    pub fn new(urls: &[String], opened: Arc<AtomicU64>) -> Result<Self, BadTarget> {
         let targets = urls
             .iter()
             .map(|u| {
-                let uri: Uri = u.parse().map_err(|e| format!("{u}: {e}"))?;
+                let uri: Uri = u.parse().map_err(|source| BadTarget::Invalid { url: u.clone(), source })?;
                 if uri.scheme_str().is_some_and(|s| s != "http") {
-                    return Err(format!("{u}: only http:// is sent to"));
+                    return Err(BadTarget::NotHttp(u.clone()));
                 }
-                let authority = uri.authority().ok_or_else(|| format!("{u}: no host"))?.to_string();
+                let authority = uri.authority().ok_or_else(|| BadTarget::NoHost(u.clone()))?.to_string();
                 let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
                 Ok(Target { authority, path, idle: Mutex::new(Vec::new()) })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, BadTarget>>()?;
         Ok(Self { targets, opened })
     }
 

@@ -9,6 +9,7 @@
 pub mod payload;
 pub mod provider;
 pub mod signing;
+mod whsec;
 
 use bytes::Bytes;
 
@@ -16,6 +17,7 @@ use crate::workload::{EventKind, Workload};
 pub use payload::{EventTypeChoice, FieldMapping, Fields, Format, Kind, Payload, PayloadError};
 pub use provider::{IdFrom, Provider, Signatures, Timestamps, Verification};
 pub use signing::{Scheme, SecretError, Signer};
+pub use whsec::{NotWhsec, Whsec};
 
 /// Where a run's ids and accounts live.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

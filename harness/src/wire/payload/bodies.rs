@@ -114,22 +114,33 @@ impl fmt::Display for EventTypeChoice {
     }
 }
 
+/// An `--event-type` that is not `credit=TYPE` or `update=TYPE`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadEventType {
+    /// No `=`.
+    #[error("`{0}` is not credit=TYPE or update=TYPE")]
+    NotKindType(String),
+    /// A kind there is not.
+    #[error("`{0}` is not a kind of event; the kinds are credit and update")]
+    UnknownKind(String),
+    /// Nothing after the `=`.
+    #[error("`{0}` names no type")]
+    NoType(String),
+}
+
 impl FromStr for EventTypeChoice {
-    type Err = String;
+    type Err = BadEventType;
 
     /// `credit=payment_intent.succeeded`, `update=customer.subscription.updated`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (kind, name) =
-            s.split_once('=').ok_or_else(|| format!("`{s}` is not credit=TYPE or update=TYPE"))?;
+        let (kind, name) = s.split_once('=').ok_or_else(|| BadEventType::NotKindType(s.to_string()))?;
         let kind = match kind {
             "credit" => Kind::Credit,
             "update" => Kind::Update,
-            other => {
-                return Err(format!("`{other}` is not a kind of event; the kinds are credit and update"));
-            }
+            other => return Err(BadEventType::UnknownKind(other.to_string())),
         };
         if name.is_empty() {
-            return Err(format!("`{s}` names no type"));
+            return Err(BadEventType::NoType(s.to_string()));
         }
         Ok(Self { kind, name: name.to_string() })
     }
@@ -341,7 +352,7 @@ fn event_type(format: Format, kind: Kind, name: &str) -> Result<EventType, Paylo
         let spec = super::standard::spec(kind);
         return super::standard::check_type(name)
             .map(|()| EventType { spec, name: name.to_string() })
-            .map_err(unknown);
+            .map_err(|e| unknown(e.to_string()));
     }
     let spec = format.specs().iter().find(|s| s.name == name).ok_or_else(|| {
         unknown(format!(

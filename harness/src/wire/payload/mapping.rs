@@ -39,6 +39,58 @@ impl FieldName {
     }
 }
 
+/// Why a JSON pointer is not one (RFC 6901).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadPointer {
+    /// It does not start with `/` (the root, `""`, included: a body is an object, not a number).
+    #[error("`{0}` is not a JSON pointer (RFC 6901): it starts with `/`")]
+    NoSlash(String),
+    /// A `~` in a token not followed by `0` or `1` (the token).
+    #[error("`~` in `{0}` is followed by neither 0 nor 1 (RFC 6901)")]
+    BadEscape(String),
+}
+
+/// Why a pointer's place cannot be reached in a body (where, as a pointer from the root).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreachable {
+    /// The pointer has no token (never so for a parsed pointer).
+    #[error("the pointer names no place")]
+    NoPlace,
+    /// A key on the way that the body lacks.
+    #[error("the body has nothing at {0}")]
+    Missing(String),
+    /// An array on the way: a mapping goes through objects only.
+    #[error("{0} is an array; a mapping goes through objects only")]
+    Array(String),
+    /// A string, a number, a boolean or `null` on the way.
+    #[error("{at} is {kind}, not an object")]
+    NotAnObject {
+        /// Where.
+        at: String,
+        /// What is there instead, with its article.
+        kind: &'static str,
+    },
+}
+
+/// Why `--field` is not `NAME=POINTER`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadFieldMapping {
+    /// No `=` (the text as given).
+    #[error("`{0}` is not NAME=POINTER (NAME one of {names})", names = field_names())]
+    NoEquals(String),
+    /// A name that is not a field's.
+    #[error("`{0}` is not a field; the fields are {names}", names = field_names())]
+    UnknownField(String),
+    /// The pointer.
+    #[error(transparent)]
+    Pointer(#[from] BadPointer),
+}
+
+/// The fields' names, as messages list them.
+fn field_names() -> String {
+    FieldName::ALL.map(FieldName::as_str).join(", ")
+}
+
 /// A JSON pointer (RFC 6901) to a place below the body's root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pointer {
@@ -49,9 +101,9 @@ pub struct Pointer {
 impl Pointer {
     /// Parses `text`: `/` then reference tokens separated by `/`, with `~1` for `/` and `~0` for
     /// `~` inside a token. The root itself (`""`) is refused: a body is an object, not a number.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, BadPointer> {
         let Some(rest) = text.strip_prefix('/') else {
-            return Err(format!("`{text}` is not a JSON pointer (RFC 6901): it starts with `/`"));
+            return Err(BadPointer::NoSlash(text.to_string()));
         };
         let tokens = rest.split('/').map(unescape).collect::<Result<Vec<_>, _>>()?;
         Ok(Self { text: text.to_string(), tokens })
@@ -64,15 +116,15 @@ impl Pointer {
 
     /// Writes `n` at this place in `body` by the module's rule, or says why the place cannot be
     /// reached.
-    pub fn write(&self, body: &mut Value, n: i64) -> Result<(), String> {
-        let (last, parents) = self.tokens.split_last().ok_or("the pointer names no place")?;
+    pub fn write(&self, body: &mut Value, n: i64) -> Result<(), Unreachable> {
+        let (last, parents) = self.tokens.split_last().ok_or(Unreachable::NoPlace)?;
         let mut here = body;
         let mut walked = String::new();
         for token in parents {
             let map = as_object(here, &walked)?;
             walked.push('/');
             walked.push_str(token);
-            here = map.get_mut(token.as_str()).ok_or_else(|| format!("the body has nothing at {walked}"))?;
+            here = map.get_mut(token.as_str()).ok_or_else(|| Unreachable::Missing(walked.clone()))?;
         }
         let map = as_object(here, &walked)?;
         let value = match map.get(last.as_str()) {
@@ -95,12 +147,12 @@ fn id_prefix(held: &str) -> &str {
     held.rfind('_').map_or("", |i| &held[..=i])
 }
 
-fn as_object<'a>(v: &'a mut Value, walked: &str) -> Result<&'a mut Map<String, Value>, String> {
-    let at = if walked.is_empty() { "the body's root".to_string() } else { walked.to_string() };
+fn as_object<'a>(v: &'a mut Value, walked: &str) -> Result<&'a mut Map<String, Value>, Unreachable> {
+    let at = || if walked.is_empty() { "the body's root".to_string() } else { walked.to_string() };
     match v {
         Value::Object(map) => Ok(map),
-        Value::Array(_) => Err(format!("{at} is an array; a mapping goes through objects only")),
-        other => Err(format!("{at} is {}, not an object", kind_of(other))),
+        Value::Array(_) => Err(Unreachable::Array(at())),
+        other => Err(Unreachable::NotAnObject { at: at(), kind: kind_of(other) }),
     }
 }
 
@@ -115,7 +167,7 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-fn unescape(token: &str) -> Result<String, String> {
+fn unescape(token: &str) -> Result<String, BadPointer> {
     let mut out = String::with_capacity(token.len());
     let mut chars = token.chars();
     while let Some(c) = chars.next() {
@@ -126,7 +178,7 @@ fn unescape(token: &str) -> Result<String, String> {
         match chars.next() {
             Some('0') => out.push('~'),
             Some('1') => out.push('/'),
-            _ => return Err(format!("`~` in `{token}` is followed by neither 0 nor 1 (RFC 6901)")),
+            _ => return Err(BadPointer::BadEscape(token.to_string())),
         }
     }
     Ok(out)
@@ -149,17 +201,15 @@ impl fmt::Display for FieldMapping {
 }
 
 impl FromStr for FieldMapping {
-    type Err = String;
+    type Err = BadFieldMapping;
 
     /// `account=/data/object/customer`, `amount=/data/object/amount`, `version=/...`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let names = FieldName::ALL.map(FieldName::as_str).join(", ");
-        let (name, pointer) =
-            s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=POINTER (NAME one of {names})"))?;
+        let (name, pointer) = s.split_once('=').ok_or_else(|| BadFieldMapping::NoEquals(s.to_string()))?;
         let name = FieldName::ALL
             .into_iter()
             .find(|n| n.as_str() == name)
-            .ok_or_else(|| format!("`{name}` is not a field; the fields are {names}"))?;
+            .ok_or_else(|| BadFieldMapping::UnknownField(name.to_string()))?;
         Ok(Self { name, pointer: Pointer::parse(pointer)? })
     }
 }
@@ -170,9 +220,9 @@ mod tests {
 
     use super::*;
 
-    fn written(body: Value, pointer: &str, n: i64) -> Result<Value, String> {
+    fn written(body: Value, pointer: &str, n: i64) -> Result<Value, Unreachable> {
         let mut body = body;
-        Pointer::parse(pointer)?.write(&mut body, n)?;
+        Pointer::parse(pointer).expect("a pointer").write(&mut body, n)?;
         Ok(body)
     }
 
@@ -195,15 +245,15 @@ mod tests {
     #[test]
     fn a_pointer_through_an_array_or_a_non_object_or_a_missing_key_is_refused() {
         let body = json!({"items": [{"a": 1}], "s": "str", "n": null, "o": {}});
-        let err = written(body.clone(), "/items/0/a", 1).expect_err("array");
+        let err = written(body.clone(), "/items/0/a", 1).expect_err("array").to_string();
         assert!(err.contains("/items is an array"), "{err}");
-        let err = written(body.clone(), "/s/x", 1).expect_err("string");
+        let err = written(body.clone(), "/s/x", 1).expect_err("string").to_string();
         assert!(err.contains("/s is a string"), "{err}");
-        let err = written(body.clone(), "/n/x", 1).expect_err("null");
+        let err = written(body.clone(), "/n/x", 1).expect_err("null").to_string();
         assert!(err.contains("/n is null"), "{err}");
-        let err = written(body.clone(), "/o/missing/x", 1).expect_err("missing");
+        let err = written(body.clone(), "/o/missing/x", 1).expect_err("missing").to_string();
         assert!(err.contains("nothing at /o/missing"), "{err}");
-        let err = written(json!([1]), "/x", 1).expect_err("root array");
+        let err = written(json!([1]), "/x", 1).expect_err("root array").to_string();
         assert!(err.contains("root is an array"), "{err}");
         assert!(written(body, "/o/new", 1).is_ok(), "a new key in an object that exists");
     }
@@ -212,18 +262,18 @@ mod tests {
     fn pointers_unescape_as_rfc_6901_says_and_refuse_what_it_does_not_allow() {
         let b = written(json!({"a/b": {"m~n": 0}}), "/a~1b/m~0n", 5).expect("escaped");
         assert_eq!(b["a/b"]["m~n"], 5);
-        assert!(Pointer::parse("data/object").expect_err("no slash").contains("starts with `/`"));
+        assert!(Pointer::parse("data/object").expect_err("no slash").to_string().contains("starts with `/`"));
         assert!(Pointer::parse("").is_err(), "the root is no place for a number");
-        assert!(Pointer::parse("/a~2").expect_err("bad escape").contains("neither 0 nor 1"));
+        assert!(Pointer::parse("/a~2").expect_err("bad escape").to_string().contains("neither 0 nor 1"));
     }
 
     #[test]
     fn a_mapping_names_a_known_field() {
         let m: FieldMapping = "account=/data/object/customer".parse().expect("a mapping");
         assert_eq!((m.name, m.pointer.as_str()), (FieldName::Account, "/data/object/customer"));
-        let err = "acount=/x".parse::<FieldMapping>().expect_err("typo");
+        let err = "acount=/x".parse::<FieldMapping>().expect_err("typo").to_string();
         assert!(err.contains("`acount`") && err.contains("account, amount, version"), "{err}");
-        let err = "account".parse::<FieldMapping>().expect_err("no pointer");
+        let err = "account".parse::<FieldMapping>().expect_err("no pointer").to_string();
         assert!(err.contains("NAME=POINTER"), "{err}");
     }
 }

@@ -42,15 +42,16 @@ pub(super) fn spec(kind: Kind) -> &'static EventSpec {
     }
 }
 
+/// A name that is not a type of the specification's shape (the name as given).
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a Standard Webhooks type; a type is {ANY_TYPE}")]
+pub(super) struct NotAType(String);
+
 /// Whether `name` is a type of the specification's shape.
-pub(super) fn check_type(name: &str) -> Result<(), String> {
+pub(super) fn check_type(name: &str) -> Result<(), NotAType> {
     let part_ok =
         |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if name.len() <= 128 && name.split('.').all(part_ok) {
-        Ok(())
-    } else {
-        Err(format!("`{name}` is not a Standard Webhooks type; a type is {ANY_TYPE}"))
-    }
+    if name.len() <= 128 && name.split('.').all(part_ok) { Ok(()) } else { Err(NotAType(name.to_string())) }
 }
 
 fn envelope(s: &Subject<'_>, data: Value) -> Value {
