@@ -2,9 +2,9 @@
 
 use std::io::{self, IsTerminal, Write};
 
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use anyhow::Context;
-use receivers::design::Design;
-use receivers::store::Backend;
 
 use super::flags::{self, PostgresArgs, ReceiverArgs, ThresholdArgs, WorkloadArgs};
 use super::{FAIL_ON_SHARD, breached, failed, hold_to, print_partial, run_dir, runtime, usage, worker_exe};
@@ -16,7 +16,6 @@ use crate::sender::{RetryPolicy, SenderConfig};
 use crate::threshold;
 use crate::workload::Shard;
 use clap::Args;
-use receivers::signature::Secret;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -90,7 +89,7 @@ pub struct BenchArgs {
     pub targets: Vec<String>,
     /// The secret the --targets verify with.
     #[arg(long, env = "HOOKBENCH_SECRET", hide_env_values = true)]
-    pub secret: Option<Secret>,
+    pub secret: Option<crate::wire::Whsec>,
     /// Chaos during each cell, KIND=RATE (strikes per second), repeatable or comma-separated:
     /// kill-worker=RATE SIGKILLs a random worker and restarts it; pg-terminate=RATE ends every
     /// receiver connection to the cell's Postgres database (pg_terminate_backend).

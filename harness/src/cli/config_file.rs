@@ -71,8 +71,8 @@ pub enum ConfigError {
     Args(#[from] clap::Error),
     /// clap refused the arguments with words that would have quoted a hidden value (a secret):
     /// these words instead, which name the flag or the variable and not the value.
-    #[error("{0}")]
-    Hidden(String),
+    #[error(transparent)]
+    Hidden(super::hidden_values::Reworded),
     /// The config file: unreadable, not TOML, an unknown key, or a value of the wrong type or
     /// refused by the flag's parser.
     #[error("{place}: {message}")]
@@ -82,6 +82,29 @@ pub enum ConfigError {
         /// What is wrong and, for an unknown key, what was perhaps meant.
         message: String,
     },
+}
+
+/// Why a key's value is not one its flag takes (said after `key "NAME": `).
+#[derive(Debug, thiserror::Error)]
+enum BadValue {
+    /// A scalar of another TOML type than the flag's values (`expected an integer, found a
+    /// string`).
+    #[error("expected {expected}, found {found}")]
+    WrongType { expected: &'static str, found: String },
+    /// A switch given anything but a boolean.
+    #[error("expected a boolean (true or false), found {0}")]
+    NotABoolean(String),
+    /// A repeatable flag given an empty array: read as no flag at all, `checks = []` would have
+    /// meant every check without a word.
+    #[error("an empty array gives the flag no value: leave the key out for its default")]
+    EmptyArray,
+    /// A repeatable flag given anything but an array (the items' JSON type, what was found).
+    #[error("expected an array of {0}s, found {1}")]
+    NotAnArray(&'static str, String),
+    /// The flag's own parser refused the value: clap's words (for a hidden argument, why without
+    /// the value).
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// The type a key's value has in the file, read from its argument's action and value parser.
@@ -138,7 +161,7 @@ impl Scalar {
     }
 
     /// The file's `value` as the text the command line would carry, or why it is the wrong type.
-    fn text(self, value: &Value) -> Result<String, String> {
+    fn text(self, value: &Value) -> Result<String, BadValue> {
         match (self, value) {
             (Self::Integer, Value::Integer(i)) | (Self::Float, Value::Integer(i)) => Ok(i.to_string()),
             // Rust prints an f64 as the shortest text that reads back as the same number.
@@ -146,7 +169,7 @@ impl Scalar {
             (Self::String, Value::String(s)) => Ok(s.clone()),
             // `start-at = 2026-12-01T10:00:00Z` is a TOML datetime; the flag takes its RFC 3339 text.
             (Self::String, Value::Datetime(d)) => Ok(d.to_string()),
-            (want, got) => Err(format!("expected {}, found {}", want.noun(), noun(got))),
+            (want, got) => Err(BadValue::WrongType { expected: want.noun(), found: noun(got) }),
         }
     }
 
@@ -389,25 +412,18 @@ fn set_elsewhere(given: &ArgMatches, arg: &Arg) -> bool {
 }
 
 /// The command-line arguments a key's `value` stands for, checked by the flag's own parser.
-fn tokens(checker: &mut Command, arg: &Arg, kind: Kind, value: &Value) -> Result<Vec<OsString>, String> {
+fn tokens(checker: &mut Command, arg: &Arg, kind: Kind, value: &Value) -> Result<Vec<OsString>, BadValue> {
     let tokens: Vec<OsString> = match (kind, value) {
         (Kind::Switch, Value::Boolean(on)) => {
             return Ok(on.then(|| format!("--{}", key_of(arg)).into()).into_iter().collect());
         }
-        (Kind::Switch, other) => {
-            return Err(format!("expected a boolean (true or false), found {}", noun(other)));
-        }
+        (Kind::Switch, other) => return Err(BadValue::NotABoolean(noun(other))),
         (Kind::One(scalar), value) => vec![token(arg, &scalar.text(value)?)],
-        (Kind::List(_), Value::Array(items)) if items.is_empty() => {
-            // Read as no flag at all, `checks = []` meant every check without a word.
-            return Err("an empty array gives the flag no value: leave the key out for its default".into());
-        }
+        (Kind::List(_), Value::Array(items)) if items.is_empty() => return Err(BadValue::EmptyArray),
         (Kind::List(scalar), Value::Array(items)) => {
-            items.iter().map(|item| Ok(token(arg, &scalar.text(item)?))).collect::<Result<_, String>>()?
+            items.iter().map(|item| Ok(token(arg, &scalar.text(item)?))).collect::<Result<_, BadValue>>()?
         }
-        (Kind::List(scalar), other) => {
-            return Err(format!("expected an array of {}s, found {}", scalar.json_type(), noun(other)));
-        }
+        (Kind::List(scalar), other) => return Err(BadValue::NotAnArray(scalar.json_type(), noun(other))),
     };
     check_values(checker, arg, &tokens)?;
     Ok(tokens)
@@ -425,7 +441,7 @@ fn token(arg: &Arg, text: &str) -> OsString {
 /// time made a 60,000-secret file take 22 s): clap parses them with the flag's own value parser
 /// (its possible values, its range). Only a refused value counts here; what the tokens lack (the
 /// flags they require, the URL) is the whole command line's to judge, once the file is read in.
-fn check_values(checker: &mut Command, arg: &Arg, tokens: &[OsString]) -> Result<(), String> {
+fn check_values(checker: &mut Command, arg: &Arg, tokens: &[OsString]) -> Result<(), BadValue> {
     let name = OsString::from(checker.get_name());
     // A positional's value after `--`, so that the parser judges `url = "--strict"` as a value
     // (and refuses it) instead of reading it as the flag.
@@ -438,11 +454,11 @@ fn check_values(checker: &mut Command, arg: &Arg, tokens: &[OsString]) -> Result
             ) =>
         {
             // A secret's value is never quoted: only why it was refused.
-            Err(if super::hidden_values::is_hidden(arg) {
+            Err(BadValue::Refused(if super::hidden_values::is_hidden(arg) {
                 super::hidden_values::reason(&e)
             } else {
                 clap_reason(&e)
-            })
+            }))
         }
         _ => Ok(()),
     }

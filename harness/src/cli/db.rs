@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
+use crate::matrix::Backend;
 use anyhow::Context;
 use provision::{PostgresServer, SqliteFile};
-use receivers::store::Backend;
 
 use super::flags::PostgresArgs;
 use super::{init_logging, runtime};

@@ -6,11 +6,11 @@ use super::flags::PostgresArgs;
 use super::{runtime, worker_exe};
 use crate::experiments;
 use crate::experiments::{self as lab, Experiments};
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use crate::report::{experiment_sections, sections_text};
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED};
 use clap::Args;
-use receivers::design::Design;
-use receivers::store::Backend;
 use std::path::PathBuf;
 
 /// Arguments of `hookbench jitter`.

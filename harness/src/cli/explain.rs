@@ -4,6 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+
+use crate::judge::Class;
 
 /// Arguments of `hookbench explain`.
 #[derive(Debug, Clone, Args)]
@@ -13,11 +16,10 @@ pub struct ExplainArgs {
     pub run_dir: PathBuf,
     /// The event to explain (`evt_000132`), in every cell unless --cell says which.
     pub event: Option<String>,
-    /// List the witnesses of an anomaly class the judge recorded instead: duplicate, lost,
-    /// never-applied, stale-account, stale-write, refused-and-applied, not-refused,
-    /// not-dead-lettered, held-open, id-conflict, half-written.
-    #[arg(long, value_enum)]
-    pub anomaly: Option<crate::judge::Class>,
+    /// List the witnesses of an anomaly class the judge recorded instead, named as reports name
+    /// it.
+    #[arg(long, value_parser = anomaly_class())]
+    pub anomaly: Option<Class>,
     /// Only this cell (`postgres/atomic`).
     #[arg(long)]
     pub cell: Option<String>,
@@ -39,4 +41,12 @@ pub(super) fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<()>
     // their control characters escaped (each line stays one line).
     write!(out, "{}", crate::printable::lines(&text))?;
     Ok(())
+}
+
+/// `--anomaly`'s parser: a class by the name reports give it, the names listed in `--help` and
+/// in the error for any other (the judge knows nothing of the command line).
+fn anomaly_class() -> impl TypedValueParser<Value = Class> {
+    PossibleValuesParser::new(Class::ALL.iter().map(|c| c.name())).map(|name| {
+        Class::ALL.iter().copied().find(|c| c.name() == name).expect("clap took one of the names")
+    })
 }

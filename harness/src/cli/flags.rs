@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::matrix::Isolation;
 use clap::Args;
 use provision::{
     DEFAULT_IMAGE, DockerNetwork, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresSettings,
 };
-use receivers::store::Isolation;
 
 use crate::workload::{ARTICLE_EVENTS, ARTICLE_SEED, WorkloadConfig};
 
@@ -105,25 +105,27 @@ pub struct ThresholdArgs {
     /// `dup_events>0`, `postgres/atomic:lost>0`, `p99_ms>250`, `throughput_per_s<1000` (an audit's
     /// scope is a check: `crash:lost>0`, `capacity_per_s<100`). Repeatable; docs/reports.md lists
     /// the figures.
-    #[arg(long, value_name = "EXPR", value_parser = parse_threshold)]
+    #[arg(long, value_name = "EXPR", value_parser = crate::threshold::Threshold::parse)]
     pub fail_on: Vec<crate::threshold::Threshold>,
     /// Read thresholds from FILE, one expression a line (`#` comments); at most 1 MiB.
     #[arg(long, value_name = "FILE")]
     pub fail_on_file: Option<PathBuf>,
 }
 
+/// A receiver URL the audit cannot send to, said without the URL: clap's message quotes the value
+/// already. The URL's own error is not its source either, since that would say the URL again.
+#[derive(Debug, thiserror::Error)]
+#[error("not http://host[:port]/path: {}", .0.reason())]
+pub(crate) struct NotAReceiverUrl(crate::audit::BadUrl);
+
 /// A receiver's webhook URL as the audit sends to it: `http://host[:port]/path`, refused at parse
 /// time, so that a config file's `url = "--strict"` is refused naming the key and never read as a
 /// flag.
-pub(crate) fn receiver_url(s: &str) -> Result<String, String> {
+pub(crate) fn receiver_url(s: &str) -> Result<String, NotAReceiverUrl> {
     match crate::audit::authority_and_path(s) {
         Ok(_) => Ok(s.to_string()),
-        Err(e) => Err(format!("not http://host[:port]/path: {}", e.reason())),
+        Err(e) => Err(NotAReceiverUrl(e)),
     }
-}
-
-fn parse_threshold(s: &str) -> Result<crate::threshold::Threshold, String> {
-    crate::threshold::Threshold::parse(s).map_err(|e| e.to_string())
 }
 
 /// How each receiver worker works (shared by `serve` and `bench`).
@@ -145,40 +147,33 @@ pub struct ReceiverArgs {
     pub max_connections: u32,
 }
 
-/// The bounds a worker holds its clients and its database to (`serve`).
-#[derive(Debug, Clone, Args)]
-pub struct BoundsArgs {
-    /// The largest request body, in bytes; a larger `Content-Length` is answered 413 before any
-    /// of the body is read. 1 to 1073741824 (1 GiB).
-    #[arg(long, value_name = "BYTES", default_value_t = receivers::transport::DEFAULT_MAX_BODY_BYTES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 30))]
-    pub max_body: usize,
-    /// How long a connection may take to send a request's header section, counted from when it
-    /// is ready for one; an idle keep-alive connection is closed after this long too. 1ms to 1h.
-    #[arg(long, default_value = "10s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
-    pub header_timeout: Duration,
-    /// How long a request's body may take to arrive once its headers have (408 after that; 1ms
-    /// to 1h).
-    #[arg(long, default_value = "10s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
-    pub body_timeout: Duration,
-    /// Connections served at once; more wait in the listen backlog until one closes (1 to 100000).
-    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
-    pub max_clients: usize,
-    /// How long a request waits for a database connection (opening one included) before it is
-    /// answered 503: how quickly the worker says its database is out of reach. 1ms to 1h.
-    #[arg(long, default_value = "2s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
-    pub pool_timeout: Duration,
+/// Why a duration flag's value is refused (clap prints it after the flag and the value).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BadDuration {
+    /// Not humantime's syntax (`5ms`, `1h 30m`): humantime's own words.
+    #[error(transparent)]
+    Syntax(#[from] humantime::DurationError),
+    /// A duration outside the flag's bounds.
+    #[error(
+        "{given} is out of bounds: {} to {}",
+        humantime::format_duration(*.min),
+        humantime::format_duration(*.max)
+    )]
+    OutOfBounds { given: String, min: Duration, max: Duration },
 }
 
-impl BoundsArgs {
-    /// The transport limits these flags describe.
-    pub fn limits(&self) -> receivers::transport::Limits {
-        receivers::transport::Limits {
-            max_body_bytes: self.max_body,
-            header_timeout: self.header_timeout,
-            body_timeout: self.body_timeout,
-            max_connections: self.max_clients,
-        }
-    }
+/// Why a number flag's value is refused (clap prints it after the flag and the value).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BadNumber {
+    /// Not a number Rust reads. The parser's own error is left out: it says no more.
+    #[error("{0} is not a number")]
+    NotANumber(String),
+    /// `NaN`, an infinity, or a number outside the flag's bounds.
+    #[error("{given} is out of bounds: {min} to {max}")]
+    OutOfBounds { given: String, min: f64, max: f64 },
+    /// A `--rate` neither 0 nor within [`MIN_RATE`] to [`MAX_RATE`].
+    #[error("{0} is out of bounds: 0 (unpaced) or {MIN_RATE} to {MAX_RATE} events per second")]
+    RateOutOfBounds(String),
 }
 
 /// A duration flag's parser: humantime's syntax, refused outside `min..=max` (`--work-delay
@@ -186,12 +181,11 @@ impl BoundsArgs {
 pub(crate) fn duration_within(
     min: Duration,
     max: Duration,
-) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+) -> impl Fn(&str) -> Result<Duration, BadDuration> + Clone + Send + Sync + 'static {
     move |s: &str| {
-        let d = humantime::parse_duration(s).map_err(|e| e.to_string())?;
+        let d = humantime::parse_duration(s)?;
         if d < min || d > max {
-            let (lo, hi) = (humantime::format_duration(min), humantime::format_duration(max));
-            return Err(format!("{s} is out of bounds: {lo} to {hi}"));
+            return Err(BadDuration::OutOfBounds { given: s.to_string(), min, max });
         }
         Ok(d)
     }
@@ -201,18 +195,18 @@ pub(crate) fn duration_within(
 pub(crate) fn number_within(
     min: f64,
     max: f64,
-) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+) -> impl Fn(&str) -> Result<f64, BadNumber> + Clone + Send + Sync + 'static {
     move |s: &str| {
-        let x: f64 = s.trim().parse().map_err(|_| format!("{s} is not a number"))?;
+        let x: f64 = s.trim().parse().map_err(|_| BadNumber::NotANumber(s.to_string()))?;
         if !x.is_finite() || x < min || x > max {
-            return Err(format!("{s} is out of bounds: {min} to {max}"));
+            return Err(BadNumber::OutOfBounds { given: s.to_string(), min, max });
         }
         Ok(x)
     }
 }
 
 /// A chance flag's parser: a number from 0 to 1.
-pub(crate) fn chance(s: &str) -> Result<f64, String> {
+pub(crate) fn chance(s: &str) -> Result<f64, BadNumber> {
     number_within(0.0, 1.0)(s)
 }
 
@@ -223,12 +217,12 @@ pub const MIN_RATE: f64 = 0.01;
 pub const MAX_RATE: f64 = 1_000_000.0;
 
 /// `--rate`: 0 (unpaced), or from [`MIN_RATE`] to [`MAX_RATE`] events per second.
-pub(crate) fn rate(s: &str) -> Result<f64, String> {
-    let x: f64 = s.trim().parse().map_err(|_| format!("{s} is not a number"))?;
+pub(crate) fn rate(s: &str) -> Result<f64, BadNumber> {
+    let x: f64 = s.trim().parse().map_err(|_| BadNumber::NotANumber(s.to_string()))?;
     if x == 0.0 || (x.is_finite() && (MIN_RATE..=MAX_RATE).contains(&x)) {
         return Ok(x);
     }
-    Err(format!("{s} is out of bounds: 0 (unpaced) or {MIN_RATE} to {MAX_RATE} events per second"))
+    Err(BadNumber::RateOutOfBounds(s.to_string()))
 }
 
 /// The longest simulated work or side-effect delay per delivery.

@@ -30,16 +30,33 @@ pub(super) fn reason(e: &clap::Error) -> String {
     }
 }
 
+/// clap's refusal reworded so that it holds no hidden value.
+#[derive(Debug, thiserror::Error)]
+pub enum Reworded {
+    /// A hidden argument refused its value: where the value came from and why, never the value.
+    #[error("{from}: {reason}")]
+    Refused {
+        /// The environment variable that held the value, else the flag (`--secret`).
+        from: String,
+        /// The value parser's words, or the kind of refusal ([`reason`]).
+        reason: String,
+    },
+    /// Any other error of clap's whose words quoted a hidden value: those words, without
+    /// `error: `, each hidden value replaced by `(a hidden value)`.
+    #[error("{0}")]
+    Redacted(String),
+}
+
 /// clap's error `e` from parsing `argv` with `command`, said without any hidden value: `Ok(e)`
 /// when it holds none (clap prints it as it does), else the words to print instead: for a value a
 /// hidden argument refused, `HOOKBENCH_SECRET: a signing secret starts with whsec_` (or
 /// `--secret: ...` when it came from the command line).
-pub(super) fn guard(e: clap::Error, command: &Command, argv: &[OsString]) -> Result<clap::Error, String> {
+pub(super) fn guard(e: clap::Error, command: &Command, argv: &[OsString]) -> Result<clap::Error, Reworded> {
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         return Ok(e);
     }
     if let Some(arg) = refused_arg(&e, command) {
-        return Err(format!("{}: {}", source_of(&e, arg), reason(&e)));
+        return Err(Reworded::Refused { from: source_of(&e, arg), reason: reason(&e) });
     }
     let rendered = e.to_string();
     let values = given(command, argv);
@@ -51,7 +68,7 @@ pub(super) fn guard(e: clap::Error, command: &Command, argv: &[OsString]) -> Res
     for value in found {
         said = said.replace(value.as_str(), HIDDEN);
     }
-    Err(said)
+    Err(Reworded::Redacted(said))
 }
 
 /// The hidden argument whose value `e` refused, if it is about one.
@@ -141,7 +158,7 @@ mod tests {
             args(&["hookbench", "serve", "--database-url", "sqlite:///x.db", "--secret", "SENTINEL-value"]);
         let e = c.try_get_matches_from_mut(&argv_serve).expect_err("not whsec_");
         let said = guard(e, &c, &argv_serve).expect_err("reworded");
-        assert_eq!(said, "--secret: a signing secret starts with `whsec_`");
+        assert_eq!(said.to_string(), "--secret: a signing secret starts with `whsec_`");
         assert!(c.try_get_matches_from_mut(&argv).is_ok());
     }
 
@@ -161,7 +178,7 @@ mod tests {
             args(&["hookbench", "sign", "--id", "x", "--secret=SENTINEL-one", "--", "a", "SENTINEL-one"]);
         let mut c = command();
         let e = c.try_get_matches_from_mut(&argv).expect_err("two bodies");
-        let said = guard(e, &c, &argv).expect_err("reworded");
+        let said = guard(e, &c, &argv).expect_err("reworded").to_string();
         assert!(!said.contains("SENTINEL-one") && said.contains(HIDDEN), "{said}");
     }
 

@@ -145,13 +145,17 @@ pub enum Command {
     Db(db::DbArgs),
 }
 
-/// How a command ends, as the shell sees it.
+/// How a command ends, as the shell sees it. Every error reaches one of these on purpose: 1 only
+/// for a run that went through and failed, so that a CI step can tell an unsafe receiver from a
+/// run that could not be done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
     /// 1: the run went through and failed: an audit check failed, a bench cell broke.
     Failed = 1,
-    /// 2: a bad flag or input, or a run that could not run (an unreachable receiver, an observer
-    /// query that fails, a receiver the preflight says cannot be audited as told).
+    /// 2: a bad flag or input, or a run that could not be done as asked (an unreachable
+    /// receiver, an observer query that fails, a receiver the preflight says cannot be audited as
+    /// told, a file that cannot be read or written, the async runtime that does not start): every
+    /// error that is not a verdict.
     Usage = 2,
     /// 3: the run went through, passed, and breached a `--fail-on` threshold.
     Threshold = 3,
@@ -226,7 +230,9 @@ fn breached(report: &Report) -> Option<Exit> {
 
 /// Parses the process's arguments, runs, and turns an error into a message and its exit status:
 /// `hookbench: error: ...` and 2 for a usage error, `hookbench: ...` and 1 or 3 for a run that
-/// failed or breached a threshold, `hookbench: error: ...` and 1 for anything else.
+/// failed or breached a threshold, and `hookbench: error: ...` and 2 for any other error (I/O,
+/// the runtime, a report that could not be written): the run could not be done, which is not a
+/// failed verdict.
 pub fn main() -> ExitCode {
     let cli = match parse_process_args() {
         Ok(cli) => cli,
@@ -250,7 +256,9 @@ pub fn main() -> ExitCode {
                 // Errors quote receivers, databases and files: none of their escapes reach the
                 // terminal.
                 eprintln!("hookbench: error: {}", printable::lines(&format!("{err:#}")));
-                ExitCode::FAILURE
+                // Not `ExitCode::FAILURE`: 1 says the run went through and failed; this one could
+                // not be done.
+                ExitCode::from(ExitStatus::Usage as u8)
             }
         },
     }

@@ -4,13 +4,14 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use super::flags::{BoundsArgs, ReceiverArgs};
+use super::flags::{MAX_WAIT, MIN_TIMEOUT, ReceiverArgs, duration_within};
 use super::{init_logging, runtime};
+use crate::matrix::Backend;
+use crate::matrix::Design;
 use crate::serve::{self, ServeConfig};
 use clap::Args;
-use receivers::design::Design;
 use receivers::signature::Secret;
-use receivers::store::Backend;
+use receivers::transport::{DEFAULT_MAX_BODY_BYTES, Limits};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -82,4 +83,40 @@ pub(super) fn run(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .with_context(|| format!("hookbench serve --design {design}"))?;
         announced
     })
+}
+
+/// The bounds a worker holds its clients and its database to (`serve`).
+#[derive(Debug, Clone, Args)]
+pub struct BoundsArgs {
+    /// The largest request body, in bytes; a larger `Content-Length` is answered 413 before any
+    /// of the body is read. 1 to 1073741824 (1 GiB).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 30))]
+    pub max_body: usize,
+    /// How long a connection may take to send a request's header section, counted from when it
+    /// is ready for one; an idle keep-alive connection is closed after this long too. 1ms to 1h.
+    #[arg(long, default_value = "10s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive once its headers have (408 after that; 1ms
+    /// to 1h).
+    #[arg(long, default_value = "10s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
+    pub body_timeout: Duration,
+    /// Connections served at once; more wait in the listen backlog until one closes (1 to 100000).
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub max_clients: usize,
+    /// How long a request waits for a database connection (opening one included) before it is
+    /// answered 503: how quickly the worker says its database is out of reach. 1ms to 1h.
+    #[arg(long, default_value = "2s", value_parser = duration_within(MIN_TIMEOUT, MAX_WAIT))]
+    pub pool_timeout: Duration,
+}
+
+impl BoundsArgs {
+    /// The transport limits these flags describe.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_body_bytes: self.max_body,
+            header_timeout: self.header_timeout,
+            body_timeout: self.body_timeout,
+            max_connections: self.max_clients,
+        }
+    }
 }

@@ -142,7 +142,7 @@ pub(crate) fn started_by_hand(
 /// A receiver of `design` on `database_url`, signed with the tests' secret, without an inbox
 /// worker and with four connections.
 pub(crate) fn receiver_spec(
-    design: receivers::design::Design,
+    design: hookbench::matrix::Design,
     database_url: &str,
 ) -> hookbench::fleet::WorkerSpec {
     hookbench::fleet::WorkerSpec {
@@ -151,7 +151,7 @@ pub(crate) fn receiver_spec(
         database_url: database_url.to_string(),
         secrets: vec![SECRET.to_string()],
         work_delay: std::time::Duration::ZERO,
-        isolation: receivers::store::Isolation::ReadCommitted,
+        isolation: hookbench::matrix::Isolation::ReadCommitted,
         inbox_workers: 0,
         max_connections: 4,
         log: None,
@@ -165,7 +165,7 @@ fn a_bench_against_receivers_it_did_not_start() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let data = tempfile::tempdir().expect("tempdir");
     let db_url = format!("sqlite://{}/shared.db", data.path().display());
-    let spec = receiver_spec(receivers::design::Design::Atomic, &db_url);
+    let spec = receiver_spec(hookbench::matrix::Design::Atomic, &db_url);
     let (fleet, targets) = started_by_hand(&rt, spec);
     let dir = tempfile::tempdir().expect("tempdir");
     let (report, table) = bench(

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hookbench::fleet::{Fleet, WorkerSpec};
-use receivers::design::Design;
-use receivers::store::{Backend, Isolation};
+use hookbench::matrix::{Design, Isolation};
+use receivers::store::Backend;
 use testkit::{Db, SECRET, credit, post, try_post};
 
 fn spec(design: Design, db: &Db, work_delay: Duration) -> WorkerSpec {

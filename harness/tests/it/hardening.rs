@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use hookbench::fleet::{Fleet, WorkerSpec};
+use hookbench::matrix::{Design, Isolation};
 use hookbench::observe::{Sink, SinkLimits};
-use receivers::design::Design;
-use receivers::store::{Backend, Isolation};
+use receivers::store::Backend;
 use testkit::{Db, SECRET};
 
 /// `url` with `password` for its user (the test server trusts local connections, so any

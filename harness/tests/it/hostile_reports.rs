@@ -48,7 +48,8 @@ fn hookbench(args: &[&str]) -> Result<String, (u8, String)> {
     match run(cli, &mut out) {
         Ok(()) => Ok(String::from_utf8_lossy(&out).into_owned()),
         Err(e) => {
-            Err(e.downcast_ref::<Exit>().map_or((1, format!("{e:#}")), |x| (x.code(), x.message.clone())))
+            // As `cli::main` ends: an error that carries no status is one of 2.
+            Err(e.downcast_ref::<Exit>().map_or((2, format!("{e:#}")), |x| (x.code(), x.message.clone())))
         }
     }
 }
@@ -340,6 +341,25 @@ fn a_symlink_planted_where_a_report_file_goes_is_never_written_through() {
         assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep", "{file} written through");
         std::fs::remove_file(&link).expect("rm");
     }
+}
+
+#[test]
+fn an_index_that_cannot_be_written_ends_2_the_run_could_not_be_done_not_1_a_failed_run() {
+    // `report index` into a directory under a regular file: an I/O error no command classifies,
+    // which `main` ends with 2 (it ended with 1 before, the status of a run that went through and
+    // failed).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").expect("write");
+    let under = file.join("reports");
+    let out = Command::new(env!("CARGO_BIN_EXE_hookbench"))
+        .args(["report", "index"])
+        .arg(&under)
+        .output()
+        .expect("runs");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.starts_with("hookbench: error: indexing ") && said.contains("Not a directory"), "{said}");
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer as _, V2Serializer};
-use receivers::design::Design;
+use hookbench::matrix::Design;
 use receivers::store::Backend;
 use serde_json::Value;
 use testkit::SECRET;

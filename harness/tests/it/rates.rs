@@ -6,7 +6,7 @@
 //! nothing in flight is not a PASS.
 
 use hookbench::audit::{Check, Status};
-use hookbench::report::{CheckFigures, CheckResult, RaceWindowFigures, Report, TrialsFigures};
+use hookbench::report::{CheckFigures, CheckResult, Report, SpacingsFigures, TrialsFigures};
 
 use super::audit::{COUNTS, load_figures, python_receiver_holding, template_audit};
 use super::audit_faults::{crash, python};
@@ -27,9 +27,9 @@ fn trials(report: &Report) -> &TrialsFigures {
     }
 }
 
-fn window(report: &Report) -> &RaceWindowFigures {
+fn window(report: &Report) -> &SpacingsFigures {
     match &result(report, Check::RaceWindow).figures {
-        Some(CheckFigures::RaceWindow(w)) => w,
+        Some(CheckFigures::Spacings(w)) => w,
         other => panic!("no race window figures: {other:?}"),
     }
 }

@@ -76,7 +76,8 @@ fn a_backend_that_contradicts_the_url_is_refused() {
         .args(["--database-url", "sqlite:///tmp/never-created.db"])
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(1));
+    // A worker that cannot start as asked: the run could not be done (2), not a failed verdict (1).
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--backend postgres does not match the database URL, which names sqlite"), "{err}");
 }
@@ -88,7 +89,7 @@ fn an_unreachable_database_is_a_clear_error() {
         .args(["--database-url", "mysql://localhost/db"])
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unsupported database URL"), "{err}");
 }

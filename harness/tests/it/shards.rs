@@ -8,9 +8,9 @@ use clap::Parser;
 use hdrhistogram::Histogram;
 use hookbench::cli::{Cli, run};
 use hookbench::history::Line;
+use hookbench::matrix::Design;
 use hookbench::report::Report;
 use hookbench::workload::{Workload, WorkloadConfig};
-use receivers::design::Design;
 use testkit::SECRET;
 
 /// Runs `hookbench` with `args` in-process; its exit status and output.
@@ -21,7 +21,8 @@ fn hookbench(args: &[&str]) -> (u8, String) {
     let code = match run(cli, &mut out) {
         Ok(()) => 0,
         Err(e) => {
-            let code = e.downcast_ref::<hookbench::cli::Exit>().map_or(1, |x| x.code());
+            // As `cli::main` ends: an error that carries no status is one of 2.
+            let code = e.downcast_ref::<hookbench::cli::Exit>().map_or(2, |x| x.code());
             out.extend_from_slice(format!("error: {e:#}").as_bytes());
             code
         }

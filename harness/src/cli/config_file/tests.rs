@@ -276,7 +276,7 @@ fn bench_takes_its_flattened_groups_and_lists() {
     let f = file("backends = [\"sqlite\"]\np-credit = 0.5\nfail-on = [\"dup_events>0\"]\nworkers = 2\n");
     let path = f.path().to_str().expect("utf-8");
     let b = bench_args(parse(&["bench", "--config", path]).expect("parses"));
-    assert_eq!(b.backends, [receivers::store::Backend::Sqlite]);
+    assert_eq!(b.backends, [crate::matrix::Backend::Sqlite]);
     assert_eq!((b.workload.p_credit, b.workers, b.thresholds.fail_on.len()), (0.5, 2, 1));
     let text = printed(&["bench", "--config", path, "--print-config"]);
     assert!(text.contains("\nbackends = [\"sqlite\"]\n") && text.contains("\nevents = "), "{text}");
