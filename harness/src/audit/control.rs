@@ -8,8 +8,55 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::AuditError;
+use super::config::bounds::{duration, within};
+
 /// How often the health URL is asked while the receiver comes back.
 const HEALTH_POLL: Duration = Duration::from_millis(20);
+
+/// How long a restart may take.
+const RESTART_TIMEOUT: std::ops::RangeInclusive<Duration> =
+    Duration::from_secs(1)..=Duration::from_secs(3600);
+
+/// The receiver's own commands, shared by the checks that kill it (crash, retry storm).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ControlFlags {
+    /// Kills the receiver, run through `sh -c`: `kill -9 $(cat app.pid)`, `docker kill app`.
+    /// With --start-cmd and --health-url, runs the crash check.
+    #[arg(long, value_name = "CMD", requires_all = ["start_cmd", "health_url"])]
+    pub kill_cmd: Option<String>,
+    /// Starts the receiver again, run through `sh -c` and not waited for (its output is
+    /// discarded; redirect it in CMD to keep it): `./run-app.sh`, `docker start app`.
+    #[arg(long, value_name = "CMD", requires_all = ["kill_cmd", "health_url"])]
+    pub start_cmd: Option<String>,
+    /// A URL that answers 2xx once the receiver serves, polled after --start-cmd.
+    #[arg(long, value_name = "URL", requires_all = ["kill_cmd", "start_cmd"])]
+    pub health_url: Option<String>,
+    /// How long a restart may take before the audit gives up (1s to 1h).
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    pub restart_timeout: Duration,
+}
+
+impl ControlFlags {
+    /// The commands, when all three were given, checked: an http(s) health URL, a restart
+    /// timeout within its bounds.
+    pub fn control(&self) -> Result<Option<Control>, AuditError> {
+        let (Some(kill), Some(start), Some(health)) = (&self.kill_cmd, &self.start_cmd, &self.health_url)
+        else {
+            return Ok(None);
+        };
+        if !(health.starts_with("http://") || health.starts_with("https://")) {
+            return Err(AuditError::Config("--health-url must be an http:// or https:// URL".into()));
+        }
+        within("--restart-timeout", self.restart_timeout, &RESTART_TIMEOUT, duration)?;
+        Ok(Some(Control {
+            kill_cmd: kill.clone(),
+            start_cmd: start.clone(),
+            health_url: health.clone(),
+            restart_timeout: self.restart_timeout,
+        }))
+    }
+}
 
 /// The user's commands and health URL.
 #[derive(Debug, Clone)]

@@ -28,11 +28,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-pub use checks::{CheckFlags, default_oversized_bytes};
-pub use config::{
-    AuditConfig, CapacitySettings, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings, Ramp,
-    StormSettings, Target, Watch, parse_ramp,
-};
+pub use checks::{CheckFlags, CheckSettings};
+pub use config::{AuditConfig, LoadSettings, ProbeSettings, Target, Watch};
 pub use control::{Control, ControlError};
 pub use probe::{BadUrl, authority_and_path};
 pub use pulse::{Pulse, PulseNow};
@@ -48,6 +45,24 @@ use crate::workload::WorkloadError;
 use accounts::{Accounts, Layout};
 use checks::{Built, Delivery, Judged, Phase, Plan, Run};
 use ctx::{Ctx, Delivered};
+
+/// An audit as told: what every check shares, and each check's own settings.
+#[derive(Debug, Clone)]
+pub struct Audit {
+    /// What every check shares: the receiver, the observers, the probes' sizes, the loads.
+    pub config: AuditConfig,
+    /// Each check's own settings, from its flags.
+    pub checks: CheckSettings,
+}
+
+impl Audit {
+    /// Refuses settings that do not go together or are out of their bounds, naming the flags; and
+    /// a `--deadline` shorter than the audit's own waits.
+    pub fn validate(&self) -> Result<(), AuditError> {
+        self.config.validate()?;
+        config::bounds::deadline_fits(&self.config, self.checks.wait())
+    }
+}
 
 /// Why an audit could not run or stopped (exit status 2).
 #[derive(Debug, thiserror::Error)]
@@ -154,14 +169,17 @@ fn base36(mut n: u64) -> String {
 }
 
 /// The observers the flags name, connected (each query's shape checked).
-async fn connect_observers(config: &AuditConfig, ids: &IdSpace) -> Result<Observers, AuditError> {
+async fn connect_observers(audit: &Audit, ids: &IdSpace) -> Result<Observers, AuditError> {
+    let config = &audit.config;
     let w = &config.watch;
     let mut list: Vec<Box<dyn Observer>> = Vec::new();
     if let Some(url) = &w.observe_db {
         list.push(Box::new(SqlObserver::connect_with_limits(url, w.queries.clone(), w.query_limits).await?));
     }
     if let Some(addr) = &w.sink {
-        list.push(Box::new(Sink::start_for_run(addr, &w.sink_key, sink_limits(config), &ids.prefix).await?));
+        list.push(Box::new(
+            Sink::start_for_run(addr, &w.sink_key, sink_limits(config, &audit.checks), &ids.prefix).await?,
+        ));
     }
     Ok(Observers::new(list).only_ids(&ids.prefix))
 }
@@ -271,15 +289,11 @@ fn book_of(preflight: &Delivered, judged: &[Judged], waiting: &[(Check, Box<dyn 
 /// is refused, and a refused effect of the run's own would be judged lost. The loads (parallel,
 /// crash, poison) each send the workload; the ramp at most its top rate in every step; the
 /// probes and the storm a few thousand more.
-fn sink_limits(config: &AuditConfig) -> SinkLimits {
+fn sink_limits(config: &AuditConfig, checks: &CheckSettings) -> SinkLimits {
     let loads = config.load.workload.events.saturating_mul(3);
-    let ramp = config
-        .capacity
-        .as_ref()
-        .map_or(0.0, |k| f64::from(k.ramp.steps) * k.ramp.to * k.ramp.step_duration.as_secs_f64());
-    let storm = config.storm.as_ref().map_or(0, |s| s.events);
-    // Each term is bounded by the flags' own bounds (audit/bounds.rs), so this cannot overflow.
-    let planned = loads + ramp.ceil() as usize + storm + 100_000;
+    // Each term is bounded by the flags' own bounds (each check's module), so this cannot
+    // overflow.
+    let planned = loads + checks.deliveries() + 100_000;
     let default = SinkLimits::default();
     SinkLimits { max_keys: default.max_keys.max(planned), ..default }
 }
@@ -322,10 +336,11 @@ impl Found<'_> {
 
 /// The checks the flags ask for, built; those that cannot run (their flags missing, or the
 /// observers not seeing what they need) as skipped results.
-fn build_checks<'a>(config: &'a AuditConfig, observers: &Observers) -> (Vec<Built<'a>>, Vec<CheckResult>) {
+fn build_checks<'a>(audit: &'a Audit, observers: &Observers) -> (Vec<Built<'a>>, Vec<CheckResult>) {
     let (mut built, mut skipped) = (Vec::new(), Vec::new());
-    for info in Check::ALL.iter().filter(|&&c| config.selected(c)).map(|&c| checks::info(c)) {
-        match (info.build)(config) {
+    let selected = |c: &&Check| audit.config.selected(**c);
+    for info in Check::ALL.iter().filter(selected).map(|&c| checks::info(c)) {
+        match (info.build)(&audit.config, &audit.checks) {
             Err(why) => skipped.push(CheckResult::skipped(info.check, why.to_string())),
             Ok(check) => match check.cannot_run(observers.sees()) {
                 Some(why) => skipped.push(CheckResult::skipped(info.check, why)),
@@ -377,8 +392,9 @@ impl Sent<'_> {
 }
 
 /// Runs the audit, reporting each step through `step`.
-pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSection, Stopped> {
-    config.validate()?;
+pub async fn run(audit: &Audit, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSection, Stopped> {
+    audit.validate()?;
+    let config = &audit.config;
     let start = Instant::now();
     let deadline = (start + config.deadline, config.deadline);
     let t = &config.target;
@@ -388,8 +404,8 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
         .await
         .map_err(|e| AuditError::Unreachable { url: t.url.clone(), reason: e.to_string() })?;
     let ids = id_space(config);
-    let mut observers = by(deadline, connect_observers(config, &ids)).await?;
-    let (checks, skipped) = build_checks(config, &observers);
+    let mut observers = by(deadline, connect_observers(audit, &ids)).await?;
+    let (checks, skipped) = build_checks(audit, &observers);
     let replay_reach = u32::from(checks.iter().any(|c| c.info.phase == Phase::After));
     let plan = planned(config, &checks);
     fits(config, &plan, replay_reach)?;
@@ -398,7 +414,7 @@ pub async fn run(config: &AuditConfig, step: &(dyn Fn(&str) + Sync)) -> Result<A
     let whole = range.clone();
     by(deadline, read_baseline(&mut observers, config.layout, range, &|a| whole.contains(&a))).await?;
     let signer = Signer::new(t.signing, &t.secrets)?;
-    let poison = config.poison.as_ref().map(|p| p.poison.clone()).unwrap_or_default();
+    let poison = audit.checks.poison();
     let wire =
         Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison, credit_base: None });
     let accounts = Accounts::new(config.layout, ids.account_base, load_span(config));

@@ -12,7 +12,7 @@ use super::accounts::Accounts;
 use super::checks::Plan;
 use super::ctx::Ctx;
 use super::{
-    AuditConfig, AuditError, aggregate_range, book_of, by, connect_observers, id_space, load_span, preflight,
+    Audit, AuditError, aggregate_range, book_of, by, connect_observers, id_space, load_span, preflight,
     probe, read_baseline,
 };
 use crate::load::partial::{AuditRun, AuditShard, Partial, Target};
@@ -24,12 +24,13 @@ use crate::workload::{Shard, Workload};
 /// Sends shard `shard`'s part of the parallel load to the receiver; its partial result (not yet
 /// written), named `run_id`.
 pub async fn run_shard(
-    config: &AuditConfig,
+    audit: &Audit,
     shard: Shard,
     run_id: String,
     step: &(dyn Fn(&str) + Sync),
 ) -> Result<Partial, AuditError> {
-    config.validate()?;
+    audit.validate()?;
+    let config = &audit.config;
     let (t, w) = (&config.target, &config.watch);
     let observe_db = w.observe_db.as_deref().ok_or_else(|| {
         AuditError::Config("a sharded audit is judged by `hookbench merge` through --observe-db".into())
@@ -52,7 +53,7 @@ pub async fn run_shard(
     });
     // Every shard's preflight credit has an id and an account of its own, after the load's
     // accounts, so that no shard reads another's as its own or as an account not fresh.
-    let mut observers = by(deadline, connect_observers(config, &ids)).await?;
+    let mut observers = by(deadline, connect_observers(audit, &ids)).await?;
     let sender = SenderConfig { shard, start_at: config.start_at, ..config.load_sender(Check::SHARDED) };
     let plan = Plan::credits(shard.count, preflight::TRIES).and(
         Plan::load(&config.load_workload(), config.layout, sender.retry.max_attempts)

@@ -13,16 +13,12 @@ use clap::Args;
 
 use super::flags::ThresholdArgs;
 use super::{FAIL_ON_SHARD, breached, failed, hold_to, print_partial, run_dir, runtime, usage};
-use crate::audit::{
-    self, AuditConfig, CapacitySettings, Control, CrashSettings, LoadSettings, PoisonSettings, ProbeSettings,
-    Ramp, StormSettings, Watch,
-};
+use crate::audit::{self, Audit, AuditConfig, LoadSettings, ProbeSettings, Watch};
 use crate::history::History;
 use crate::observe::Queries;
 use crate::progress::StepLines;
 use crate::report::{AUDIT_FIGURES, HistoryFile, Report, Status, audit_scopes};
 use crate::sender::RetryPolicy;
-use crate::wire::{Payload, Poison, payload::Template};
 use crate::workload::{ARTICLE_SEED, Layout, Shard, WorkloadConfig};
 
 /// Arguments of `hookbench audit`.
@@ -100,12 +96,6 @@ pub struct AuditArgs {
     /// The flags a check owns.
     #[command(flatten)]
     pub check_flags: audit::CheckFlags,
-    /// How long after the run the late replay is sent (0s to 7 days).
-    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
-    pub replay_after: Duration,
-    /// A shell command run before the late replay (your purge job), e.g. `./purge-old-keys.sh`.
-    #[arg(long, value_name = "CMD")]
-    pub retention_cmd: Option<String>,
     /// Logical events in the parallel load.
     #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub events: usize,
@@ -137,77 +127,10 @@ pub struct AuditArgs {
     /// check).
     #[arg(long, default_value_t = 10)]
     pub max_attempts: u32,
-    /// Kills the receiver, run through `sh -c`: `kill -9 $(cat app.pid)`, `docker kill app`.
-    /// With --start-cmd and --health-url, runs the crash check.
-    #[arg(long, value_name = "CMD", requires_all = ["start_cmd", "health_url"])]
-    pub kill_cmd: Option<String>,
-    /// Starts the receiver again, run through `sh -c` and not waited for (its output is
-    /// discarded; redirect it in CMD to keep it): `./run-app.sh`, `docker start app`.
-    #[arg(long, value_name = "CMD", requires_all = ["kill_cmd", "health_url"])]
-    pub start_cmd: Option<String>,
-    /// A URL that answers 2xx once the receiver serves, polled after --start-cmd.
-    #[arg(long, value_name = "URL", requires_all = ["kill_cmd", "start_cmd"])]
-    pub health_url: Option<String>,
-    /// How long a restart may take before the audit gives up (1s to 1h).
-    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
-    pub restart_timeout: Duration,
-    /// Kills during the crash check's load, at seeded moments.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub kills: u32,
-    /// Poison events are credits to this account, which your handler is known to refuse (runs the
-    /// poison check; any integer a JSON number holds exactly, e.g. -1).
-    #[arg(long, value_name = "N", conflicts_with = "poison_template")]
-    pub poison_account: Option<i64>,
-    /// Poison events take the credit body of this template (the --payload template format), a
-    /// body your handler fails on (runs the poison check).
-    #[arg(long, value_name = "FILE")]
-    pub poison_template: Option<PathBuf>,
-    /// Chance a credit of the poison check's load is poison.
-    #[arg(long = "poison", value_name = "CHANCE", default_value_t = 0.05)]
-    pub poison_chance: f64,
-    /// The other events' p99 with poison may be at most this many times their p99 without (taken
-    /// as at least 20 ms; 1 to 1000).
-    #[arg(long, default_value_t = 3.0)]
-    pub poison_p99_factor: f64,
     /// SQL returning one row (event id) per dead letter in your receiver's store; each poison
     /// event must be found there.
     #[arg(long, value_name = "SQL")]
     pub dead_letter_query: Option<String>,
-    /// Ramps the rate from FROM to TO events per second (runs the capacity check), e.g. 50..500
-    /// (each 0.01 to 100000; TO times --step-duration at most 10,000,000 deliveries).
-    #[arg(long, value_name = "FROM..TO", value_parser = crate::audit::parse_ramp)]
-    pub ramp: Option<(f64, f64)>,
-    /// Steps of the ramp, both ends included.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub ramp_steps: u32,
-    /// How long each step of the ramp sends (100ms to 1h).
-    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
-    pub step_duration: Duration,
-    /// The capacity check fails below this rate (0.01 to 100000) [default: the ramp's first].
-    #[arg(long, value_name = "RATE")]
-    pub min_capacity: Option<f64>,
-    /// An outage in the provider's time, e.g. 1h, 1s to 30 days (runs the retry-storm check;
-    /// needs --kill-cmd, --start-cmd and --health-url).
-    #[arg(long, value_parser = humantime::parse_duration, requires = "kill_cmd")]
-    pub outage: Option<Duration>,
-    /// How much faster than the provider's clock the retry storm runs (1000: an hour in 3.6 s; 1
-    /// to 1000000).
-    #[arg(long, default_value_t = 1000.0)]
-    pub time_scale: f64,
-    /// Events in the retry storm's batch.
-    #[arg(long, default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
-    pub storm_events: usize,
-    /// How long a stalled body may be held open before it counts against the receiver (100ms to
-    /// 10m).
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    pub stall_wait: Duration,
-    /// A size past your receiver's body limit, 1024 to 134217728 bytes: the hostile-input check
-    /// sends a signed body of it, which must not be taken. Without it, the check sends the credit's
-    /// own body padded to 8 MiB (or 1 MiB past the provider's own cap where it documents one: 26
-    /// MiB for GitHub's 25 MB), which a receiver may take, as the provider's library would, and
-    /// then must apply once.
-    #[arg(long)]
-    pub oversized_bytes: Option<usize>,
     /// How long the observers must see no change before the audit judges (10ms to 10m).
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     pub quiet: Duration,
@@ -259,7 +182,7 @@ pub struct AuditArgs {
     pub start_at: Option<jiff::Timestamp>,
 }
 
-impl TryFrom<&AuditArgs> for AuditConfig {
+impl TryFrom<&AuditArgs> for Audit {
     type Error = anyhow::Error;
 
     fn try_from(a: &AuditArgs) -> anyhow::Result<Self> {
@@ -267,7 +190,6 @@ impl TryFrom<&AuditArgs> for AuditConfig {
         let target = a.target.target(&a.url, a.provider)?;
         let provider = target.provider;
         let timeout = a.timeout.or(provider.map(crate::wire::Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT);
-        let control = control(a);
         let config = AuditConfig {
             target,
             watch: Watch {
@@ -287,19 +209,7 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 settle_max: a.settle_max,
             },
             checks: a.checks.clone(),
-            probes: ProbeSettings {
-                events: a.probe_events,
-                copies: a.copies,
-                trials: a.trials,
-                opted_in: a.check_flags.opted_in(),
-                stall_wait: a.stall_wait,
-                oversized_bytes: a
-                    .oversized_bytes
-                    .unwrap_or_else(|| audit::default_oversized_bytes(provider)),
-                oversized_is_limit: a.oversized_bytes.is_some(),
-                replay_after: a.replay_after,
-                retention_cmd: a.retention_cmd.clone(),
-            },
+            probes: ProbeSettings { events: a.probe_events, copies: a.copies, trials: a.trials },
             load: LoadSettings {
                 workload: WorkloadConfig {
                     seed: a.seed,
@@ -312,23 +222,6 @@ impl TryFrom<&AuditArgs> for AuditConfig {
                 timeout,
                 retry: RetryPolicy { max_attempts: a.max_attempts, ..RetryPolicy::default() },
             },
-            crash: control.clone().map(|control| CrashSettings { control, kills: a.kills }),
-            poison: poison(a)?.map(|poison| PoisonSettings {
-                poison,
-                chance: a.poison_chance,
-                p99_factor: a.poison_p99_factor,
-            }),
-            capacity: a.ramp.map(|(from, to)| CapacitySettings {
-                ramp: Ramp { from, to, steps: a.ramp_steps, step_duration: a.step_duration },
-                min_capacity: a.min_capacity,
-            }),
-            storm: match (a.outage, control) {
-                (Some(outage), Some(control)) => {
-                    Some(StormSettings { control, outage, time_scale: a.time_scale, events: a.storm_events })
-                }
-                (Some(_), None) => anyhow::bail!("--outage needs --kill-cmd, --start-cmd and --health-url"),
-                (None, _) => None,
-            },
             id_prefix: a.id_prefix.clone(),
             account_base: a.account_base,
             history: None,
@@ -339,8 +232,9 @@ impl TryFrom<&AuditArgs> for AuditConfig {
             layout: layout(a),
             pulse: Default::default(),
         };
-        config.validate()?;
-        Ok(config)
+        let audit = Audit { config, checks: a.check_flags.settings(provider)? };
+        audit.validate()?;
+        Ok(audit)
     }
 }
 
@@ -360,26 +254,6 @@ fn layout(a: &AuditArgs) -> Layout {
     }
 }
 
-fn control(a: &AuditArgs) -> Option<Control> {
-    Some(Control {
-        kill_cmd: a.kill_cmd.clone()?,
-        start_cmd: a.start_cmd.clone()?,
-        health_url: a.health_url.clone()?,
-        restart_timeout: a.restart_timeout,
-    })
-}
-
-fn poison(a: &AuditArgs) -> anyhow::Result<Option<Poison>> {
-    Ok(match (a.poison_account, &a.poison_template) {
-        (Some(account), _) => Some(Poison::Account(account)),
-        (None, Some(path)) => Some(Poison::Template(Payload::Template(
-            Template::read(path).map_err(|e| anyhow::anyhow!("--poison-template: {e}"))?,
-        ))),
-        (None, None) => None,
-    })
-}
-
-/// Any error before or during the audit is exit status 2: the audit could not run.
 fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
     usage(format!("the audit could not run: {err:#}"))
 }
@@ -387,17 +261,17 @@ fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
 /// One shard of a sharded audit's parallel load: sent (its attempts into `history`), its history
 /// and partial result written, no verdict (`hookbench merge` judges the shards together).
 fn run_shard(
-    mut config: AuditConfig,
+    mut told: Audit,
     (shard, run_id, dir): (Shard, String, &std::path::Path),
     (history, step): (History, &(dyn Fn(&str) + Sync)),
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    if let Some(line) = crate::workload::late_start(shard, config.start_at) {
+    if let Some(line) = crate::workload::late_start(shard, told.config.start_at) {
         eprintln!("hookbench audit: {line}");
     }
-    let partial = runtime().map_err(could_not_run)?.block_on(audit::run_shard(&config, shard, run_id, step));
+    let partial = runtime().map_err(could_not_run)?.block_on(audit::run_shard(&told, shard, run_id, step));
     // Every tap dropped, so that the writer can finish.
-    config.history = None;
+    told.config.history = None;
     history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")))?;
     let partial = partial.map_err(could_not_run)?;
     let path = partial.write(dir).map_err(|e| could_not_run(anyhow::Error::from(e)))?;
@@ -407,12 +281,12 @@ fn run_shard(
 
 pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let thresholds = args.thresholds.resolve(&audit_scopes(), AUDIT_FIGURES).map_err(could_not_run)?;
-    let mut config = AuditConfig::try_from(args).map_err(could_not_run)?;
+    let mut told = Audit::try_from(args).map_err(could_not_run)?;
     let (run_id, dir) = run_dir(args.out.as_deref(), "audit-");
-    if config.shard.is_some() && !thresholds.is_empty() {
+    if told.config.shard.is_some() && !thresholds.is_empty() {
         return Err(could_not_run(FAIL_ON_SHARD));
     }
-    if config.shard.is_some() {
+    if told.config.shard.is_some() {
         args.ci.refuse_for_shard()?;
     }
     args.ci.refuse_unwritable()?;
@@ -420,11 +294,11 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     // compressed).
     let history = History::create(&dir, false)
         .map_err(|e| could_not_run(format!("writing the history in {}: {e}", dir.display())))?;
-    config.history = Some(history.tap("audit".into()));
+    told.config.history = Some(history.tap("audit".into()));
     // Step lines always; the status (which check, how far, the attempts and answers so far)
     // live on a terminal, else a line at least every 9 s, so a CI log never sits silent.
     let lines = StepLines::new("hookbench audit", !args.no_progress && io::stderr().is_terminal());
-    let pulse = config.pulse.clone();
+    let pulse = told.config.pulse.clone();
     let step = {
         let (lines, pulse) = (lines.clone(), pulse.clone());
         move |what: &str| {
@@ -433,13 +307,13 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     };
     let showing = lines.keep_showing(move || pulse.now().to_string());
-    if let Some(shard) = config.shard {
-        return run_shard(config, (shard, run_id, &dir), (history, &step), out);
+    if let Some(shard) = told.config.shard {
+        return run_shard(told, (shard, run_id, &dir), (history, &step), out);
     }
-    let section = runtime().map_err(could_not_run)?.block_on(audit::run(&config, &step));
+    let section = runtime().map_err(could_not_run)?.block_on(audit::run(&told, &step));
     drop(showing);
     // Every tap dropped, so that the writer can finish.
-    config.history = None;
+    told.config.history = None;
     let written = history.finish().map_err(|e| could_not_run(format!("writing the history: {e}")));
     let (section, stopped) = match section {
         Ok(section) => (section, None),

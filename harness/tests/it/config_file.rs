@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use hookbench::audit::AuditConfig;
+use hookbench::audit::Audit;
 use hookbench::cli::{
     AuditArgs, BenchArgs, Command as Sub, ConfigArgs, Invocation, config_json_schema, parse_from,
 };
@@ -146,7 +146,7 @@ fn every_example_config_parses_is_schema_valid_and_reads_back_from_print_config(
             if !audit.target.payload.as_deref().unwrap_or_default().ends_with(".json") {
                 // A provider's own bodies: the whole audit the file describes holds together,
                 // with the secret it leaves to the environment or the command line.
-                AuditConfig::try_from(&audit).unwrap_or_else(|e| panic!("{shown}: {e:#}"));
+                Audit::try_from(&audit).unwrap_or_else(|e| panic!("{shown}: {e:#}"));
             }
         }
         let effective = printed(&[command, "--config", file, "--print-config"]);

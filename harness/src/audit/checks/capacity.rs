@@ -12,9 +12,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
-use crate::audit::config::{AuditConfig, CapacitySettings};
+use crate::audit::config::AuditConfig;
+use crate::audit::config::bounds::{HOUR, RATE, duration, ms, number, s, within};
 use crate::judge::CreditBook;
 use crate::observe::{Sees, Snapshot};
 use crate::report::{CapacityFigures, CapacityStep, Check, CheckFigures, CheckResult, Status};
@@ -30,15 +31,157 @@ const MAX_IN_FLIGHT: usize = 2048;
 /// The check, as the registry knows it.
 pub const INFO: Info = Info { check: Check::Capacity, phase: Phase::Disturb, build };
 
+/// One step of the ramp.
+const STEP_DURATION: std::ops::RangeInclusive<Duration> = ms(100)..=s(HOUR);
+/// Deliveries one step of the ramp may send (its rate times its duration).
+const STEP_EVENTS: f64 = 10_000_000.0;
+
+/// The check's flags: `--ramp` runs it.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "capacity")]
+pub struct Flags {
+    /// Ramps the rate from FROM to TO events per second (runs the capacity check), e.g. 50..500
+    /// (each 0.01 to 100000; TO times --step-duration at most 10,000,000 deliveries).
+    #[arg(long, value_name = "FROM..TO", value_parser = parse_ramp)]
+    pub ramp: Option<(f64, f64)>,
+    /// Steps of the ramp, both ends included.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub ramp_steps: u32,
+    /// How long each step of the ramp sends (100ms to 1h).
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub step_duration: Duration,
+    /// The capacity check fails below this rate (0.01 to 100000) [default: the ramp's first].
+    #[arg(long, value_name = "RATE")]
+    pub min_capacity: Option<f64>,
+}
+
+impl Flags {
+    /// The settings, when `--ramp` was given, each within its bounds.
+    pub fn settings(&self) -> Result<Option<Settings>, AuditError> {
+        let Some((from, to)) = self.ramp else { return Ok(None) };
+        let ramp = Ramp { from, to, steps: self.ramp_steps, step_duration: self.step_duration };
+        if ramp.steps == 0 || ramp.step_duration.is_zero() {
+            return Err(AuditError::Config("--ramp-steps and --step-duration must be above 0".into()));
+        }
+        within("--ramp", ramp.from, &RATE, number)?;
+        within("--ramp", ramp.to, &RATE, number)?;
+        within("--step-duration", ramp.step_duration, &STEP_DURATION, duration)?;
+        let events = ramp.to * ramp.step_duration.as_secs_f64();
+        if events > STEP_EVENTS {
+            return Err(AuditError::Config(format!(
+                "--ramp's top rate {} for --step-duration {} is {events:.0} deliveries in one step, more than {STEP_EVENTS:.0}",
+                ramp.to,
+                duration(&ramp.step_duration)
+            )));
+        }
+        if let Some(min) = self.min_capacity {
+            within("--min-capacity", min, &RATE, number)?;
+        }
+        Ok(Some(Settings { ramp, min_capacity: self.min_capacity }))
+    }
+}
+
+impl Settings {
+    /// How long the ramp lasts at most.
+    pub fn wait(&self) -> Duration {
+        self.ramp.step_duration.saturating_mul(self.ramp.steps)
+    }
+
+    /// Deliveries the ramp sends at most: its top rate in every step.
+    pub fn deliveries(&self) -> usize {
+        let r = &self.ramp;
+        (f64::from(r.steps) * r.to * r.step_duration.as_secs_f64()).ceil() as usize
+    }
+}
+
+/// The check's settings, from its flags.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// The ramp.
+    pub ramp: Ramp,
+    /// The capacity below which the check fails (default: the ramp's first rate).
+    pub min_capacity: Option<f64>,
+}
+
+/// The ramp, as asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ramp {
+    /// The first rate, events per second.
+    pub from: f64,
+    /// The last.
+    pub to: f64,
+    /// How many steps, both ends included.
+    pub steps: u32,
+    /// How long each step sends.
+    pub step_duration: Duration,
+}
+
+impl Ramp {
+    /// Each step's rate.
+    pub fn rates(&self) -> Vec<f64> {
+        if self.steps <= 1 {
+            return vec![self.from];
+        }
+        let gap = (self.to - self.from) / f64::from(self.steps - 1);
+        (0..self.steps).map(|i| self.from + gap * f64::from(i)).collect()
+    }
+}
+
+/// A `--ramp` that is not two rates, the lower first.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRamp {
+    /// No `..` between two rates.
+    #[error("`{0}` is not FROM..TO, such as 10..200")]
+    NotARange(String),
+    /// One end is not a number.
+    #[error("`{end}` in `{ramp}` is not a number")]
+    NotANumber {
+        /// The end.
+        end: String,
+        /// The whole value.
+        ramp: String,
+    },
+    /// One end is 0, negative or not finite.
+    #[error("`{end}` in `{ramp}` must be above 0")]
+    NotAbove0 {
+        /// The end.
+        end: String,
+        /// The whole value.
+        ramp: String,
+    },
+    /// The higher rate came first.
+    #[error("`{0}` ramps down; give the lower rate first")]
+    RampsDown(String),
+}
+
+/// Parses `FROM..TO` (events per second).
+pub fn parse_ramp(s: &str) -> Result<(f64, f64), BadRamp> {
+    let (from, to) = s.split_once("..").ok_or_else(|| BadRamp::NotARange(s.to_string()))?;
+    let rate = |t: &str| -> Result<f64, BadRamp> {
+        let (end, ramp) = (t.to_string(), s.to_string());
+        let r: f64 =
+            t.trim().parse().map_err(|_| BadRamp::NotANumber { end: end.clone(), ramp: ramp.clone() })?;
+        if r.is_finite() && r > 0.0 { Ok(r) } else { Err(BadRamp::NotAbove0 { end, ramp }) }
+    };
+    let (from, to) = (rate(from)?, rate(to)?);
+    if to < from {
+        return Err(BadRamp::RampsDown(s.to_string()));
+    }
+    Ok((from, to))
+}
+
 /// Builds the check from its flags.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
-    let settings = *config.capacity.as_ref().ok_or(Unbuilt::Needs("--ramp FROM..TO"))?;
+fn build<'a>(
+    config: &'a AuditConfig,
+    checks: &'a CheckSettings,
+) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
+    let settings = checks.capacity.ok_or(Unbuilt::Needs("--ramp FROM..TO"))?;
     Ok(Box::new(Capacity { settings, provider: config.target.provider, timeout: config.load.timeout }))
 }
 
 #[derive(Clone, Copy)]
 struct Capacity {
-    settings: CapacitySettings,
+    settings: Settings,
     provider: Option<Provider>,
     timeout: Duration,
 }
@@ -215,7 +358,6 @@ impl AuditCheck for Capacity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::config::Ramp;
 
     fn step(rate: f64, held: bool) -> CapacityStep {
         CapacityStep { rate_per_s: rate, held, ..CapacityStep::default() }
@@ -224,7 +366,7 @@ mod tests {
     fn capacity(to: f64, step_s: u64, timeout_s: u64) -> Capacity {
         let ramp = Ramp { from: 10.0, to, steps: 2, step_duration: Duration::from_secs(step_s) };
         Capacity {
-            settings: CapacitySettings { ramp, min_capacity: None },
+            settings: Settings { ramp, min_capacity: None },
             provider: None,
             timeout: Duration::from_secs(timeout_s),
         }

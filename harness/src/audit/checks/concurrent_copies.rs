@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::Barrier;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
@@ -23,7 +23,7 @@ use crate::wire::Fields;
 pub const INFO: Info = Info { check: Check::ConcurrentCopies, phase: Phase::Probe, build };
 
 /// Builds the check with `--copies` and `--trials`.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+fn build<'a>(config: &'a AuditConfig, _: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
     Ok(Box::new(ConcurrentCopies { copies: config.probes.copies, trials: config.probes.trials }))
 }
 

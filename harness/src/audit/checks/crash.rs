@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
-use crate::audit::config::{AuditConfig, CrashSettings};
-use crate::audit::control::Restart;
+use crate::audit::config::AuditConfig;
+use crate::audit::control::{Control, Restart};
 use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules, Verdict};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::Snapshot;
@@ -48,14 +48,44 @@ fn attempts_for(kills: u32) -> u32 {
 /// The check, as the registry knows it.
 pub const INFO: Info = Info { check: Check::Crash, phase: Phase::Disturb, build };
 
+/// The check's own flag; `--kill-cmd`, `--start-cmd` and `--health-url` (the receiver's
+/// commands, which the retry storm shares) run it.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "crash")]
+pub struct Flags {
+    /// Kills during the crash check's load, at seeded moments.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub kills: u32,
+}
+
+/// The check's settings, from its flags.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How to kill and restart the receiver.
+    pub control: Control,
+    /// Kills during the load.
+    pub kills: u32,
+}
+
+impl Flags {
+    /// The settings, when the receiver's commands were given.
+    pub fn settings(&self, control: Option<&Control>) -> Result<Option<Settings>, AuditError> {
+        let Some(control) = control else { return Ok(None) };
+        if self.kills == 0 {
+            return Err(AuditError::Config("--kills must be at least 1".into()));
+        }
+        Ok(Some(Settings { control: control.clone(), kills: self.kills }))
+    }
+}
+
 /// Builds the check from its flags.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
-    let settings = config.crash.as_ref().ok_or(Unbuilt::Needs("--kill-cmd, --start-cmd and --health-url"))?;
+fn build<'a>(_: &'a AuditConfig, checks: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
+    let settings = checks.crash.as_ref().ok_or(Unbuilt::Needs("--kill-cmd, --start-cmd and --health-url"))?;
     Ok(Box::new(Crash { settings }))
 }
 
 struct Crash<'a> {
-    settings: &'a CrashSettings,
+    settings: &'a Settings,
 }
 
 /// When kill `k` of `kills` happens within a load planned to last `planned`: in the middle half of

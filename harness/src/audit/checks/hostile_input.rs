@@ -9,19 +9,70 @@
 
 use bytes::Bytes;
 
-use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
+use std::time::Duration;
+
+use super::{AuditCheck, CheckSettings, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::accounts::Layout;
 use crate::audit::config::AuditConfig;
+use crate::audit::config::bounds::{MINUTE, duration, ms, number, s, within};
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::{Class, Expect, Needs};
 use crate::report::Check;
 use crate::wire::{Fields, Provider, Scheme};
 
+/// How long a stalled body may be held.
+const STALL_WAIT: std::ops::RangeInclusive<Duration> = ms(100)..=s(10 * MINUTE);
+/// The oversized body: past every provider's cap, within what one allocation should take.
+const OVERSIZED_BYTES: std::ops::RangeInclusive<usize> = 1024..=(128 << 20);
+
+/// The check's flags.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "hostile-input")]
+pub struct Flags {
+    /// How long a stalled body may be held open before it counts against the receiver (100ms to
+    /// 10m).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub stall_wait: Duration,
+    /// A size past your receiver's body limit, 1024 to 134217728 bytes: the hostile-input check
+    /// sends a signed body of it, which must not be taken. Without it, the check sends the credit's
+    /// own body padded to 8 MiB (or 1 MiB past the provider's own cap where it documents one: 26
+    /// MiB for GitHub's 25 MB), which a receiver may take, as the provider's library would, and
+    /// then must apply once.
+    #[arg(long)]
+    pub oversized_bytes: Option<usize>,
+}
+
+/// The check's settings, from its flags and the provider.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a stalled body may be held.
+    stall_wait: Duration,
+    /// The oversized body's size.
+    oversized_bytes: usize,
+    /// Whether the user named that size (`--oversized-bytes`) as past their receiver's limit, so
+    /// that a body of it must not be taken. Without it, a receiver may take the body: every
+    /// provider's library verifies a signature over any length (@octokit/webhooks accepted
+    /// GitHub's 25 MB cap plus 1 MiB), and refusing more than a provider ever sends is hardening,
+    /// not the provider's rule.
+    oversized_is_limit: bool,
+}
+
+impl Flags {
+    /// The settings for a receiver held to `provider`'s rules, within their bounds.
+    pub fn settings(&self, provider: Option<Provider>) -> Result<Settings, AuditError> {
+        let oversized_bytes = self.oversized_bytes.unwrap_or_else(|| default_oversized_bytes(provider));
+        within("--stall-wait", self.stall_wait, &STALL_WAIT, duration)?;
+        within("--oversized-bytes", oversized_bytes, &OVERSIZED_BYTES, number)?;
+        let oversized_is_limit = self.oversized_bytes.is_some();
+        Ok(Settings { stall_wait: self.stall_wait, oversized_bytes, oversized_is_limit })
+    }
+}
+
 /// The oversized body's size without `--oversized-bytes`: 8 MiB, or 1 MiB past the provider's own
 /// cap where it documents one, so that a receiver sized to what its provider sends must still
 /// refuse it.
-pub fn default_oversized_bytes(provider: Option<Provider>) -> usize {
+fn default_oversized_bytes(provider: Option<Provider>) -> usize {
     let floor = 8 << 20;
     provider.and_then(Provider::max_payload_bytes).map_or(floor, |cap| (cap + (1 << 20)).max(floor))
 }
@@ -30,8 +81,11 @@ pub fn default_oversized_bytes(provider: Option<Provider>) -> usize {
 pub const INFO: Info = Info { check: Check::HostileInput, phase: Phase::Probe, build };
 
 /// Builds the check with `--oversized-bytes` and `--stall-wait`.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
-    let p = &config.probes;
+fn build<'a>(
+    config: &'a AuditConfig,
+    checks: &'a CheckSettings,
+) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
+    let p = &checks.hostile_input;
     Ok(Box::new(HostileInput {
         oversized_bytes: p.oversized_bytes,
         oversized_is_limit: p.oversized_is_limit,
@@ -43,7 +97,7 @@ fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
 struct HostileInput {
     oversized_bytes: usize,
     oversized_is_limit: bool,
-    stall_wait: std::time::Duration,
+    stall_wait: Duration,
     /// Why the two overflowing credits are not sent, when they are not.
     overflow: Option<&'static str>,
 }

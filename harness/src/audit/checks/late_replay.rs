@@ -5,9 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{AuditCheck, Delivery, Info, Judged, Phase, Run, Unbuilt};
+use std::time::Duration;
+
+use super::{AuditCheck, CheckSettings, Delivery, Info, Judged, Phase, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
+use crate::audit::config::bounds::{DAY, duration, s, within};
 use crate::audit::control;
 use crate::audit::ctx::{Delivered, Probes};
 use crate::judge::{Class, CreditBook, Expect, Needs};
@@ -21,13 +24,36 @@ const SAMPLE: usize = 10;
 /// The check, as the registry knows it.
 pub const INFO: Info = Info { check: Check::LateReplay, phase: Phase::After, build };
 
+/// The wait before the late replay (Stripe retries for three days).
+const REPLAY_AFTER: std::ops::RangeInclusive<Duration> = s(0)..=s(7 * DAY);
+
+/// The check's flags, which are also its settings.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "late-replay")]
+pub struct Flags {
+    /// How long after the run the late replay is sent (0s to 7 days).
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    pub replay_after: Duration,
+    /// A shell command run before the late replay (your purge job), e.g. `./purge-old-keys.sh`.
+    #[arg(long, value_name = "CMD")]
+    pub retention_cmd: Option<String>,
+}
+
+impl Flags {
+    /// The settings, the wait within its bounds.
+    pub fn settings(&self) -> Result<Flags, AuditError> {
+        within("--replay-after", self.replay_after, &REPLAY_AFTER, duration)?;
+        Ok(self.clone())
+    }
+}
+
 /// Builds the check with `--replay-after` and `--retention-cmd`.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
-    Ok(Box::new(LateReplay { config }))
+fn build<'a>(_: &'a AuditConfig, checks: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
+    Ok(Box::new(LateReplay { settings: &checks.late_replay }))
 }
 
 struct LateReplay<'a> {
-    config: &'a AuditConfig,
+    settings: &'a Flags,
 }
 
 /// The replay sample: events acknowledged and applied exactly once, up to `n`, taken from each
@@ -71,7 +97,7 @@ impl Delivery for Replayed {
 #[async_trait::async_trait]
 impl AuditCheck for LateReplay<'_> {
     async fn send(&self, run: &Run<'_>) -> Result<Box<dyn Delivery>, AuditError> {
-        let p = &self.config.probes;
+        let p = self.settings;
         let replay = sample(run.earlier, SAMPLE);
         if let Some(cmd) = &p.retention_cmd {
             (run.step)("running --retention-cmd");

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes, now_s};
@@ -15,7 +15,7 @@ use crate::report::Check;
 pub const INFO: Info = Info { check: Check::LostAck, phase: Phase::Probe, build };
 
 /// Builds the check (it needs no flags of its own).
-fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+fn build<'a>(_config: &'a AuditConfig, _: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
     Ok(Box::new(LostAck))
 }
 

@@ -20,17 +20,17 @@ mod semantic_duplicate;
 mod sequential_duplicate;
 
 use std::sync::Arc;
-
-pub use hostile_input::default_oversized_bytes;
+use std::time::Duration;
 
 use super::AuditError;
 use super::accounts::Layout;
 use super::config::AuditConfig;
+use super::control::ControlFlags;
 use super::ctx::{Ctx, Probes};
 use crate::judge::{Class, CreditBook};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckResult};
-use crate::wire::Fields;
+use crate::wire::{Fields, Poison, Provider};
 
 /// When a check runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,23 +211,80 @@ pub struct Run<'a> {
     pub book: &'a CreditBook,
 }
 
-/// The flags checks own, flattened into `hookbench audit`'s.
-#[derive(Debug, Clone, Default, clap::Args)]
+/// The flags checks own, flattened into `hookbench audit`'s: each check's group is in its module,
+/// with what it means and its bounds.
+#[derive(Debug, Clone, clap::Args)]
 pub struct CheckFlags {
     #[command(flatten)]
     race_window: race_window::Flags,
+    #[command(flatten)]
+    late_replay: late_replay::Flags,
+    #[command(flatten)]
+    control: ControlFlags,
+    #[command(flatten)]
+    crash: crash::Flags,
+    #[command(flatten)]
+    poison: poison::Flags,
+    #[command(flatten)]
+    capacity: capacity::Flags,
+    #[command(flatten)]
+    retry_storm: retry_storm::Flags,
+    #[command(flatten)]
+    hostile_input: hostile_input::Flags,
+}
+
+/// Each check's own settings, from its flags: a check that runs only when its flags were given
+/// has `None` (or `false`) without them, and cannot be built.
+#[derive(Debug, Clone)]
+pub struct CheckSettings {
+    race_window: bool,
+    late_replay: late_replay::Flags,
+    hostile_input: hostile_input::Settings,
+    crash: Option<crash::Settings>,
+    poison: Option<poison::Settings>,
+    capacity: Option<capacity::Settings>,
+    retry_storm: Option<retry_storm::Settings>,
 }
 
 impl CheckFlags {
-    /// The checks a flag of their own asked for.
-    pub fn opted_in(&self) -> Vec<Check> {
-        let asked = [(self.race_window.race_window, race_window::INFO.check)];
-        asked.into_iter().filter(|(on, _)| *on).map(|(_, c)| c).collect()
+    /// Each check's settings, validated by its module, for a receiver held to `provider`'s rules.
+    pub fn settings(&self, provider: Option<Provider>) -> Result<CheckSettings, AuditError> {
+        let control = self.control.control()?;
+        Ok(CheckSettings {
+            race_window: self.race_window.race_window,
+            late_replay: self.late_replay.settings()?,
+            hostile_input: self.hostile_input.settings(provider)?,
+            crash: self.crash.settings(control.as_ref())?,
+            poison: self.poison.settings()?,
+            capacity: self.capacity.settings()?,
+            retry_storm: self.retry_storm.settings(control.as_ref())?,
+        })
     }
 }
 
-/// Builds a check from the audit's settings, or says why it cannot be.
-pub type Build = for<'a> fn(&'a AuditConfig) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt>;
+impl CheckSettings {
+    /// What the checks wait on their own at least: the late replay's wait, the ramp's steps, the
+    /// storm's outage in real time.
+    pub fn wait(&self) -> Duration {
+        let ramp = self.capacity.map_or(Duration::ZERO, |c| c.wait());
+        let storm = self.retry_storm.as_ref().map_or(Duration::ZERO, retry_storm::Settings::wait);
+        self.late_replay.replay_after.saturating_add(ramp).saturating_add(storm)
+    }
+
+    /// Deliveries the checks send beyond the loads at most: the ramp's and the storm's.
+    pub fn deliveries(&self) -> usize {
+        let ramp = self.capacity.map_or(0, |c| c.deliveries());
+        ramp.saturating_add(self.retry_storm.as_ref().map_or(0, |s| s.events))
+    }
+
+    /// How poison events are made (the poison check's, else none).
+    pub fn poison(&self) -> Poison {
+        self.poison.as_ref().map(|p| p.poison.clone()).unwrap_or_default()
+    }
+}
+
+/// Builds a check from the audit's settings and its own, or says why it cannot be.
+pub type Build = for<'a> fn(&'a AuditConfig, &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt>;
 
 /// The registry: `check`'s module's [`Info`]. The match has no catch-all, so a check cannot be
 /// named without a module that sends and judges it.

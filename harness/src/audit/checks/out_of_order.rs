@@ -5,7 +5,7 @@
 //! (`--update-applied-query`, or an applied query that returns updates), none applied twice.
 //! Needs `--state-query`.
 
-use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
@@ -20,7 +20,7 @@ const VERSIONS: i64 = 6;
 pub const INFO: Info = Info { check: Check::OutOfOrder, phase: Phase::Probe, build };
 
 /// Builds the check (it needs no flags of its own).
-fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+fn build<'a>(_config: &'a AuditConfig, _: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
     Ok(Box::new(OutOfOrder))
 }
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::{AuditCheck, Delivery, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::judge::rate::{Rate, doubled};
@@ -23,7 +23,7 @@ use crate::workload::{GroupKind, Workload};
 pub const INFO: Info = Info { check: Check::ParallelLoad, phase: Phase::Load, build };
 
 /// Builds the check (its settings are the loads').
-fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+fn build<'a>(_config: &'a AuditConfig, _: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
     Ok(Box::new(ParallelLoad))
 }
 

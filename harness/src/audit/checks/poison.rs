@@ -5,18 +5,23 @@
 //! exactly once, their p99 within `--poison-p99-factor` of the clean run's; with
 //! `--dead-letter-query`, every poison event in the receiver's dead-letter store.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt, needs_applies};
+use super::{
+    AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt, needs_applies,
+};
 use crate::audit::AuditError;
-use crate::audit::config::{AuditConfig, PoisonSettings};
+use crate::audit::config::AuditConfig;
+use crate::audit::config::bounds::{number, within};
 use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::{Sees, Snapshot};
 use crate::report::{Check, CheckFigures, CheckResult, PoisonFigures, Status};
 use crate::stats::Latency;
-use crate::wire::Poison;
+use crate::wire::payload::Template;
+use crate::wire::{Payload, Poison};
 use crate::workload::Workload;
 
 /// The baseline p99 the factor applies to is at least this: a few milliseconds either way are
@@ -26,14 +31,76 @@ const P99_FLOOR: Duration = Duration::from_millis(20);
 /// The check, as the registry knows it.
 pub const INFO: Info = Info { check: Check::Poison, phase: Phase::Disturb, build };
 
+/// The poison check's p99 factor.
+const P99_FACTOR: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
+/// An account the user names: any integer a JSON number holds exactly (-1 is a natural poison).
+const JSON_INTEGER: std::ops::RangeInclusive<i64> = -(1 << 53) + 1..=(1 << 53) - 1;
+
+/// The check's flags: `--poison-account` or `--poison-template` runs it.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "poison")]
+pub struct Flags {
+    /// Poison events are credits to this account, which your handler is known to refuse (runs the
+    /// poison check; any integer a JSON number holds exactly, e.g. -1).
+    #[arg(long, value_name = "N", conflicts_with = "poison_template")]
+    pub poison_account: Option<i64>,
+    /// Poison events take the credit body of this template (the --payload template format), a
+    /// body your handler fails on (runs the poison check).
+    #[arg(long, value_name = "FILE")]
+    pub poison_template: Option<PathBuf>,
+    /// Chance a credit of the poison check's load is poison.
+    #[arg(long = "poison", value_name = "CHANCE", default_value_t = 0.05)]
+    pub poison_chance: f64,
+    /// The other events' p99 with poison may be at most this many times their p99 without (taken
+    /// as at least 20 ms; 1 to 1000).
+    #[arg(long, default_value_t = 3.0)]
+    pub poison_p99_factor: f64,
+}
+
+/// The check's settings, from its flags.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How poison events are made.
+    pub poison: Poison,
+    /// Chance a credit of the load is poison.
+    pub chance: f64,
+    /// The other events' p99 with poison may be this many times their p99 without.
+    pub p99_factor: f64,
+}
+
+impl Flags {
+    /// The settings, when a poison was named (its template read), each within its bounds.
+    pub fn settings(&self) -> Result<Option<Settings>, AuditError> {
+        let poison = match (self.poison_account, &self.poison_template) {
+            (Some(account), _) => {
+                within("--poison-account", account, &JSON_INTEGER, number)?;
+                Poison::Account(account)
+            }
+            (None, Some(path)) => Poison::Template(Payload::Template(
+                Template::read(path).map_err(|e| AuditError::Config(format!("--poison-template: {e}")))?,
+            )),
+            (None, None) => return Ok(None),
+        };
+        let (chance, p99_factor) = (self.poison_chance, self.poison_p99_factor);
+        if !(chance > 0.0 && chance <= 1.0) {
+            return Err(AuditError::Config("--poison must be above 0 and at most 1".into()));
+        }
+        if p99_factor.is_nan() || p99_factor < 1.0 {
+            return Err(AuditError::Config("--poison-p99-factor must be at least 1".into()));
+        }
+        within("--poison-p99-factor", p99_factor, &P99_FACTOR, number)?;
+        Ok(Some(Settings { poison, chance, p99_factor }))
+    }
+}
+
 /// Builds the check from its flags.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
-    let settings = config.poison.as_ref().ok_or(Unbuilt::Needs("--poison-account or --poison-template"))?;
+fn build<'a>(_: &'a AuditConfig, checks: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
+    let settings = checks.poison.as_ref().ok_or(Unbuilt::Needs("--poison-account or --poison-template"))?;
     Ok(Box::new(PoisonCheck { settings }))
 }
 
 struct PoisonCheck<'a> {
-    settings: &'a PoisonSettings,
+    settings: &'a Settings,
 }
 
 /// The clean load and the poisoned one.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
@@ -36,6 +36,7 @@ pub const INFO: Info = Info { check: Check::RaceWindow, phase: Phase::Probe, bui
 
 /// The check's own flag: it runs only when asked, its pairs being seven times `--trials` credits.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[group(id = "race-window")]
 pub struct Flags {
     /// Run the race-window check: pairs of copies of a fresh credit, the second released 0, 1, 2,
     /// 5, 10, 20 and 50 ms after the first, --trials pairs per spacing.
@@ -44,8 +45,11 @@ pub struct Flags {
 }
 
 /// Builds the check when `--race-window` was given.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
-    if !config.probes.opted_in.contains(&INFO.check) {
+fn build<'a>(
+    config: &'a AuditConfig,
+    checks: &'a CheckSettings,
+) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
+    if !checks.race_window {
         return Err(Unbuilt::Needs("--race-window (pairs of copies released 0 to 50 ms apart)"));
     }
     Ok(Box::new(RaceWindow { trials: config.probes.trials }))

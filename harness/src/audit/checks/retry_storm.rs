@@ -14,9 +14,11 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
-use crate::audit::config::{AuditConfig, StormSettings};
+use crate::audit::config::AuditConfig;
+use crate::audit::config::bounds::{DAY, duration, number, s, within};
+use crate::audit::control::Control;
 use crate::audit::ctx::{Ctx, Delivered, Probes};
 use crate::judge::{Class, CreditBook, Expect, Needs};
 use crate::observe::Snapshot;
@@ -27,10 +29,75 @@ use crate::wire::Provider;
 /// The check, as the registry knows it.
 pub const INFO: Info = Info { check: Check::RetryStorm, phase: Phase::Disturb, build };
 
+/// The outage, in the provider's time.
+const OUTAGE: std::ops::RangeInclusive<Duration> = s(1)..=s(30 * DAY);
+/// How much faster than the provider's clock the storm runs.
+const TIME_SCALE: std::ops::RangeInclusive<f64> = 1.0..=1_000_000.0;
+
+/// The check's flags: `--outage`, with the receiver's commands, runs it.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "retry-storm")]
+pub struct Flags {
+    /// An outage in the provider's time, e.g. 1h, 1s to 30 days (runs the retry-storm check;
+    /// needs --kill-cmd, --start-cmd and --health-url).
+    #[arg(long, value_parser = humantime::parse_duration, requires = "kill_cmd")]
+    pub outage: Option<Duration>,
+    /// How much faster than the provider's clock the retry storm runs (1000: an hour in 3.6 s; 1
+    /// to 1000000).
+    #[arg(long, default_value_t = 1000.0)]
+    pub time_scale: f64,
+    /// Events in the retry storm's batch.
+    #[arg(long, default_value_t = 200, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
+    pub storm_events: usize,
+}
+
+/// The check's settings, from its flags.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How to kill and restart the receiver.
+    pub control: Control,
+    /// The outage, in the provider's time.
+    pub outage: Duration,
+    /// How much faster than the provider's clock the storm runs.
+    pub time_scale: f64,
+    /// Events in the batch.
+    pub events: usize,
+}
+
+impl Flags {
+    /// The settings, when `--outage` was given with the receiver's commands, within their bounds.
+    pub fn settings(&self, control: Option<&Control>) -> Result<Option<Settings>, AuditError> {
+        let Some(outage) = self.outage else { return Ok(None) };
+        let Some(control) = control else {
+            return Err(AuditError::Config("--outage needs --kill-cmd, --start-cmd and --health-url".into()));
+        };
+        if self.time_scale.is_nan() || self.time_scale <= 0.0 {
+            return Err(AuditError::Config("--time-scale must be above 0".into()));
+        }
+        if self.storm_events == 0 {
+            return Err(AuditError::Config("--storm-events must be at least 1".into()));
+        }
+        within("--outage", outage, &OUTAGE, duration)?;
+        within("--time-scale", self.time_scale, &TIME_SCALE, number)?;
+        let (time_scale, events) = (self.time_scale, self.storm_events);
+        Ok(Some(Settings { control: control.clone(), outage, time_scale, events }))
+    }
+}
+
+impl Settings {
+    /// The outage in real time.
+    pub fn wait(&self) -> Duration {
+        Duration::try_from_secs_f64(self.outage.as_secs_f64() / self.time_scale).unwrap_or(Duration::MAX)
+    }
+}
+
 /// Builds the check from its flags, for a provider that retries.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
-    let settings = config
-        .storm
+fn build<'a>(
+    config: &'a AuditConfig,
+    checks: &'a CheckSettings,
+) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
+    let settings = checks
+        .retry_storm
         .as_ref()
         .ok_or(Unbuilt::Needs("--outage (with --kill-cmd, --start-cmd and --health-url)"))?;
     let provider = config.target.provider.unwrap_or(Provider::StandardWebhooks);
@@ -41,7 +108,7 @@ fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
 }
 
 struct RetryStorm<'a> {
-    settings: &'a StormSettings,
+    settings: &'a Settings,
     provider: Provider,
     timeout: Duration,
 }

@@ -7,7 +7,7 @@
 //! which must be refused. PASS: the first applied exactly once each, the last refused (4xx) and
 //! never applied.
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
@@ -19,7 +19,7 @@ use crate::wire::{Signatures, Verification};
 pub const INFO: Info = Info { check: Check::SecretRotation, phase: Phase::Probe, build };
 
 /// Builds the check for schemes that sign.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+fn build<'a>(config: &'a AuditConfig, _: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
     let rules = config.target.signing.verification().ok_or(Unbuilt::Unsigned)?;
     Ok(Box::new(SecretRotation { rules, secrets: config.target.secrets.len() }))
 }

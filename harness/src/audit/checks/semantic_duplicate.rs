@@ -5,7 +5,9 @@
 //! advisory (WARN, the exit status unchanged), since the checklist dedupes on the event id, unless
 //! `--strict` makes it a FAIL. Neither applied is lost or never-applied, a FAIL either way.
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt, needs_applies};
+use super::{
+    AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt, needs_applies,
+};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Ctx, Delivered, Probes};
@@ -21,7 +23,7 @@ pub const INFO: Info = Info { check: Check::SemanticDuplicate, phase: Phase::Pro
 ///
 /// A body that does not carry the object's id cannot send one change twice: its two events
 /// would differ in their ids alone, which a receiver rightly takes for two payments.
-fn build(config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+fn build<'a>(config: &'a AuditConfig, _: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
     if !config.target.payload.carries_object() {
         return Err(Unbuilt::NoObject(config.target.payload.name().to_string()));
     }

@@ -1,7 +1,7 @@
 //! Check 1, the sequential duplicate: each of `--probe-events` credits twice in a row, the second
 //! after the first's answer, freshly signed. PASS: each applied exactly once.
 
-use super::{AuditCheck, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
+use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan, Run, Unbuilt};
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::ctx::{Delivered, Probes};
@@ -12,7 +12,7 @@ use crate::report::Check;
 pub const INFO: Info = Info { check: Check::SequentialDuplicate, phase: Phase::Probe, build };
 
 /// Builds the check (it needs no flags of its own).
-fn build(_config: &AuditConfig) -> Result<Box<dyn AuditCheck + '_>, Unbuilt> {
+fn build<'a>(_config: &'a AuditConfig, _: &'a CheckSettings) -> Result<Box<dyn AuditCheck + 'a>, Unbuilt> {
     Ok(Box::new(SequentialDuplicate))
 }
 

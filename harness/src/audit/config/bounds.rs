@@ -1,5 +1,5 @@
-//! The bounds of every number and duration an audit is told: each a range, checked before anything
-//! is sent, so that no flag can make the audit panic, allocate what the machine does not have, or
+//! The bounds of every number and duration the audit as a whole is told (each check's own are in
+//! its module, checked with [`within`]): each a range, checked before anything is sent, so that no flag can make the audit panic, allocate what the machine does not have, or
 //! sleep for a year. Each bound is wide enough for any real receiver and provider (Stripe retries
 //! for three days, GitHub caps payloads at 25 MB); `--help` and docs/audit.md state them.
 
@@ -9,17 +9,19 @@ use std::time::Duration;
 
 use super::AuditConfig;
 use crate::audit::AuditError;
-use crate::wire::Poison;
 
-const fn ms(n: u64) -> Duration {
+/// `n` milliseconds.
+pub(in crate::audit) const fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
-const fn s(n: u64) -> Duration {
+/// `n` seconds.
+pub(in crate::audit) const fn s(n: u64) -> Duration {
     Duration::from_secs(n)
 }
-const MINUTE: u64 = 60;
-const HOUR: u64 = 60 * MINUTE;
-const DAY: u64 = 24 * HOUR;
+/// Seconds in a minute, an hour, a day.
+pub(in crate::audit) const MINUTE: u64 = 60;
+pub(in crate::audit) const HOUR: u64 = 60 * MINUTE;
+pub(in crate::audit) const DAY: u64 = 24 * HOUR;
 
 /// Events per second of a load or a ramp's step.
 pub const RATE: RangeInclusive<f64> = 0.01..=100_000.0;
@@ -31,39 +33,19 @@ pub const TIMEOUT: RangeInclusive<Duration> = ms(10)..=s(10 * MINUTE);
 pub const MAX_ATTEMPTS: RangeInclusive<u32> = 1..=100;
 /// Trials of a race check (`--trials`): the race window sends seven times as many pairs.
 pub const TRIALS: RangeInclusive<usize> = 1..=10_000;
-/// The wait before the late replay (Stripe retries for three days).
-pub const REPLAY_AFTER: RangeInclusive<Duration> = s(0)..=s(7 * DAY);
-/// How long a stalled body may be held.
-pub const STALL_WAIT: RangeInclusive<Duration> = ms(100)..=s(10 * MINUTE);
-/// The oversized body: past every provider's cap, within what one allocation should take.
-pub const OVERSIZED_BYTES: RangeInclusive<usize> = 1024..=(128 << 20);
 /// How long the observers must see no change.
 pub const QUIET: RangeInclusive<Duration> = ms(10)..=s(10 * MINUTE);
 /// How long they may take to settle.
 pub const SETTLE_MAX: RangeInclusive<Duration> = ms(100)..=s(DAY);
-/// How long a restart may take.
-pub const RESTART_TIMEOUT: RangeInclusive<Duration> = s(1)..=s(HOUR);
-/// The poison check's p99 factor.
-pub const P99_FACTOR: RangeInclusive<f64> = 1.0..=1000.0;
-/// One step of the capacity ramp.
-pub const STEP_DURATION: RangeInclusive<Duration> = ms(100)..=s(HOUR);
-/// Deliveries one step of the ramp may send (its rate times its duration).
-pub const STEP_EVENTS: f64 = 10_000_000.0;
-/// The retry storm's outage, in the provider's time.
-pub const OUTAGE: RangeInclusive<Duration> = s(1)..=s(30 * DAY);
-/// How much faster than the provider's clock the storm runs.
-pub const TIME_SCALE: RangeInclusive<f64> = 1.0..=1_000_000.0;
 /// The first account: any range a JSON number (and a JavaScript receiver) holds exactly.
 pub const ACCOUNT_BASE: RangeInclusive<i64> = 0..=1_000_000_000_000_000;
-/// An account the user names: any integer a JSON number holds exactly (-1 is a natural poison).
-pub const JSON_INTEGER: RangeInclusive<i64> = -(1 << 53) + 1..=(1 << 53) - 1;
 /// The id prefix's length; its characters are letters, digits, `_` and `-`.
 pub const ID_PREFIX_LEN: RangeInclusive<usize> = 1..=32;
 /// The whole audit.
 pub const DEADLINE: RangeInclusive<Duration> = s(1)..=s(7 * DAY);
 
 /// `value` of `flag` within `range`, else an error naming both.
-fn within<T: PartialOrd + Debug>(
+pub(in crate::audit) fn within<T: PartialOrd + Debug>(
     flag: &str,
     value: T,
     range: &RangeInclusive<T>,
@@ -80,11 +62,13 @@ fn within<T: PartialOrd + Debug>(
     )))
 }
 
-fn number<T: Debug>(v: &T) -> String {
+/// A number as a bound's error shows it.
+pub(in crate::audit) fn number<T: Debug>(v: &T) -> String {
     format!("{v:?}")
 }
 
-fn duration(d: &Duration) -> String {
+/// A duration as a bound's error shows it.
+pub(in crate::audit) fn duration(d: &Duration) -> String {
     humantime::format_duration(*d).to_string()
 }
 
@@ -96,70 +80,29 @@ pub fn check(c: &AuditConfig) -> Result<(), AuditError> {
     within("--timeout", l.timeout, &TIMEOUT, duration)?;
     within("--max-attempts", l.retry.max_attempts, &MAX_ATTEMPTS, number)?;
     within("--trials", p.trials, &TRIALS, number)?;
-    within("--replay-after", p.replay_after, &REPLAY_AFTER, duration)?;
-    within("--stall-wait", p.stall_wait, &STALL_WAIT, duration)?;
-    within("--oversized-bytes", p.oversized_bytes, &OVERSIZED_BYTES, number)?;
     within("--quiet", w.quiet, &QUIET, duration)?;
     within("--settle-max", w.settle_max, &SETTLE_MAX, duration)?;
     if w.quiet > w.settle_max {
         return Err(AuditError::Config("--quiet must not be longer than --settle-max".into()));
     }
     within("--deadline", c.deadline, &DEADLINE, duration)?;
-    for control in c.crash.iter().map(|c| &c.control).chain(c.storm.iter().map(|s| &s.control)) {
-        within("--restart-timeout", control.restart_timeout, &RESTART_TIMEOUT, duration)?;
-    }
-    if let Some(poison) = &c.poison {
-        within("--poison-p99-factor", poison.p99_factor, &P99_FACTOR, number)?;
-        if let Poison::Account(account) = poison.poison {
-            within("--poison-account", account, &JSON_INTEGER, number)?;
-        }
-    }
-    if let Some(capacity) = &c.capacity {
-        let r = &capacity.ramp;
-        within("--ramp", r.from, &RATE, number)?;
-        within("--ramp", r.to, &RATE, number)?;
-        within("--step-duration", r.step_duration, &STEP_DURATION, duration)?;
-        let events = r.to * r.step_duration.as_secs_f64();
-        if events > STEP_EVENTS {
-            return Err(AuditError::Config(format!(
-                "--ramp's top rate {} for --step-duration {} is {events:.0} deliveries in one step, more than {STEP_EVENTS:.0}",
-                r.to,
-                duration(&r.step_duration)
-            )));
-        }
-        if let Some(min) = capacity.min_capacity {
-            within("--min-capacity", min, &RATE, number)?;
-        }
-    }
-    if let Some(storm) = &c.storm {
-        within("--outage", storm.outage, &OUTAGE, duration)?;
-        within("--time-scale", storm.time_scale, &TIME_SCALE, number)?;
-    }
     if let Some(base) = c.account_base {
         within("--account-base", base, &ACCOUNT_BASE, number)?;
     }
     if let Some(prefix) = &c.id_prefix {
         id_prefix(prefix)?;
     }
-    deadline_fits(c)
+    Ok(())
 }
 
-/// The least the audit's waits add up to: the parallel load at its rate, the late replay's wait,
-/// the ramp's steps and the storm's outage in real time. (Checked after every bound above, so
-/// each term is finite.)
-fn planned_at_least(c: &AuditConfig) -> Duration {
-    let load = c.load.workload.events as f64 / c.load.rate;
-    let ramp =
-        c.capacity.as_ref().map_or(0.0, |k| f64::from(k.ramp.steps) * k.ramp.step_duration.as_secs_f64());
-    let storm = c.storm.as_ref().map_or(0.0, |s| s.outage.as_secs_f64() / s.time_scale);
-    let secs = load + ramp + storm + c.probes.replay_after.as_secs_f64();
-    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
-}
-
-/// A `--deadline` shorter than the audit's own waits would stop every run of it: refused at the
-/// start, not after the deadline has been spent.
-fn deadline_fits(c: &AuditConfig) -> Result<(), AuditError> {
-    let planned = planned_at_least(c);
+/// A `--deadline` shorter than the audit's own waits (the parallel load at its rate, and
+/// `checks_wait`, what the checks wait on their own: the late replay's wait, the ramp's steps, the
+/// storm's outage in real time) would stop every run of it: refused at the start, not after the
+/// deadline has been spent. (Checked after every bound, so each term is finite.)
+pub(in crate::audit) fn deadline_fits(c: &AuditConfig, checks_wait: Duration) -> Result<(), AuditError> {
+    let load =
+        Duration::try_from_secs_f64(c.load.workload.events as f64 / c.load.rate).unwrap_or(Duration::MAX);
+    let planned = load.saturating_add(checks_wait);
     if c.deadline >= planned {
         return Ok(());
     }

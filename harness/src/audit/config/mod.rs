@@ -1,19 +1,18 @@
-//! What an audit is told, validated here: the receiver, its signing and payload, the observers,
-//! and each check's settings. The checks that disturb the receiver have settings of their own, an
-//! `Option` each: a check whose flags were not given has none, and cannot be built.
+//! What an audit is told that every check shares, validated here: the receiver, its signing and
+//! payload, the observers, the probes' sizes and the loads. Each check's own settings are in its
+//! module (`checks/`), which validates them.
 
-mod bounds;
+pub(super) mod bounds;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::control::Control;
 use super::{AuditError, Pulse};
 use crate::history::Tap;
 use crate::observe::{Queries, QueryLimits};
 use crate::report::{AuditParameters, Check};
 use crate::sender::{RetryPolicy, SenderConfig};
-use crate::wire::{Payload, Poison, Provider, Scheme, Signer};
+use crate::wire::{Payload, Provider, Scheme, Signer};
 use crate::workload::{Layout, Shard, WorkloadConfig};
 
 /// The receiver and how it is spoken to.
@@ -76,134 +75,9 @@ pub struct ProbeSettings {
     /// Trials of each race check (`--trials`): the concurrent check's events, and the race
     /// window's pairs per spacing.
     pub trials: usize,
-    /// The checks that run only when a flag of their own asks for them (each check's `Flags`).
-    pub opted_in: Vec<Check>,
-    /// How long a stalled body may be held (hostile input).
-    pub stall_wait: Duration,
-    /// The oversized body's size (hostile input).
-    pub oversized_bytes: usize,
-    /// Whether the user named that size (`--oversized-bytes`) as past their receiver's limit, so
-    /// that a body of it must not be taken. Without it, a receiver may take the body: every
-    /// provider's library verifies a signature over any length (@octokit/webhooks accepted
-    /// GitHub's 25 MB cap plus 1 MiB), and refusing more than a provider ever sends is hardening,
-    /// not the provider's rule.
-    pub oversized_is_limit: bool,
-    /// How long to wait before the late replay.
-    pub replay_after: Duration,
-    /// Run (through the shell) before the late replay: the receiver's own purge job.
-    pub retention_cmd: Option<String>,
 }
 
-/// The crash check's settings (`--kill-cmd`, `--start-cmd`, `--health-url`).
-#[derive(Debug, Clone)]
-pub struct CrashSettings {
-    /// How to kill and restart the receiver.
-    pub control: Control,
-    /// Kills during the load.
-    pub kills: u32,
-}
-
-/// The poison check's settings (`--poison-account` or `--poison-template`).
-#[derive(Debug, Clone)]
-pub struct PoisonSettings {
-    /// How poison events are made.
-    pub poison: Poison,
-    /// Chance a credit of the load is poison.
-    pub chance: f64,
-    /// The other events' p99 with poison may be this many times their p99 without.
-    pub p99_factor: f64,
-}
-
-/// The capacity check's settings (`--ramp`).
-#[derive(Debug, Clone, Copy)]
-pub struct CapacitySettings {
-    /// The ramp.
-    pub ramp: Ramp,
-    /// The capacity below which the check fails (default: the ramp's first rate).
-    pub min_capacity: Option<f64>,
-}
-
-/// The ramp, as asked.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ramp {
-    /// The first rate, events per second.
-    pub from: f64,
-    /// The last.
-    pub to: f64,
-    /// How many steps, both ends included.
-    pub steps: u32,
-    /// How long each step sends.
-    pub step_duration: Duration,
-}
-
-impl Ramp {
-    /// Each step's rate.
-    pub fn rates(&self) -> Vec<f64> {
-        if self.steps <= 1 {
-            return vec![self.from];
-        }
-        let gap = (self.to - self.from) / f64::from(self.steps - 1);
-        (0..self.steps).map(|i| self.from + gap * f64::from(i)).collect()
-    }
-}
-
-/// A `--ramp` that is not two rates, the lower first.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BadRamp {
-    /// No `..` between two rates.
-    #[error("`{0}` is not FROM..TO, such as 10..200")]
-    NotARange(String),
-    /// One end is not a number.
-    #[error("`{end}` in `{ramp}` is not a number")]
-    NotANumber {
-        /// The end.
-        end: String,
-        /// The whole value.
-        ramp: String,
-    },
-    /// One end is 0, negative or not finite.
-    #[error("`{end}` in `{ramp}` must be above 0")]
-    NotAbove0 {
-        /// The end.
-        end: String,
-        /// The whole value.
-        ramp: String,
-    },
-    /// The higher rate came first.
-    #[error("`{0}` ramps down; give the lower rate first")]
-    RampsDown(String),
-}
-
-/// Parses `FROM..TO` (events per second).
-pub fn parse_ramp(s: &str) -> Result<(f64, f64), BadRamp> {
-    let (from, to) = s.split_once("..").ok_or_else(|| BadRamp::NotARange(s.to_string()))?;
-    let rate = |t: &str| -> Result<f64, BadRamp> {
-        let (end, ramp) = (t.to_string(), s.to_string());
-        let r: f64 =
-            t.trim().parse().map_err(|_| BadRamp::NotANumber { end: end.clone(), ramp: ramp.clone() })?;
-        if r.is_finite() && r > 0.0 { Ok(r) } else { Err(BadRamp::NotAbove0 { end, ramp }) }
-    };
-    let (from, to) = (rate(from)?, rate(to)?);
-    if to < from {
-        return Err(BadRamp::RampsDown(s.to_string()));
-    }
-    Ok((from, to))
-}
-
-/// The retry storm's settings (`--outage`, with the crash check's commands).
-#[derive(Debug, Clone)]
-pub struct StormSettings {
-    /// How to kill and restart the receiver.
-    pub control: Control,
-    /// The outage, in the provider's time.
-    pub outage: Duration,
-    /// How much faster than the provider's clock the storm runs.
-    pub time_scale: f64,
-    /// Events in the batch.
-    pub events: usize,
-}
-
-/// Everything an audit is told.
+/// What an audit is told that every check shares.
 #[derive(Debug, Clone)]
 pub struct AuditConfig {
     /// The receiver.
@@ -216,14 +90,6 @@ pub struct AuditConfig {
     pub probes: ProbeSettings,
     /// The loads' settings.
     pub load: LoadSettings,
-    /// The crash check's, when its flags were given.
-    pub crash: Option<CrashSettings>,
-    /// The poison check's, when its flags were given.
-    pub poison: Option<PoisonSettings>,
-    /// The capacity check's, when its flags were given.
-    pub capacity: Option<CapacitySettings>,
-    /// The retry storm's, when its flags were given.
-    pub storm: Option<StormSettings>,
     /// The run's id prefix (default: `a` and the start time in base 36, then `_`).
     pub id_prefix: Option<String>,
     /// Added to every account (default: from the start time, a range no earlier audit used).
@@ -289,35 +155,6 @@ impl AuditConfig {
         }
         if l.concurrency == 0 {
             return config("--concurrency must be at least 1");
-        }
-        for c in self.crash.iter().map(|c| &c.control).chain(self.storm.iter().map(|s| &s.control)) {
-            if !(c.health_url.starts_with("http://") || c.health_url.starts_with("https://")) {
-                return config("--health-url must be an http:// or https:// URL");
-            }
-        }
-        if self.crash.as_ref().is_some_and(|c| c.kills == 0) {
-            return config("--kills must be at least 1");
-        }
-        if let Some(poison) = &self.poison {
-            if !(poison.chance > 0.0 && poison.chance <= 1.0) {
-                return config("--poison must be above 0 and at most 1");
-            }
-            if poison.p99_factor.is_nan() || poison.p99_factor < 1.0 {
-                return config("--poison-p99-factor must be at least 1");
-            }
-        }
-        if let Some(s) = &self.storm {
-            if s.time_scale.is_nan() || s.time_scale <= 0.0 {
-                return config("--time-scale must be above 0");
-            }
-            if s.events == 0 {
-                return config("--storm-events must be at least 1");
-            }
-        }
-        if let Some(c) = &self.capacity
-            && (c.ramp.steps == 0 || c.ramp.step_duration.is_zero())
-        {
-            return config("--ramp-steps and --step-duration must be above 0");
         }
         l.workload.validate()?;
         bounds::check(self)?;

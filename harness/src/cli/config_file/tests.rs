@@ -178,12 +178,14 @@ fn an_empty_file_gives_the_defaults() {
 #[test]
 fn the_file_gives_the_url_and_values_of_every_type() {
     let a = audit_with(
-        "url = \"http://127.0.0.1:9/w\"\nevents = 7\nrate = 50\npoison = 0.5\nquiet = \"2s\"\nchecks = [\"crash\", \"poison\"]\n",
+        "url = \"http://127.0.0.1:9/w\"\nevents = 7\nrate = 50\nmax-amount = 500\npoison = 0.5\nquiet = \"2s\"\nchecks = [\"crash\", \"poison\"]\n",
         &[],
     )
     .expect("parses");
     assert_eq!(a.url, "http://127.0.0.1:9/w");
-    assert_eq!((a.events, a.rate, a.poison_chance), (7, 50.0, 0.5));
+    assert_eq!((a.events, a.rate, a.max_amount), (7, 50.0, 500));
+    // A check's own flag, in its module's group.
+    assert!(format!("{:?}", a.check_flags).contains("poison_chance: 0.5"), "{:?}", a.check_flags);
     assert_eq!(a.quiet, std::time::Duration::from_secs(2));
     assert_eq!(a.checks, [crate::report::Check::Crash, crate::report::Check::Poison]);
 }
@@ -211,8 +213,8 @@ fn a_switch_is_a_boolean_and_the_command_line_can_turn_it_on() {
 
 #[test]
 fn a_negative_number_reaches_its_flag() {
-    let a = audit_with("poison-account = -1\n", &[URL]).expect("parses");
-    assert_eq!(a.poison_account, Some(-1));
+    let a = audit_with("account-base = -1\n", &[URL]).expect("parses");
+    assert_eq!(a.account_base, Some(-1));
 }
 
 #[test]
