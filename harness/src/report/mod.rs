@@ -5,14 +5,19 @@
 //! (JUnit XML, the GitHub step summary: [`cases`]). Every renderer matches the kind of run
 //! ([`RunBody`]) and reads only the model; the model renders nothing.
 
+mod file;
 pub mod model;
 pub mod render;
+mod start;
+mod subjects;
 
 use std::path::{Path, PathBuf};
 
 pub use crate::stats::LatencyBuckets;
+pub use file::{MAX_REPORT_BYTES, read_error_message};
 pub use model::*;
 pub use render::*;
+pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
 
 impl Report {
     /// Writes report.json, report.md and report.html into `dir`, through no symbolic link.
