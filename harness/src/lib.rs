@@ -28,14 +28,15 @@
 //! 3. `chaos`, `progress`: workers killed and connections ended during a bench; progress bars.
 //! 4. `experiments`, `perf`: crash, jitter and retention for real; hookbench beside pgbench, wrk
 //!    and oha.
-//! 5. [`report`]: a run's report as plain data (a header and a bench's or an audit's body) and
-//!    its renderers: report.json and its schema, report.md, report.html, the terminal tables,
+//! 5. [`report::model`]: a run's report as plain data: a header and a bench's or an audit's body.
+//! 6. [`report`]: the rest of it: report.json read and written, with its schema, the
+//!    thresholds' subjects, and the renderers: report.md, report.html, the terminal tables,
 //!    `--metrics`, the index and `report compare`.
-//! 6. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
+//! 7. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
 //!    bench cell's row; an audit load's figures; a shard's partial result.
-//! 7. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
+//! 8. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
 //!    anyone's receiver, the matrix of backend x design cells, and shards merged into one run.
-//! 8. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
+//! 9. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
 //!
 //! The receivers on trial are the `receivers` crate: only the code that runs one imports it
 //! (`serve` and the command line's `serve`, `fleet`, `perf`, `experiments`; a test holds the rest
