@@ -13,7 +13,6 @@ mod subjects;
 
 use std::path::{Path, PathBuf};
 
-pub use crate::stats::LatencyBuckets;
 pub use file::{MAX_REPORT_BYTES, read_error_message};
 pub use model::*;
 pub use render::*;

@@ -5,14 +5,17 @@
 
 mod audit;
 mod bench;
+mod experiments;
+mod latency;
+pub mod witnesses;
 
 use serde::{Deserialize, Serialize};
 
 pub use audit::*;
 pub use bench::*;
-
-use crate::experiments::Experiments;
-use crate::machine::Machine;
+pub use experiments::*;
+pub use latency::*;
+pub use witnesses::CellWitnesses;
 
 /// What every run's report has.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -29,7 +32,7 @@ pub struct Header {
     pub machine: Machine,
     /// The `--fail-on` thresholds and the rows that breached them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub thresholds: Vec<crate::threshold::Outcome>,
+    pub thresholds: Vec<Outcome>,
     /// The run's history file beside this report (every attempt, then the judge's verdict).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryFile>,
@@ -54,7 +57,7 @@ pub struct BenchBody {
     pub experiments: Experiments,
     /// The first witnesses of each anomaly in each cell, with their timelines (from the history).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub witnesses: Vec<crate::explain::CellWitnesses>,
+    pub witnesses: Vec<CellWitnesses>,
 }
 
 impl BenchBody {
@@ -168,4 +171,30 @@ pub struct HistoryFile {
     pub lines: u64,
     /// Its size on disk.
     pub bytes: u64,
+}
+
+/// The machine a run happened on.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Machine {
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical cores available to this process.
+    pub cores: usize,
+    /// Total memory in bytes, when known.
+    pub memory_bytes: Option<u64>,
+    /// Operating system.
+    pub os: String,
+    /// CPU architecture.
+    pub arch: String,
+}
+
+/// A threshold and the rows that breached it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Outcome {
+    /// The expression.
+    pub threshold: String,
+    /// How many rows were in its scope and had the figure.
+    pub rows: usize,
+    /// Each row that breached it: its labels (`postgres/naive`) and the figure's value.
+    pub breached: Vec<(String, f64)>,
 }
