@@ -1,5 +1,6 @@
 //! The house holds to its map: every module of `lib.rs` is named in its `# Layout`, imports run
-//! only down its layers, no folder's modules import each other in a circle (in hookbench and in the
+//! only down its layers, the report's model imports only the judge, the workload and the matrix,
+//! no folder's modules import each other in a circle (in hookbench and in the
 //! receivers), the judge and what feeds it never import the receivers they judge, and
 //! docs/testing.md names every test module. Each test reads the source as it is.
 
@@ -334,5 +335,64 @@ fn docs_testing_names_every_test_module() {
     assert!(modules.len() > 10, "{modules:?}");
     for m in modules {
         assert!(doc.contains(&format!("`{m}`")), "docs/testing.md does not name the test module `{m}`");
+    }
+}
+
+/// What the report's model may import of the crate: the judge, the workload, the matrix, and
+/// itself.
+const MODEL_IMPORTS: [&str; 4] = ["judge", "workload", "matrix", "report::model"];
+
+/// What `code`, a file of the report's model, imports that it may not: each `crate::` path
+/// outside [`MODEL_IMPORTS`], and each `super::` that climbs out of the model (`up` is the
+/// prefix that reaches the model's parent from the file: `super::` from mod.rs,
+/// `super::super::` from a file beside it). Comments count: a doc link is an import to read.
+fn model_strays(code: &str, up: &str) -> Vec<String> {
+    let mut strays: Vec<String> = code
+        .split("crate::")
+        .skip(1)
+        .map(|piece| {
+            piece
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect::<String>()
+        })
+        .filter(|path| !MODEL_IMPORTS.iter().any(|m| path == m || path.starts_with(&format!("{m}::"))))
+        .map(|path| format!("crate::{path}"))
+        .collect();
+    strays.extend(
+        code.match_indices(up).filter(|(at, _)| !code[..*at].ends_with("super::")).map(|_| up.to_string()),
+    );
+    strays
+}
+
+#[test]
+fn the_report_model_imports_only_the_judge_the_workload_and_the_matrix() {
+    // The check itself finds a stray import, and passes a clean one.
+    assert_eq!(
+        model_strays("use crate::judge::Class;\nuse crate::workload::Layout;\n", "super::super::"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        model_strays("use crate::stats::Percentiles;\n", "super::super::"),
+        ["crate::stats::Percentiles"]
+    );
+    assert_eq!(model_strays("use crate::report::Report;\n", "super::"), ["crate::report::Report"]);
+    assert_eq!(model_strays("use super::super::render::table;\n", "super::super::"), ["super::super::"]);
+    let model = Path::new(SRC).join("report/model");
+    let files = files("report::model");
+    assert!(files.len() > 3, "{files:?}");
+    for f in files {
+        let up = if f.parent() == Some(model.as_path()) && f.file_stem().is_some_and(|s| s != "mod") {
+            "super::super::"
+        } else {
+            "super::"
+        };
+        let text = std::fs::read_to_string(&f).expect("a source file");
+        let strays = model_strays(&text, up);
+        assert!(
+            strays.is_empty(),
+            "{} imports {strays:?}: the report's model is plain data, importing only {MODEL_IMPORTS:?}",
+            f.display()
+        );
     }
 }
