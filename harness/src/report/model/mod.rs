@@ -1,7 +1,10 @@
 //! What a run reports, as plain data: a [`Header`] every run has, and a [`RunBody`] that is a
 //! bench's cells or an audit's checks, so that every renderer matches the kind of run
 //! exhaustively. report.json is this, serialized; `reports/report.schema.json` its JSON Schema.
-//! Nothing here renders or runs anything.
+//! Nothing here renders, runs or reads anything, and it imports only the judge, the workload and
+//! the matrix: the figures other modules produce (latencies, chaos, the retry policy, the
+//! provider, the machine, thresholds' outcomes, the experiments' rows, witnesses) are defined
+//! here as the report records them, and their producers re-export them and keep their behaviour.
 
 mod audit;
 mod bench;
