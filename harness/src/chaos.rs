@@ -13,36 +13,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::matrix::Backend;
-use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use tokio::sync::{Mutex, watch};
 
 use crate::fleet::{Fleet, FleetError};
+/// The report's types: the chaos asked for and what it did, as a report records them.
+pub use crate::report::model::{Chaos, ChaosCounts, ChaosKind};
 use crate::workload::rng::keyed;
 
 /// The Postgres `application_name` the receivers connect with, so that chaos ends their
 /// connections and spares the harness's own (held to the receivers' by a test).
 pub const RECEIVER_APPLICATION: &str = "hookbench-receiver";
-
-/// What chaos does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ChaosKind {
-    /// SIGKILL a random worker process and restart it.
-    KillWorker,
-    /// End the receivers' Postgres connections.
-    PgTerminate,
-}
-
-/// One `--chaos KIND=RATE`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Chaos {
-    /// What.
-    pub kind: ChaosKind,
-    /// How many times a second.
-    pub rate: f64,
-}
 
 impl fmt::Display for Chaos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -91,17 +73,6 @@ impl FromStr for Chaos {
         }
         Ok(Chaos { kind, rate })
     }
-}
-
-/// What chaos did in one cell.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ChaosCounts {
-    /// Workers SIGKILLed (each restarted).
-    pub worker_kills: u64,
-    /// Receiver connections ended by `pg_terminate_backend`.
-    pub pg_terminations: u64,
-    /// Times the termination ran (whether or not a connection was open).
-    pub pg_terminate_rounds: u64,
 }
 
 /// Why chaos stopped short.

@@ -13,6 +13,9 @@ use std::path::Path;
 use crate::history::{self, AttemptLine, ChangeLine, EventLine, HistoryError, Line, Outcome};
 use crate::judge::{Class, Of};
 
+/// The report's types: a cell's witnesses and one witness, as a report keeps them.
+pub use crate::report::model::witnesses::{CellWitnesses, Witness};
+
 /// What to explain.
 #[derive(Debug, Clone)]
 pub enum Question {
@@ -88,32 +91,6 @@ fn timelines(
         _ => {}
     })?;
     Ok(cells)
-}
-
-/// One witness as a report keeps it: what it is, what is wrong, and its timeline.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct Witness {
-    /// The anomaly class, as the judge names it (`duplicate`, `lost`, `never-applied`,
-    /// `stale-account`, ...).
-    pub class: String,
-    /// The event's id, or `account N`.
-    pub id: String,
-    /// What the judge found (and, for an account, which update wrote its final version).
-    pub problem: String,
-    /// Every attempt of the event (of each update, for an account), in the order sent.
-    pub attempts: Vec<AttemptLine>,
-    /// For an account: the plan changes the database's trigger recorded, in their order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub plan_changes: Vec<ChangeLine>,
-}
-
-/// A cell's witnesses.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct CellWitnesses {
-    /// The cell, `backend/design`.
-    pub cell: String,
-    /// Up to `--witnesses` per class.
-    pub witnesses: Vec<Witness>,
 }
 
 /// The first `limit` witnesses of each class in each cell of the run in `dir`.

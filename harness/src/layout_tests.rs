@@ -1,5 +1,6 @@
 //! The house holds to its map: every module of `lib.rs` is named in its `# Layout`, imports run
-//! only down its layers, no folder's modules import each other in a circle (in hookbench and in the
+//! only down its layers, the report's model imports only the judge, the workload and the matrix,
+//! no folder's modules import each other in a circle (in hookbench and in the
 //! receivers), the judge and what feeds it never import the receivers they judge, and
 //! docs/testing.md names every test module. Each test reads the source as it is.
 
@@ -8,14 +9,31 @@ use std::path::{Path, PathBuf};
 
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
 
-/// The modules `lib.rs` declares.
+/// Modules below the top level that the map names as units of their own, in a layer below the
+/// module holding them: the report's model is plain data that the modules whose figures it
+/// records import, under the renderers, which import them.
+const UNITS: [&str; 1] = ["report::model"];
+
+/// The modules `lib.rs` declares, and the [`UNITS`].
 fn declared() -> Vec<String> {
     let lib = std::fs::read_to_string(Path::new(SRC).join("lib.rs")).expect("lib.rs");
     lib.lines()
         .filter_map(|l| l.strip_prefix("pub mod ").or_else(|| l.strip_prefix("mod ")))
         .map(|m| m.trim_end_matches(';').to_string())
         .filter(|m| m != "layout_tests")
+        .chain(UNITS.map(String::from))
         .collect()
+}
+
+/// Where `text`'s first colon outside backticks is (a unit's name, `report::model`, has two).
+fn names_end(text: &str) -> Option<usize> {
+    let mut quoted = false;
+    text.char_indices().find_map(|(i, c)| {
+        if c == '`' {
+            quoted = !quoted;
+        }
+        (c == ':' && !quoted).then_some(i)
+    })
 }
 
 /// The layer each module of `lib.rs`'s map is in: the lines `//! N. `a`, `b`: ...`.
@@ -28,12 +46,12 @@ fn layers() -> BTreeMap<String, usize> {
         let Ok(n) = n.parse::<usize>() else { continue };
         // The names run up to the first colon, over as many lines as they take.
         let mut names = rest.to_string();
-        while !names.contains(':') {
+        while names_end(&names).is_none() {
             let Some(next) = lines.next() else { break };
             names.push(' ');
             names.push_str(next.trim());
         }
-        let names = names.split(':').next().unwrap_or_default();
+        let names = &names[..names_end(&names).unwrap_or(names.len())];
         for name in names.split('`').skip(1).step_by(2) {
             assert!(layers.insert(name.to_string(), n).is_none(), "{name} named twice in the map");
         }
@@ -41,18 +59,25 @@ fn layers() -> BTreeMap<String, usize> {
     layers
 }
 
-/// Every source file of top-level module `m`.
+/// Every source file of module `m` (top-level, or one of the [`UNITS`]), but those of a unit
+/// inside it.
 fn files(m: &str) -> Vec<PathBuf> {
-    let file = Path::new(SRC).join(format!("{m}.rs"));
+    let path = m.replace("::", "/");
+    let file = Path::new(SRC).join(format!("{path}.rs"));
     if file.exists() {
         return vec![file];
     }
+    let inner: Vec<PathBuf> = UNITS
+        .iter()
+        .filter(|u| u.strip_prefix(m).is_some_and(|rest| rest.starts_with("::")))
+        .map(|u| Path::new(SRC).join(u.replace("::", "/")))
+        .collect();
     let mut out = Vec::new();
-    let mut dirs = vec![Path::new(SRC).join(m)];
+    let mut dirs = vec![Path::new(SRC).join(path)];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).expect("a module directory").flatten() {
             let p = e.path();
-            if p.is_dir() {
+            if p.is_dir() && !inner.contains(&p) {
                 dirs.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
                 out.push(p);
@@ -62,14 +87,24 @@ fn files(m: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The top-level modules `m`'s code names as `crate::x`.
+/// The module `text` names right after a `crate::`: the longest of `modules` its path starts with
+/// (`report::model` for `crate::report::model::Row`, `report` for `crate::report::Report`).
+fn named(text: &str, modules: &[String]) -> Option<String> {
+    let path: String =
+        text.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_' || *c == ':').collect();
+    let parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
+    (1..=parts.len()).rev().map(|n| parts[..n].join("::")).find(|name| modules.contains(name))
+}
+
+/// The modules (top-level, or [`UNITS`]) `m`'s code names as `crate::x`.
 fn imports(m: &str, modules: &[String]) -> Vec<(String, PathBuf)> {
     let mut found = Vec::new();
     for f in files(m) {
         let text = std::fs::read_to_string(&f).expect("a source file");
         for piece in text.split("crate::").skip(1) {
-            let name: String = piece.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-            if name != m && modules.contains(&name) {
+            if let Some(name) = named(piece, modules)
+                && name != m
+            {
                 found.push((name, f.clone()));
             }
         }
@@ -300,5 +335,64 @@ fn docs_testing_names_every_test_module() {
     assert!(modules.len() > 10, "{modules:?}");
     for m in modules {
         assert!(doc.contains(&format!("`{m}`")), "docs/testing.md does not name the test module `{m}`");
+    }
+}
+
+/// What the report's model may import of the crate: the judge, the workload, the matrix, and
+/// itself.
+const MODEL_IMPORTS: [&str; 4] = ["judge", "workload", "matrix", "report::model"];
+
+/// What `code`, a file of the report's model, imports that it may not: each `crate::` path
+/// outside [`MODEL_IMPORTS`], and each `super::` that climbs out of the model (`up` is the
+/// prefix that reaches the model's parent from the file: `super::` from mod.rs,
+/// `super::super::` from a file beside it). Comments count: a doc link is an import to read.
+fn model_strays(code: &str, up: &str) -> Vec<String> {
+    let mut strays: Vec<String> = code
+        .split("crate::")
+        .skip(1)
+        .map(|piece| {
+            piece
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect::<String>()
+        })
+        .filter(|path| !MODEL_IMPORTS.iter().any(|m| path == m || path.starts_with(&format!("{m}::"))))
+        .map(|path| format!("crate::{path}"))
+        .collect();
+    strays.extend(
+        code.match_indices(up).filter(|(at, _)| !code[..*at].ends_with("super::")).map(|_| up.to_string()),
+    );
+    strays
+}
+
+#[test]
+fn the_report_model_imports_only_the_judge_the_workload_and_the_matrix() {
+    // The check itself finds a stray import, and passes a clean one.
+    assert_eq!(
+        model_strays("use crate::judge::Class;\nuse crate::workload::Layout;\n", "super::super::"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        model_strays("use crate::stats::Percentiles;\n", "super::super::"),
+        ["crate::stats::Percentiles"]
+    );
+    assert_eq!(model_strays("use crate::report::Report;\n", "super::"), ["crate::report::Report"]);
+    assert_eq!(model_strays("use super::super::render::table;\n", "super::super::"), ["super::super::"]);
+    let model = Path::new(SRC).join("report/model");
+    let files = files("report::model");
+    assert!(files.len() > 3, "{files:?}");
+    for f in files {
+        let up = if f.parent() == Some(model.as_path()) && f.file_stem().is_some_and(|s| s != "mod") {
+            "super::super::"
+        } else {
+            "super::"
+        };
+        let text = std::fs::read_to_string(&f).expect("a source file");
+        let strays = model_strays(&text, up);
+        assert!(
+            strays.is_empty(),
+            "{} imports {strays:?}: the report's model is plain data, importing only {MODEL_IMPORTS:?}",
+            f.display()
+        );
     }
 }

@@ -9,33 +9,39 @@
 //! of its layer or above (`layout_tests` holds the code to this list, and every module to being
 //! named in it):
 //!
-//! 0. [`judge`], [`workload`], [`matrix`], `stats`, `machine`, `reason`, [`threshold`], [`files`],
-//!    [`printable`]: what needs nothing else. The judge: from what was sent and answered and
-//!    what was observed to a verdict, every anomaly class defined once. The article's seeded
-//!    events and delivery plan, bit for bit, and a shard as a slice of it; the designs, backends
-//!    and isolation levels by the harness's own names; latency histograms and delivery counters;
-//!    the machine and commit a run ran on; an error as a report keeps it; `--fail-on`
-//!    expressions and their outcomes; files read to a size limit and written without following
-//!    symlinks; outside text made safe to print.
-//! 1. `serve`, [`model`], [`history`], [`wire`], [`observe`]: one receiver worker (`hookbench
+//! 0. [`judge`], [`workload`], [`matrix`], `reason`, [`files`], [`printable`]: what needs
+//!    nothing else. The judge: from what was sent and answered and what was observed to a
+//!    verdict, every anomaly class defined once. The article's seeded events and delivery plan,
+//!    bit for bit, and a shard as a slice of it; the designs, backends and isolation levels by
+//!    the harness's own names; an error as a report keeps it; files read to a size limit and
+//!    written without following symlinks; outside text made safe to print.
+//! 1. [`report::model`]: a run's report as plain data: a header and a bench's or an audit's
+//!    body, and every figure they record, whoever produces it (latency percentiles, buckets and
+//!    spectra, chaos asked for and done, the retry policy, the provider, the machine, the
+//!    thresholds' outcomes, the experiments' rows, the witnesses and their history lines). It
+//!    imports only the judge, the workload and the matrix; the producers above re-export the
+//!    types they fill in, and their behaviour (`impl` blocks) stays with them.
+//! 2. `stats`, `machine`, [`threshold`]: latency histograms and delivery counters; the machine
+//!    and commit a run ran on; `--fail-on` expressions and their outcomes.
+//! 3. `serve`, [`model`], [`history`], [`wire`], [`observe`]: one receiver worker (`hookbench
 //!    serve`); the article's one-process simulation; history.jsonl's lines; what one attempt
 //!    carries (payloads, the providers' signing schemes and verification rules as data);
 //!    evidence from the world through one observer trait (hookbench's tables, the user's SQL, a
 //!    sink).
-//! 2. [`fleet`], `sender`, [`explain`]: worker processes started, killed and restarted; the plan
+//! 4. [`fleet`], `sender`, [`explain`]: worker processes started, killed and restarted; the plan
 //!    as signed parallel HTTP deliveries; an event's timeline and an anomaly's witnesses read
 //!    from the verdict a history records.
-//! 3. `chaos`, `progress`: workers killed and connections ended during a bench; progress bars.
-//! 4. `experiments`, `perf`: crash, jitter and retention for real; hookbench beside pgbench, wrk
+//! 5. `chaos`, `progress`: workers killed and connections ended during a bench; progress bars.
+//! 6. `experiments`, `perf`: crash, jitter and retention for real; hookbench beside pgbench, wrk
 //!    and oha.
-//! 5. [`report`]: a run's report as plain data (a header and a bench's or an audit's body) and
-//!    its renderers: report.json and its schema, report.md, report.html, the terminal tables,
-//!    `--metrics`, the index and `report compare`.
-//! 6. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
+//! 7. [`report`]: the rest of it: report.json read and written, with its schema, a new run's
+//!    header, the thresholds' subjects, and the renderers: report.md, report.html, the terminal
+//!    tables, `--metrics`, the index and `report compare`.
+//! 8. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
 //!    bench cell's row; an audit load's figures; a shard's partial result.
-//! 7. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
+//! 9. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
 //!    anyone's receiver, the matrix of backend x design cells, and shards merged into one run.
-//! 8. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
+//! 10. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
 //!
 //! The receivers on trial are the `receivers` crate: only the code that runs one imports it
 //! (`serve` and the command line's `serve`, `fleet`, `perf`, `experiments`; a test holds the rest

@@ -1,21 +1,7 @@
 //! What machine a run happened on, for report headers.
 
-use serde::{Deserialize, Serialize};
-
-/// The machine a run happened on.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Machine {
-    /// CPU model name.
-    pub cpu: String,
-    /// Logical cores available to this process.
-    pub cores: usize,
-    /// Total memory in bytes, when known.
-    pub memory_bytes: Option<u64>,
-    /// Operating system.
-    pub os: String,
-    /// CPU architecture.
-    pub arch: String,
-}
+/// The report's type: the machine as a report's header records it.
+pub use crate::report::model::Machine;
 
 impl Machine {
     /// Reads this machine's description (Linux `/proc` where available).

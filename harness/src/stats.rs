@@ -8,6 +8,9 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer as _, V2Serializer};
 use serde::{Deserialize, Serialize};
 
+/// The report's types, which these histograms and counters fill in.
+pub use crate::report::model::{LatencyBuckets, Percentiles, Spectrum};
+
 /// Highest latency a histogram holds, in microseconds (one hour); longer ones are clamped.
 const MAX_US: u64 = 3_600_000_000;
 
@@ -127,15 +130,6 @@ pub struct Histograms {
     pub actual: Latency,
 }
 
-/// Latencies along the percentile spectrum HdrHistogram draws, read from the full histogram.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Spectrum {
-    /// The percentiles, from 0 to 99.999 in even steps of `log10(1/(1-p))` (ten a decade).
-    pub percentiles: Vec<f64>,
-    /// The latency at each, microseconds.
-    pub us: Vec<u64>,
-}
-
 /// Steps of the spectrum per decade of `1/(1-p)`, and its decades (to 99.999 %).
 const SPECTRUM_STEPS: u32 = 10;
 const SPECTRUM_DECADES: u32 = 5;
@@ -157,35 +151,6 @@ impl Latency {
 
 /// The upper bounds of the latency buckets, seconds (Prometheus's defaults, from 1 ms).
 pub const BUCKETS_S: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
-
-/// Latencies by bucket, for the Prometheus text format (`--metrics`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct LatencyBuckets {
-    /// The sum of the latencies, seconds.
-    pub sum_s: f64,
-    /// How many.
-    pub count: u64,
-    /// Each bucket's upper bound (seconds; the last is every latency above the others) and its
-    /// own count.
-    pub buckets: Vec<(f64, u64)>,
-}
-
-/// Latency percentiles in microseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Percentiles {
-    /// Median.
-    pub p50: u64,
-    /// 90th percentile.
-    pub p90: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Largest.
-    pub max: u64,
-    /// Samples.
-    pub count: u64,
-}
 
 /// Delivery counters, updated by the sender's tasks.
 #[derive(Debug, Default)]

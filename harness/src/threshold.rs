@@ -14,6 +14,8 @@
 //! under the character where it went wrong. A threshold is *breached* by every row in its scope
 //! whose figure makes the comparison true.
 
+/// The report's type: a threshold's outcome as a report's header records it.
+pub use crate::report::model::Outcome;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
@@ -237,17 +239,6 @@ pub struct Subject {
     pub labels: Vec<String>,
     /// Its figures by name.
     pub figures: BTreeMap<String, f64>,
-}
-
-/// A threshold and the rows that breached it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Outcome {
-    /// The expression.
-    pub threshold: String,
-    /// How many rows were in its scope and had the figure.
-    pub rows: usize,
-    /// Each row that breached it: its labels (`postgres/naive`) and the figure's value.
-    pub breached: Vec<(String, f64)>,
 }
 
 /// Holds every threshold against every subject in its scope.

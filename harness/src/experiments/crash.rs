@@ -17,12 +17,13 @@ use crate::matrix::{Backend, Isolation};
 use receivers::event::{CREDIT_TYPE, Event};
 use receivers::fault::{Fault, HEADER_FAULT};
 use receivers::signature::Secret;
-use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
 use crate::fleet::{Fleet, WorkerSpec};
-use crate::model::crash::{self, CrashDesign, CrashResult, crash_event_id, crashes};
+use crate::model::crash::{self, CrashDesign, crash_event_id, crashes};
 use crate::observe::{Observers, Tables};
+/// The report's type: a row of the real crash table.
+pub use crate::report::model::CrashRow;
 use crate::wire::Wire;
 use crate::wire::signing::{Attempt, Signer};
 
@@ -33,35 +34,6 @@ pub const DESIGNS: [Design; 3] = [Design::Split, Design::Atomic, Design::Inbox];
 const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Attempts of one event before the experiment gives up on it.
 const MAX_ATTEMPTS: u32 = 100;
-
-/// One row of the real crash table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CrashRow {
-    /// The backend.
-    pub backend: Backend,
-    /// The design.
-    pub design: Design,
-    /// Events sent.
-    pub events: u64,
-    /// Worker processes that died by SIGABRT (the injected crash), counted from their exits.
-    pub crashes: u64,
-    /// Worker exits of any other kind (should be 0).
-    pub other_exits: u64,
-    /// Dedupe keys in the database at the end (`processed_events`, or inbox rows).
-    pub keys: u64,
-    /// Events with a ledger row.
-    pub applied: u64,
-    /// Events without one.
-    pub lost: u64,
-    /// The sum of all accounts' credits.
-    pub ledger: i64,
-    /// Every event applied once.
-    pub expected: i64,
-    /// HTTP attempts made.
-    pub attempts: u64,
-    /// The model's row for the same design (`split` and `atomic`; the article has no inbox row).
-    pub model: Option<CrashResult>,
-}
 
 /// What a crash run needs.
 #[derive(Debug, Clone)]

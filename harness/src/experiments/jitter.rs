@@ -13,38 +13,17 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::Serialize;
 
-use crate::model::jitter::JitterResult;
 use crate::stats::Latency;
 use tokio::time::Instant;
+
+/// The report's types: the experiment's section and what the receiver saw in one mode.
+pub use crate::report::model::{JitterMeasured, JitterSection};
 
 use crate::model::jitter::{JitterMode, attempt_times, rng_for};
 
 /// How much faster than the article's clock the experiment runs by default (its 300 s take 3 s).
 pub const TIME_SCALE: f64 = 100.0;
-
-/// What the receiver saw in one mode.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct JitterMeasured {
-    /// Without or with full jitter.
-    pub mode: JitterMode,
-    /// Requests that reached the receiver.
-    pub attempts: u64,
-    /// Most arrivals in one scaled second at or after recovery.
-    pub peak_after: u64,
-    /// When the last 200 was answered, in scaled seconds.
-    pub last_ok_s: f64,
-    /// Arrivals in each scaled second from the start (index = whole second).
-    #[serde(default)]
-    pub arrivals_per_s: Vec<u64>,
-    /// How far the attempts due at or after recovery arrived behind the time they were due, 99th
-    /// percentile, in scaled seconds. Above one scaled second the machine could not put them
-    /// through as fast as they fell due at this time scale, and the peak per second understates
-    /// the spike (a real second holds `time_scale` times as many requests).
-    #[serde(default)]
-    pub recovery_late_p99_s: f64,
-}
 
 /// The header carrying the (scaled) second an attempt was due.
 const DUE_HEADER: &str = "x-hookbench-due-s";
@@ -186,19 +165,4 @@ fn count_at(counts: &mut Vec<u64>, i: usize) {
         counts.resize(i + 1, 0);
     }
     counts[i] += 1;
-}
-
-/// The jitter experiment as a report section: both modes, measured and modelled.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct JitterSection {
-    /// Deliveries failing together.
-    pub deliveries: u32,
-    /// When the receiver came back, in (unscaled) seconds.
-    pub recover_s: f64,
-    /// How much faster than the article's clock it ran.
-    pub time_scale: f64,
-    /// Measured at the receiver, one per mode.
-    pub real: Vec<JitterMeasured>,
-    /// The model's figures, one per mode.
-    pub model: Vec<JitterResult>,
 }

@@ -14,28 +14,11 @@ pub mod crash;
 pub mod jitter;
 pub mod retention;
 
+/// The report's type: the experiments' sections as a report records them.
+pub use crate::report::model::Experiments;
 pub use jitter::{JitterSection, jitter};
 
-use serde::{Deserialize, Serialize};
-
 use crate::reason::reason;
-
-/// The experiments' sections of a report; each is empty unless its experiment ran.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Experiments {
-    /// `hookbench crash`: one row per backend and design.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub crash: Vec<crash::CrashRow>,
-    /// `hookbench jitter`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub jitter: Option<JitterSection>,
-    /// `hookbench retention`: one run per backend.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retention: Vec<retention::RetentionRun>,
-    /// Parts that could not run, with the reason.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<String>,
-}
 
 /// An experiment `hookbench bench --experiments` can add to its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -49,11 +32,6 @@ pub enum Kind {
 }
 
 impl Experiments {
-    /// Whether no experiment ran.
-    pub fn is_empty(&self) -> bool {
-        self.crash.is_empty() && self.jitter.is_none() && self.retention.is_empty() && self.errors.is_empty()
-    }
-
     /// Runs `kinds` with their defaults on `setup`'s backends; the crash test's workers run
     /// `exe` and log to `log`.
     pub async fn run(

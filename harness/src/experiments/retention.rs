@@ -20,53 +20,17 @@ use receivers::event::Event;
 use receivers::store::{Store, StoreOptions};
 
 use crate::observe::{Observers, Snapshot, Tables};
-use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
 use crate::model::retention::{self, TTLS, schedules, visits};
+/// The report's types: a run on one backend and its rows.
+pub use crate::report::model::{RetentionRow, RetentionRun};
 
 /// Attempts in flight at once by default (those due at the same virtual second).
 pub const CONCURRENCY: usize = 8;
 
 /// How often the purge job runs, in virtual seconds.
 pub const PURGE_EVERY_S: f64 = 3600.0;
-
-/// One row: duplicate applies through a real store keeping keys for `ttl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RetentionRow {
-    /// The schedule's name.
-    pub schedule: String,
-    /// The key lifetime's label.
-    pub ttl: String,
-    /// Applies beyond one per event, counted from the ledger.
-    pub duplicate_applies: u64,
-    /// The model's figure.
-    pub model: u64,
-}
-
-/// A retention run on one backend.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RetentionRun {
-    /// The backend.
-    pub backend: Backend,
-    /// Events per schedule.
-    pub events: u64,
-    /// One row per schedule and key lifetime.
-    pub rows: Vec<RetentionRow>,
-    /// Attempts delivered to the store.
-    pub visits: u64,
-    /// Times the purge job ran.
-    pub purges: u64,
-    /// Keys it deleted.
-    pub keys_purged: u64,
-    /// The most keys held at once (read before each purge).
-    pub peak_keys: u64,
-    /// Keys left after a last purge 31 virtual days after the last attempt (0: every key expired
-    /// and was deleted).
-    pub keys_left: u64,
-    /// Wall time of the replay, in seconds.
-    pub wall_s: f64,
-}
 
 /// One attempt reaching the store: when, which schedule, which lifetime, which event.
 #[derive(Debug, Clone, Copy)]

@@ -9,17 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::judge::Class;
 
-/// How an attempt ended, in Jepsen's terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// Acknowledged with a 2xx the sender heard.
-    Ok,
-    /// Refused: a 4xx, or a 5xx (the receiver says it did not apply it).
-    Fail,
-    /// Indeterminate: a timeout, a dropped connection, or a 2xx whose ack was lost.
-    Info,
-}
+/// The report's types: a witness's timeline in a report is these lines, as the history keeps them.
+pub use crate::report::model::witnesses::{AttemptLine, ChangeLine, Outcome};
 
 impl Outcome {
     /// As the history writes it.
@@ -30,40 +21,6 @@ impl Outcome {
             Self::Info => "info",
         }
     }
-}
-
-/// One attempt of one delivery.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct AttemptLine {
-    /// The cell, `backend/design`.
-    pub cell: String,
-    /// The event's id.
-    pub event: String,
-    /// `credit` or `update`.
-    pub kind: String,
-    /// The delivery group in the plan (a first delivery, a concurrent pair, a later duplicate).
-    pub group: usize,
-    /// Which copy of the group (0 unless the group is concurrent copies).
-    pub copy: u8,
-    /// The event's attempt number across all its deliveries (1 first).
-    pub attempt: u32,
-    /// When it was planned, milliseconds from the sender's start.
-    pub planned_ms: f64,
-    /// When it was sent.
-    pub sent_ms: f64,
-    /// When its answer (or the lack of one) was known.
-    pub answered_ms: f64,
-    /// The worker it went to (index into the cell's workers).
-    pub worker: usize,
-    /// The connection it went over (numbered from 1 as the sender opens them; 0: none).
-    pub connection: u64,
-    /// The HTTP status, when one came.
-    pub status: Option<u16>,
-    /// ok, fail or info.
-    pub outcome: Outcome,
-    /// Why it is info: `timeout`, `no-connection`, `ack lost`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
 }
 
 /// What became of one event, as the judge found it: what the observers saw, and the anomalies.
@@ -118,21 +75,6 @@ pub struct AccountLine {
     /// The anomalies the judge found in it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anomalies: Vec<Class>,
-}
-
-/// One change of an account's plan version, as the database's trigger recorded it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ChangeLine {
-    /// The cell, `backend/design`.
-    pub cell: String,
-    /// The account.
-    pub account: i64,
-    /// Its place in the order the trigger recorded changes (the change log's row id).
-    pub seq: i64,
-    /// The version before.
-    pub old_version: i64,
-    /// The version after (lower than `old_version`: a stale write).
-    pub new_version: i64,
 }
 
 /// A cell's (or an audit check's) verdict: the last line of its part of the history.

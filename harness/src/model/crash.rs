@@ -2,24 +2,15 @@
 
 use std::collections::VecDeque;
 
-use serde::Serialize;
-
 use crate::workload::rng::keyed;
+
+/// The report's types: the crash table's row and design, as a report records them.
+pub use crate::report::model::{CrashDesign, CrashResult};
 
 /// Credit events in the crash test.
 pub const CRASH_EVENTS: usize = 2000;
 /// Chance per delivery that the process dies at the injected point.
 pub const P_CRASH: f64 = 0.01;
-
-/// Where the dedupe key is committed relative to the side effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum CrashDesign {
-    /// The key commits on its own, then the side effect runs.
-    Split,
-    /// Key and side effect commit in one transaction.
-    Atomic,
-}
 
 impl CrashDesign {
     /// The row label the script prints.
@@ -39,27 +30,6 @@ pub fn crash_event_id(i: usize) -> String {
 /// Whether attempt `n` of crash event `i` dies at the injected point.
 pub fn crashes(seed: u32, i: usize, attempt: u32) -> bool {
     keyed(seed, &[&"crash", &crash_event_id(i), &attempt]) < P_CRASH
-}
-
-/// One row of the crash table.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct CrashResult {
-    /// Which design.
-    pub design: CrashDesign,
-    /// Events sent.
-    pub events: u64,
-    /// Process deaths.
-    pub crashes: u64,
-    /// Dedupe keys stored at the end.
-    pub keys: u64,
-    /// Events whose side effect happened.
-    pub applied: u64,
-    /// Events never applied.
-    pub lost: u64,
-    /// Sum of credits.
-    pub ledger: i64,
-    /// What the ledger should be.
-    pub expected: i64,
 }
 
 /// The script's `crashTest(design)`.

@@ -288,3 +288,14 @@ pub fn run_handler(
         tie_after,
     }
 }
+
+impl From<&HandlerResult> for crate::report::model::ModelFigures {
+    fn from(h: &HandlerResult) -> Self {
+        Self {
+            handler: h.label.to_string(),
+            deliveries: h.deliveries,
+            status_5xx: h.errors,
+            figures: h.figures,
+        }
+    }
+}

@@ -2,9 +2,10 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use crate::workload::rng::Mulberry32;
+
+/// The report's types: the sender experiment's mode and row, as a report records them.
+pub use crate::report::model::{JitterMode, JitterResult};
 
 /// Deliveries that failed at the same moment.
 pub const DELIVERIES: u32 = 1000;
@@ -15,16 +16,6 @@ pub const BASE_S: f64 = 1.0;
 /// Largest backoff, in seconds.
 pub const CAP_S: f64 = 3600.0;
 
-/// Backoff with or without jitter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum JitterMode {
-    /// Wait exactly `min(cap, base * 2^k)`.
-    NoJitter,
-    /// Wait a uniform draw in `[0, min(cap, base * 2^k))`.
-    FullJitter,
-}
-
 impl JitterMode {
     /// The label the script prints.
     pub fn label(self) -> &'static str {
@@ -33,19 +24,6 @@ impl JitterMode {
             JitterMode::FullJitter => "exponential, full jitter",
         }
     }
-}
-
-/// What the sender experiment measures.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct JitterResult {
-    /// Which mode.
-    pub mode: JitterMode,
-    /// Every attempt made.
-    pub attempts: u64,
-    /// Most attempts in one second at or after recovery.
-    pub peak_after: u64,
-    /// When the last delivery succeeded, in whole seconds.
-    pub last_ok_s: u64,
 }
 
 /// The attempt times of one delivery: retries until the first at or after `recover` seconds.

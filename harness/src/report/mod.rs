@@ -4,15 +4,25 @@
 //! format, the history index across runs and `report compare`, and its verdicts as CI reads them
 //! (JUnit XML, the GitHub step summary: [`cases`]). Every renderer matches the kind of run
 //! ([`RunBody`]) and reads only the model; the model renders nothing.
+//!
+//! The [`model`] is a layer of its own, far below the rest (lib.rs's `# Layout`): plain data that
+//! imports only the judge, the workload and the matrix, so that the modules producing its figures
+//! import it. What touches the world stays here: report.json read and written (`file.rs`), a new
+//! run's header with its commit and machine (`start.rs`), and the rows as thresholds' subjects
+//! (`subjects.rs`).
 
+mod file;
 pub mod model;
 pub mod render;
+mod start;
+mod subjects;
 
 use std::path::{Path, PathBuf};
 
-pub use crate::stats::LatencyBuckets;
+pub use file::{MAX_REPORT_BYTES, read_error_message};
 pub use model::*;
 pub use render::*;
+pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
 
 impl Report {
     /// Writes report.json, report.md and report.html into `dir`, through no symbolic link.

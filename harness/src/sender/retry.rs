@@ -2,20 +2,8 @@
 
 use std::time::Duration;
 
-/// When and how often a failed attempt is retried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct RetryPolicy {
-    /// The first backoff ceiling.
-    #[serde(with = "humantime_serde_compat")]
-    #[schemars(with = "String")]
-    pub base: Duration,
-    /// The largest backoff ceiling.
-    #[serde(with = "humantime_serde_compat")]
-    #[schemars(with = "String")]
-    pub cap: Duration,
-    /// Attempts per delivery, the first included; then it is given up.
-    pub max_attempts: u32,
-}
+/// The report's type: the policy as a run's parameters record it.
+pub use crate::report::model::RetryPolicy;
 
 impl Default for RetryPolicy {
     /// Scaled for a run of seconds: 10 ms doubling to at most 1 s, 10 attempts.
@@ -31,22 +19,6 @@ impl RetryPolicy {
         let ceiling =
             self.base.saturating_mul(1u32.checked_shl(retry.min(31)).unwrap_or(u32::MAX)).min(self.cap);
         ceiling.mul_f64(draw.clamp(0.0, 1.0))
-    }
-}
-
-/// Durations as `"10ms"` in reports.
-mod humantime_serde_compat {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(*d).to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let text = String::deserialize(d)?;
-        humantime::parse_duration(&text).map_err(serde::de::Error::custom)
     }
 }
 

@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::Scheme;
+/// The report's type: a provider as a report names it.
+pub use crate::report::model::Provider;
 
 /// How far from the receiver's clock a signed timestamp may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,22 +125,6 @@ impl Scheme {
             Self::None => None,
         }
     }
-}
-
-/// A webhook provider.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Provider {
-    /// Stripe.
-    Stripe,
-    /// GitHub.
-    Github,
-    /// Shopify.
-    Shopify,
-    /// Svix and the Standard Webhooks senders that follow its schedule.
-    StandardWebhooks,
 }
 
 const MINUTE: u64 = 60;

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::judge::Class;
 use crate::judge::rate::Rate;
-use crate::sender::RetryPolicy;
-use crate::wire::Provider;
 use crate::workload::Layout;
+
+use super::{Percentiles, RetryPolicy};
 
 // The one list of the checks' names: `ALL`, `as_str` (the kebab name `--checks` takes and
 // reports show) and the serialized name all derive from the variants; `audit/checks` pairs each
@@ -311,7 +311,7 @@ pub struct LoadFigures {
     /// acknowledged (`never_applied` counts events).
     pub gave_up: u64,
     /// Latency from each attempt's planned time (coordinated omission corrected), microseconds.
-    pub latency_us: crate::stats::Percentiles,
+    pub latency_us: Percentiles,
     /// Attempts per second.
     pub throughput_per_s: f64,
     /// Of the events whose first delivery went as concurrent copies, how many applied doubled
@@ -525,4 +525,20 @@ impl AuditSection {
     pub fn figures(&self, check: Check) -> Option<&CheckFigures> {
         self.checks.iter().find(|c| c.check == check).and_then(|c| c.figures.as_ref())
     }
+}
+
+/// A webhook provider.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// Stripe.
+    Stripe,
+    /// GitHub.
+    Github,
+    /// Shopify.
+    Shopify,
+    /// Svix and the Standard Webhooks senders that follow its schedule.
+    StandardWebhooks,
 }

@@ -3,13 +3,13 @@
 
 use crate::matrix::Backend;
 use crate::matrix::Design;
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
-use crate::chaos::{Chaos, ChaosCounts};
 use crate::judge::{Class, Figures};
-use crate::model::HandlerResult;
-use crate::sender::RetryPolicy;
-use crate::stats::{LatencyBuckets, Percentiles, Spectrum};
+
+use super::{LatencyBuckets, Percentiles, Spectrum};
 
 /// The run's parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -106,17 +106,6 @@ pub struct ModelFigures {
     /// The correctness figures.
     #[serde(flatten)]
     pub figures: Figures,
-}
-
-impl From<&HandlerResult> for ModelFigures {
-    fn from(h: &HandlerResult) -> Self {
-        Self {
-            handler: h.label.to_string(),
-            deliveries: h.deliveries,
-            status_5xx: h.errors,
-            figures: h.figures,
-        }
-    }
 }
 
 /// One backend × design cell that ran.
@@ -236,5 +225,66 @@ impl super::BenchBody {
     /// The backends that have a row, Postgres first.
     pub fn backends(&self) -> Vec<Backend> {
         Backend::ALL.into_iter().filter(|b| self.rows.iter().any(|r| r.backend == *b)).collect()
+    }
+}
+
+/// When and how often a failed attempt is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct RetryPolicy {
+    /// The first backoff ceiling.
+    #[serde(with = "humantime_serde_compat")]
+    #[schemars(with = "String")]
+    pub base: Duration,
+    /// The largest backoff ceiling.
+    #[serde(with = "humantime_serde_compat")]
+    #[schemars(with = "String")]
+    pub cap: Duration,
+    /// Attempts per delivery, the first included; then it is given up.
+    pub max_attempts: u32,
+}
+
+/// What chaos does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChaosKind {
+    /// SIGKILL a random worker process and restart it.
+    KillWorker,
+    /// End the receivers' Postgres connections.
+    PgTerminate,
+}
+
+/// One `--chaos KIND=RATE`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Chaos {
+    /// What.
+    pub kind: ChaosKind,
+    /// How many times a second.
+    pub rate: f64,
+}
+
+/// What chaos did in one cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChaosCounts {
+    /// Workers SIGKILLed (each restarted).
+    pub worker_kills: u64,
+    /// Receiver connections ended by `pg_terminate_backend`.
+    pub pg_terminations: u64,
+    /// Times the termination ran (whether or not a connection was open).
+    pub pg_terminate_rounds: u64,
+}
+
+/// Durations as `"10ms"` in reports.
+mod humantime_serde_compat {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_duration(&text).map_err(serde::de::Error::custom)
     }
 }

@@ -1,23 +1,24 @@
 //! What a run reports, as plain data: a [`Header`] every run has, and a [`RunBody`] that is a
 //! bench's cells or an audit's checks, so that every renderer matches the kind of run
 //! exhaustively. report.json is this, serialized; `reports/report.schema.json` its JSON Schema.
-//! Nothing here renders or runs anything.
+//! Nothing here renders, runs or reads anything, and it imports only the judge, the workload and
+//! the matrix: the figures other modules produce (latencies, chaos, the retry policy, the
+//! provider, the machine, thresholds' outcomes, the experiments' rows, witnesses) are defined
+//! here as the report records them, and their producers re-export them and keep their behaviour.
 
 mod audit;
 mod bench;
-mod subjects;
-
-use std::path::Path;
+mod experiments;
+mod latency;
+pub mod witnesses;
 
 use serde::{Deserialize, Serialize};
 
 pub use audit::*;
 pub use bench::*;
-pub use subjects::{AUDIT_FIGURES, BENCH_FIGURES, audit_scopes, bench_scopes};
-
-use crate::experiments::Experiments;
-use crate::files::ReadError;
-use crate::machine::Machine;
+pub use experiments::*;
+pub use latency::*;
+pub use witnesses::CellWitnesses;
 
 /// What every run's report has.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -34,30 +35,13 @@ pub struct Header {
     pub machine: Machine,
     /// The `--fail-on` thresholds and the rows that breached them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub thresholds: Vec<crate::threshold::Outcome>,
+    pub thresholds: Vec<Outcome>,
     /// The run's history file beside this report (every attempt, then the judge's verdict).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryFile>,
     /// The shards this report was merged from (`hookbench merge`), when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<Merged>,
-}
-
-impl Header {
-    /// The header of a run starting now: its id, this hookbench's version and commit, the
-    /// machine, the time.
-    pub fn new(run_id: String) -> Self {
-        Self {
-            run_id,
-            started_at: jiff::Timestamp::now().to_string(),
-            git_sha: crate::machine::git_sha(),
-            versions: Versions { hookbench: env!("CARGO_PKG_VERSION").to_string(), ..Versions::default() },
-            machine: Machine::detect(),
-            thresholds: Vec::new(),
-            history: None,
-            shards: None,
-        }
-    }
 }
 
 /// A bench's part of a report.
@@ -76,7 +60,7 @@ pub struct BenchBody {
     pub experiments: Experiments,
     /// The first witnesses of each anomaly in each cell, with their timelines (from the history).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub witnesses: Vec<crate::explain::CellWitnesses>,
+    pub witnesses: Vec<CellWitnesses>,
 }
 
 impl BenchBody {
@@ -118,16 +102,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// A bench's report of nothing yet.
-    pub fn bench(run_id: String, parameters: Parameters) -> Self {
-        Self { header: Header::new(run_id), body: RunBody::Bench(BenchBody::new(parameters)) }
-    }
-
-    /// An audit's report.
-    pub fn audit(run_id: String, audit: AuditSection) -> Self {
-        Self { header: Header::new(run_id), body: RunBody::Audit { audit } }
-    }
-
     /// The bench's part, if it is a bench's report.
     pub fn bench_body(&self) -> Option<&BenchBody> {
         match &self.body {
@@ -160,58 +134,6 @@ impl Report {
     /// The JSON Schema of `report.json`, generated from these types.
     pub fn json_schema() -> serde_json::Value {
         serde_json::to_value(schemars::schema_for!(Report)).unwrap_or_default()
-    }
-
-    /// Reads a `report.json` of at most [`MAX_REPORT_BYTES`].
-    pub fn read_json(path: &Path) -> std::io::Result<Self> {
-        Self::read_json_capped(path, MAX_REPORT_BYTES)
-    }
-
-    /// Reads a `report.json` of at most `limit` bytes: a larger one, a FIFO or a device is a
-    /// [`crate::files::ReadError`] (inside the `io::Error`) before anything is read. One written
-    /// before reports named their kind is read as what it was: an audit's when it has an `audit`
-    /// section, else a bench's.
-    pub fn read_json_capped(path: &Path, limit: u64) -> std::io::Result<Self> {
-        let bytes = crate::files::read_capped(path, limit, "a report.json").map_err(std::io::Error::other)?;
-        // Straight into the types when it names its kind: a serde_json::Value of a large report
-        // is several times its size.
-        if let Ok(report) = serde_json::from_slice(&bytes) {
-            return Ok(report);
-        }
-        let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(std::io::Error::other)?;
-        if let Some(map) = value.as_object_mut()
-            && !map.contains_key("kind")
-        {
-            let kind = if map.contains_key("audit") { "audit" } else { "bench" };
-            map.insert("kind".to_string(), kind.into());
-        }
-        serde_json::from_value(value).map_err(std::io::Error::other)
-    }
-
-    /// Writes `report.json` into `dir`.
-    pub fn write_json(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        let path = dir.join("report.json");
-        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        crate::files::write_nofollow(&path, &json)?;
-        Ok(path)
-    }
-}
-
-/// The largest report.json read unless `--max-report-bytes` says otherwise: 16 MiB, twenty times
-/// the largest in reports/ (800 kB: a report holds figures and a few witnesses per cell, not its
-/// events). Rendering one costs some 30 times its size in memory (a 45 MiB report of nothing but
-/// witnesses: 1.4 GiB), so the limit keeps `report render` and `report index` under 0.5 GiB.
-pub const MAX_REPORT_BYTES: u64 = 16 << 20;
-
-/// What went wrong reading the report.json at `path`, naming it once: a size limit, a FIFO or a
-/// device names it already, and a JSON error does not. A larger report says which flag raises
-/// the limit.
-pub fn read_error_message(path: &Path, e: &std::io::Error) -> String {
-    match e.get_ref().and_then(|inner| inner.downcast_ref::<ReadError>()) {
-        Some(r @ ReadError::TooLarge { .. }) => format!("{r} (--max-report-bytes raises it)"),
-        Some(r) => r.to_string(),
-        None => format!("{}: {e}", path.display()),
     }
 }
 
@@ -254,40 +176,28 @@ pub struct HistoryFile {
     pub bytes: u64,
 }
 
-impl HistoryFile {
-    /// The history a run finished writing: `path`, with `lines` lines.
-    pub fn written(path: &Path, lines: u64) -> Self {
-        Self {
-            file: path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
-            lines,
-            bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
-        }
-    }
+/// The machine a run happened on.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Machine {
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical cores available to this process.
+    pub cores: usize,
+    /// Total memory in bytes, when known.
+    pub memory_bytes: Option<u64>,
+    /// Operating system.
+    pub os: String,
+    /// CPU architecture.
+    pub arch: String,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A report.json written before reports named their kind still reads, as what it was.
-    #[test]
-    fn a_report_without_its_kind_reads_as_what_it_was() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut bench = serde_json::to_value(Report::bench(
-            "old".into(),
-            serde_json::from_value(serde_json::json!({
-                "seed": 1, "events": 10, "workers": 1, "concurrency": 2, "rate": null, "work_delay": "0s",
-                "timeout": "10s", "retry": {"base": "10ms", "cap": "1s", "max_attempts": 10},
-                "isolation": "read-committed", "inbox_workers": 2, "p_duplicate": 0.0, "p_ack_lost": 0.0,
-                "p_concurrent": 0.0, "p_shuffle": 0.0
-            }))
-            .expect("parameters"),
-        ))
-        .expect("JSON");
-        bench.as_object_mut().expect("an object").remove("kind");
-        let path = dir.path().join("report.json");
-        std::fs::write(&path, bench.to_string()).expect("write");
-        let read = Report::read_json(&path).expect("reads");
-        assert!(read.bench_body().is_some());
-    }
+/// A threshold and the rows that breached it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Outcome {
+    /// The expression.
+    pub threshold: String,
+    /// How many rows were in its scope and had the figure.
+    pub rows: usize,
+    /// Each row that breached it: its labels (`postgres/naive`) and the figure's value.
+    pub breached: Vec<(String, f64)>,
 }

@@ -24,7 +24,7 @@ pub fn load_runs(dir: &Path, limit: u64) -> std::io::Result<Vec<(PathBuf, Report
             match Report::read_json_capped(&json, limit) {
                 Ok(r) => runs.push((path, r)),
                 Err(e) => {
-                    let why = super::read_error_message(&json, &e);
+                    let why = super::super::read_error_message(&json, &e);
                     eprintln!("hookbench: skipping {}", crate::printable::line(&why));
                 }
             }

@@ -105,7 +105,7 @@ fn audit_registry(report: &Report, a: &AuditSection) -> Registry {
     }
     registry.register("hookbench_audit_check", "Each check's status: 1 for the one it has", status);
     let subjects = report.subjects();
-    for &figure in super::AUDIT_FIGURES {
+    for &figure in super::super::AUDIT_FIGURES {
         let family = Family::<CheckLabel, Gauge<f64, AtomicU64>>::default();
         let mut any = false;
         for s in &subjects {

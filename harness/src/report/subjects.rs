@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::matrix::Backend;
 use crate::matrix::Design;
 
-use super::{AuditSection, Check, CheckFigures, LoadFigures, Report, Row, RunBody, Status};
+use super::model::{AuditSection, Check, CheckFigures, LoadFigures, Report, Row, RunBody, Status};
 use crate::stats::Percentiles;
 use crate::threshold::Subject;
 
