@@ -90,6 +90,8 @@ pub fn bench_row(
             actual: sent.spectrum_actual.clone(),
         },
         throughput_per_s: c.deliveries as f64 / secs,
+        planned_rate: sent.pace.planned_rate(),
+        achieved_rate: sent.pace.achieved_rate(),
         wall_s,
         connect_errors: c.connect_errors,
         gave_up: c.gave_up,

@@ -9,7 +9,7 @@ use crate::history::Tap;
 use crate::judge::{History, Outcome, Rules, Subject, Verdict, judge};
 use crate::observe::Snapshot;
 use crate::report::{AttemptLog, Check, CheckResult, LoadFigures, Status, Witness};
-use crate::sender::{AttemptRecord, SendReport};
+use crate::sender::{AttemptRecord, Pace, SendReport};
 use crate::wire::Wire;
 use crate::workload::Workload;
 
@@ -130,12 +130,30 @@ pub fn judge_load(
         Subject::Run => Vec::new(),
     };
     let note = format!(
-        "p50 {:.1} ms, p99 {:.1} ms (intended)",
+        "p50 {:.1} ms, p99 {:.1} ms (intended){}",
         load.sent.latency_intended.p50 as f64 / 1e3,
-        load.sent.latency_intended.p99 as f64 / 1e3
+        load.sent.latency_intended.p99 as f64 / 1e3,
+        behind(&load.sent.pace)
     );
     let result = checked(check, &verdict, &history, &attempts, &note);
     (result, load_figures(load, &verdict), verdict)
+}
+
+/// When the load fell behind its plan, the rates and why, to follow its latencies in the evidence
+/// line (a latency from the plan includes the wait); else nothing.
+fn behind(pace: &Pace) -> String {
+    let (Some(planned), Some(achieved)) = (pace.planned_rate(), pace.achieved_rate()) else {
+        return String::new();
+    };
+    if !pace.fell_behind() {
+        return String::new();
+    }
+    let cause = if pace.waited_for_cap > 0 {
+        format!("the sender's {} in flight were waiting on the receiver", pace.cap)
+    } else {
+        "the sender could not keep the pace on this machine".to_string()
+    };
+    format!("; sent at {achieved:.1}/s of the planned {planned:.0}/s: {cause}; latencies include that wait")
 }
 
 /// The load's figures, from what the sender counted and what the judge found.
@@ -162,6 +180,8 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
         gave_up: c.gave_up,
         latency_us: load.sent.latency_intended,
         throughput_per_s: c.deliveries as f64 / load.sent.elapsed.as_secs_f64().max(1e-9),
+        planned_rate: load.sent.pace.planned_rate(),
+        achieved_rate: load.sent.pace.achieved_rate(),
         concurrent: None,
     }
 }
@@ -231,6 +251,37 @@ mod tests {
         let rules = Rules { fail, warn, require: vec![Needs::Applies], witnesses: WITNESSES };
         let verdict = judge(&history, &evidence, &rules);
         checked(Check::SemanticDuplicate, &verdict, &history, &|_| Vec::new(), "")
+    }
+
+    /// 201 first attempts planned at 200/s, each sent `lag_ms(i)` after its plan.
+    fn pace(lag_ms: impl Fn(u32) -> f64, waited_for_cap: u64) -> Pace {
+        let mut p = Pace::new(16, Some(200.0));
+        for i in 0..201 {
+            let t = f64::from(i) * 5.0;
+            p.first_attempt(t, t + lag_ms(i));
+        }
+        p.waited_for_cap = waited_for_cap;
+        p
+    }
+
+    #[test]
+    fn a_load_behind_its_plan_says_both_rates_and_the_cause_and_one_on_it_says_nothing() {
+        // Sent at 16/s (62.5 ms apart) where 200/s were planned, slots waited for: the cap.
+        let capped = behind(&pace(|i| f64::from(i) * 57.5, 184));
+        assert_eq!(
+            capped,
+            "; sent at 16.0/s of the planned 200/s: the sender's 16 in flight were waiting on the \
+             receiver; latencies include that wait"
+        );
+        // Behind with every slot free when needed: the machine.
+        assert!(
+            behind(&pace(|i| f64::from(i) * 57.5, 0)).contains("could not keep the pace on this machine")
+        );
+        // On the plan (a constant lag), or 2 % behind: nothing.
+        assert_eq!(behind(&pace(|_| 40.0, 0)), "");
+        assert_eq!(behind(&pace(|i| f64::from(i) * 0.1, 3)), "");
+        // Nothing sent: no rate, nothing said.
+        assert_eq!(behind(&Pace::new(16, Some(200.0))), "");
     }
 
     #[test]

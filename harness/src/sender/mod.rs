@@ -17,6 +17,7 @@
 //! holds, on a clock that starts at `start_at` on the wall clock, so that shards in other
 //! processes keep the same planned times.
 
+mod pace;
 mod pacer;
 mod pool;
 mod retry;
@@ -32,6 +33,7 @@ use tokio::sync::{Barrier, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+pub use pace::Pace;
 pub use retry::RetryPolicy;
 
 use crate::history::{AttemptLine, Line, Outcome, Tap};
@@ -112,6 +114,9 @@ pub struct SendReport {
     /// The instant the plan's first position was due: what every attempt's `sent_ms` and
     /// `done_ms` count from (`None` for shards' reports added up).
     pub started: Option<Instant>,
+    /// How the send kept its plan: the planned and achieved rates (none for shards' reports
+    /// added up).
+    pub pace: Pace,
 }
 
 impl SendReport {
@@ -139,6 +144,7 @@ impl SendReport {
             histograms,
             late_by: Duration::ZERO,
             started: None,
+            pace: Pace::default(),
         }
     }
 }
@@ -185,6 +191,8 @@ struct Shared {
     last_status: Vec<AtomicU16>,
     // A std Mutex: held for one push, never across an await.
     records: Mutex<Vec<AttemptRecord>>,
+    // A std Mutex: held for one event's first attempt, never across an await.
+    pace: Mutex<Pace>,
     attempts: Vec<AtomicU32>,
     progress: Arc<Progress>,
     latency: Arc<Histograms>,
@@ -260,6 +268,14 @@ struct Times {
 }
 
 impl Ctx {
+    /// An event's first attempt, planned at `planned` and sent at `sent`, into the send's pace.
+    fn first_attempt(&self, planned: Instant, sent: Instant) {
+        let ms = |t: Instant| t.saturating_duration_since(self.start).as_secs_f64() * 1e3;
+        if let Ok(mut pace) = self.pace.lock() {
+            pace.first_attempt(ms(planned), ms(sent));
+        }
+    }
+
     fn next_attempt(&self, event: usize) -> u32 {
         self.attempts[event].fetch_add(1, Ordering::Relaxed) + 1
     }
@@ -346,6 +362,9 @@ impl Ctx {
             Counters::bump(&c.deliveries);
             if retry > 0 {
                 Counters::bump(&c.retries);
+            }
+            if retry == 0 && attempt == 1 {
+                self.first_attempt(planned, sent);
             }
             let (outcome, connection) = self.send(worker, fields, body).await;
             let done = Instant::now();
@@ -519,6 +538,11 @@ async fn send_lane(ctx: Arc<Ctx>, lane: usize, lanes: usize) {
                 Instant::now()
             }
         };
+        if ctx.slots.available_permits() < usize::from(g.copies)
+            && let Ok(mut pace) = ctx.pace.lock()
+        {
+            pace.waited_for_cap += 1;
+        }
         let Ok(slots) = ctx.slots.clone().acquire_many_owned(u32::from(g.copies)).await else {
             break;
         };
@@ -554,6 +578,7 @@ pub async fn run(
     }
     let n = workload.events.len();
     let (start, late_by) = start_instant(config.start_at);
+    let pace = Mutex::new(Pace::new(concurrency, config.rate));
     let shared = Arc::new(Shared {
         workload,
         wire,
@@ -563,6 +588,7 @@ pub async fn run(
         refused: (0..n).map(|_| AtomicBool::new(false)).collect(),
         last_status: (0..n).map(|_| AtomicU16::new(0)).collect(),
         records: Mutex::new(Vec::new()),
+        pace,
         attempts: (0..n).map(|_| AtomicU32::new(0)).collect(),
         progress,
         latency: Arc::default(),
@@ -605,6 +631,7 @@ pub async fn run(
         attempts: s.records.lock().map(|mut r| std::mem::take(&mut *r)).unwrap_or_default(),
         late_by,
         started: Some(start),
+        pace: s.pace.lock().map(|p| *p).unwrap_or_default(),
         ..SendReport::from_histograms(s.progress.counters.snapshot(), s.latency.clone(), elapsed)
     })
 }

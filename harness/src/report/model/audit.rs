@@ -314,6 +314,14 @@ pub struct LoadFigures {
     pub latency_us: Percentiles,
     /// Attempts per second.
     pub throughput_per_s: f64,
+    /// Events a second the plan asked for, from the planned times of the events' first attempts
+    /// (`null`: under two events, or not measured, as in a merged sharded audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_rate: Option<f64>,
+    /// Events a second the first attempts went out at: under the planned rate when the sender
+    /// fell behind its plan, and every latency from the plan then includes that wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate: Option<f64>,
     /// Of the events whose first delivery went as concurrent copies, how many applied doubled
     /// (`null`: not counted, as in a merged sharded audit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
