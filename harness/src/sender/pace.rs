@@ -9,6 +9,8 @@
 //! first attempts count, so a retry tail (or a duplicate re-sent later on purpose) does not lower
 //! it.
 
+use crate::report::model::behind;
+
 /// The first and last of some times, milliseconds from the send's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Span {
@@ -50,9 +52,6 @@ pub struct Pace {
     /// The rate the plan's positions are paced at (`None`: as fast as the cap lets).
     rate: Option<f64>,
 }
-
-/// The share of the planned rate below which a send fell behind its plan.
-pub const BEHIND: f64 = 0.97;
 
 impl Pace {
     /// A send paced at `rate` with `cap` requests in flight at most, nothing sent yet.
@@ -108,9 +107,9 @@ impl Pace {
         }
     }
 
-    /// Whether the send fell behind its plan: achieved under [`BEHIND`] of the planned rate.
+    /// Whether the send fell behind its plan (the report model's [`behind`]).
     pub fn fell_behind(&self) -> bool {
-        matches!((self.planned_rate(), self.achieved_rate()), (Some(p), Some(a)) if a < BEHIND * p)
+        behind(self.planned_rate(), self.achieved_rate()).is_some()
     }
 }
 

@@ -41,3 +41,16 @@ pub struct Spectrum {
     /// The latency at each, microseconds.
     pub us: Vec<u64>,
 }
+
+/// The share of its planned rate under which a load fell behind its plan: it went out later than
+/// planned, and its latencies from the plan include that wait.
+pub const BEHIND: f64 = 0.97;
+
+/// A load's planned and achieved rates (events a second) when it fell behind its plan, else
+/// `None` (on its plan, or a rate not measured).
+pub fn behind(planned: Option<f64>, achieved: Option<f64>) -> Option<(f64, f64)> {
+    match (planned, achieved) {
+        (Some(p), Some(a)) if a < BEHIND * p => Some((p, a)),
+        _ => None,
+    }
+}

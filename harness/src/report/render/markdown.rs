@@ -164,10 +164,12 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
         "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
     );
     let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let behind = super::behind::behind_cells(b);
     for k in &backends {
         for d in &designs {
             if let Some(r) = b.row(*k, *d) {
                 let l = &r.latency_us;
+                let d = text(&super::behind::design_cell(&behind, *k, *d));
                 let _ = writeln!(
                     md,
                     "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
@@ -187,6 +189,13 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
                     r.wall_s
                 );
             }
+        }
+    }
+    let note = super::behind::note(&behind);
+    if let Some((head, cells)) = note.split_first() {
+        let _ = writeln!(md, "\n{}\n", text(head));
+        for cell in cells {
+            let _ = writeln!(md, "- {}", text(cell.trim_start()));
         }
     }
     for (title, notes) in [("Skipped", &b.skipped), ("Broken", &b.broken)] {

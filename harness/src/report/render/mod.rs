@@ -3,6 +3,7 @@
 mod audit;
 mod audit_charts;
 mod audit_grid;
+mod behind;
 pub mod cases;
 mod chart;
 mod escape;

@@ -24,6 +24,7 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
         p.concurrency,
         line(&p.work_delay)
     );
+    let behind = super::behind::behind_cells(b);
     let mut backends: Vec<_> = b.rows.iter().map(|r| r.backend).collect();
     backends.dedup();
     for backend in backends {
@@ -76,7 +77,7 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             let _ = writeln!(
                 out,
                 "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
-                r.design.as_str(),
+                super::behind::design_cell(&behind, r.backend, r.design),
                 r.deliveries,
                 r.status_5xx,
                 r.timeouts,
@@ -98,6 +99,9 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
                 ma
             );
         }
+    }
+    for line in super::behind::note(&behind) {
+        let _ = writeln!(out, "{line}");
     }
     out.push_str(&super::sections::text(&super::sections::sections(b)));
     for note in &b.skipped {
