@@ -163,8 +163,11 @@ pub struct Counters {
     pub status_4xx: AtomicU64,
     /// Attempts answered 5xx.
     pub status_5xx: AtomicU64,
-    /// Attempts that timed out, or whose response was lost (the article's lost ack).
+    /// Attempts that timed out: no answer within the timeout.
     pub timeouts: AtomicU64,
+    /// Attempts answered 2xx whose answer the sender dropped on purpose (the article's lost ack:
+    /// the receiver committed, the provider never heard), so that the event is sent again.
+    pub acks_lost: AtomicU64,
     /// Attempts that found no receiver (connection refused or reset).
     pub connect_errors: AtomicU64,
     /// Attempts that were retries.
@@ -194,6 +197,7 @@ impl Counters {
             status_4xx: get(&self.status_4xx),
             status_5xx: get(&self.status_5xx),
             timeouts: get(&self.timeouts),
+            acks_lost: get(&self.acks_lost),
             connect_errors: get(&self.connect_errors),
             retries: get(&self.retries),
             gave_up: get(&self.gave_up),
@@ -211,6 +215,7 @@ impl std::ops::AddAssign for CounterSnapshot {
         self.status_4xx += o.status_4xx;
         self.status_5xx += o.status_5xx;
         self.timeouts += o.timeouts;
+        self.acks_lost += o.acks_lost;
         self.connect_errors += o.connect_errors;
         self.retries += o.retries;
         self.poison_attempts += o.poison_attempts;
@@ -230,8 +235,11 @@ pub struct CounterSnapshot {
     pub status_4xx: u64,
     /// Answered 5xx.
     pub status_5xx: u64,
-    /// Timed out or lost their response.
+    /// Timed out.
     pub timeouts: u64,
+    /// Answered 2xx, the answer dropped on purpose (a lost ack); counted in `status_2xx` too.
+    #[serde(default)]
+    pub acks_lost: u64,
     /// Found no receiver.
     pub connect_errors: u64,
     /// Were retries.

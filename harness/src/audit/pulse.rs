@@ -80,8 +80,8 @@ pub struct PulseNow {
 }
 
 impl std::fmt::Display for PulseNow {
-    /// `crash: load 450/1000 groups; 1203 attempts: 1100 2xx, 3 4xx, 60 5xx, 30 timed out or
-    /// cut, 10 no connection`: a lost ack (an answer cut on purpose) is a 2xx and cut both.
+    /// `crash: load 450/1000 groups; 1203 attempts: 1100 2xx, 3 4xx, 60 5xx, 10 timed out, 20
+    /// acks lost, 10 no connection`: a lost ack (an answer cut on purpose) is a 2xx and lost both.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let a = &self.attempts;
         let step = if self.step.is_empty() { "starting" } else { &self.step };
@@ -91,8 +91,8 @@ impl std::fmt::Display for PulseNow {
         }
         write!(
             f,
-            "{} attempts: {} 2xx, {} 4xx, {} 5xx, {} timed out or cut, {} no connection",
-            a.deliveries, a.status_2xx, a.status_4xx, a.status_5xx, a.timeouts, a.connect_errors
+            "{} attempts: {} 2xx, {} 4xx, {} 5xx, {} timed out, {} acks lost, {} no connection",
+            a.deliveries, a.status_2xx, a.status_4xx, a.status_5xx, a.timeouts, a.acks_lost, a.connect_errors
         )
     }
 }
@@ -106,7 +106,7 @@ mod tests {
         let pulse = Pulse::default();
         assert_eq!(
             pulse.now().to_string(),
-            "starting: 0 attempts: 0 2xx, 0 4xx, 0 5xx, 0 timed out or cut, 0 no connection"
+            "starting: 0 attempts: 0 2xx, 0 4xx, 0 5xx, 0 timed out, 0 acks lost, 0 no connection"
         );
     }
 
@@ -122,7 +122,7 @@ mod tests {
         pulse.probe_answered(Some(302), false);
         assert_eq!(
             pulse.now().to_string(),
-            "lost-ack: 6 attempts: 1 2xx, 1 4xx, 1 5xx, 1 timed out or cut, 1 no connection"
+            "lost-ack: 6 attempts: 1 2xx, 1 4xx, 1 5xx, 1 timed out, 0 acks lost, 1 no connection"
         );
     }
 

@@ -360,7 +360,7 @@ fn print_partial(
     let c = &partial.counters;
     writeln!(
         out,
-        "shard {}: {} groups, {} attempts ({} 2xx, {} 4xx, {} 5xx, {} timeouts) in {:.1} s",
+        "shard {}: {} groups, {} attempts ({} 2xx, {} 4xx, {} 5xx, {} timeouts, {} acks lost) in {:.1} s",
         partial.shard,
         partial.groups,
         c.deliveries,
@@ -368,6 +368,7 @@ fn print_partial(
         c.status_4xx,
         c.status_5xx,
         c.timeouts,
+        c.acks_lost,
         partial.elapsed_s
     )?;
     writeln!(out, "partial result: {}", path.display())

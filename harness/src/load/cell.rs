@@ -74,6 +74,7 @@ pub fn bench_row(
         status_4xx: c.status_4xx,
         status_5xx: c.status_5xx,
         timeouts: c.timeouts,
+        acks_lost: c.acks_lost,
         retries: c.retries,
         figures: v.into(),
         verdict: Some(CellVerdict {

@@ -168,6 +168,7 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
         status_4xx: c.status_4xx,
         status_5xx: c.status_5xx,
         timeouts: c.timeouts,
+        acks_lost: c.acks_lost,
         dup_events: t.count(Class::Duplicate),
         extra_applies: t.extra_applies,
         lost: t.count(Class::Lost),

@@ -132,7 +132,7 @@ impl Tally {
         match (a.status, a.detail.as_deref()) {
             (Some(s), detail) if (200..300).contains(&s) => {
                 c.status_2xx += 1;
-                c.timeouts += u64::from(detail == Some("ack lost"));
+                c.acks_lost += u64::from(detail == Some("ack lost"));
             }
             (Some(s), _) if (400..500).contains(&s) => c.status_4xx += 1,
             (Some(_), _) => c.status_5xx += 1,
@@ -263,7 +263,8 @@ fn held_to_history(
         ("status_2xx", said.status_2xx, lines.status_2xx, "attempt lines with a 2xx"),
         ("status_4xx", said.status_4xx, lines.status_4xx, "attempt lines with a 4xx"),
         ("status_5xx", said.status_5xx, lines.status_5xx, "attempt lines with another status"),
-        ("timeouts", said.timeouts, lines.timeouts, "attempt lines timed out or with their ack lost"),
+        ("timeouts", said.timeouts, lines.timeouts, "attempt lines timed out"),
+        ("acks_lost", said.acks_lost, lines.acks_lost, "attempt lines answered 2xx with their ack lost"),
         ("connect_errors", said.connect_errors, lines.connect_errors, "attempt lines with no connection"),
         ("retries", said.retries, lines.retries, "attempt lines after a copy's first"),
     ];

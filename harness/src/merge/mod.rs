@@ -327,6 +327,7 @@ fn checked_sum(a: &CounterSnapshot, b: &CounterSnapshot) -> Result<CounterSnapsh
         status_4xx: add(a.status_4xx, b.status_4xx, "status_4xx")?,
         status_5xx: add(a.status_5xx, b.status_5xx, "status_5xx")?,
         timeouts: add(a.timeouts, b.timeouts, "timeouts")?,
+        acks_lost: add(a.acks_lost, b.acks_lost, "acks_lost")?,
         connect_errors: add(a.connect_errors, b.connect_errors, "connect_errors")?,
         retries: add(a.retries, b.retries, "retries")?,
         poison_attempts: add(a.poison_attempts, b.poison_attempts, "poison_attempts")?,

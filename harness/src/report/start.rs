@@ -1,7 +1,7 @@
 //! A run starting now, on this machine: its header (the commit and the machine detected) and an
 //! empty report of its kind.
 
-use super::{AuditSection, BenchBody, Header, Parameters, Report, RunBody, Versions};
+use super::{AuditSection, BenchBody, Header, Parameters, Report, RunBody, SCHEMA, Versions};
 use crate::machine::{Machine, git_sha};
 
 impl Header {
@@ -10,6 +10,7 @@ impl Header {
     pub fn new(run_id: String) -> Self {
         Self {
             run_id,
+            schema: SCHEMA,
             started_at: jiff::Timestamp::now().to_string(),
             git_sha: git_sha(),
             versions: Versions { hookbench: env!("CARGO_PKG_VERSION").to_string(), ..Versions::default() },

@@ -388,11 +388,10 @@ impl Ctx {
                     Counters::bump(&c.status_2xx);
                     self.acked[event].store(true, Ordering::Relaxed);
                     // The article's lost ack: the receiver committed, the sender never heard.
-                    let lost = ack_lost;
-                    if lost {
-                        Counters::bump(&c.timeouts);
+                    if ack_lost {
+                        Counters::bump(&c.acks_lost);
                     }
-                    lost
+                    ack_lost
                 }
                 Attempt::Status(s) if (400..500).contains(&s) => {
                     Counters::bump(&c.status_4xx);

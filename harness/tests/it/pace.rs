@@ -13,7 +13,7 @@ use testkit::{Db, SECRET};
 use super::audit::{APPLIED, Receiver, run_audit, start};
 
 /// `hookbench serve --design atomic` on `db`, each delivery taking `work_delay`.
-fn serve(db: &Db, work_delay: &str) -> Receiver {
+pub(super) fn serve(db: &Db, work_delay: &str) -> Receiver {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookbench"));
     cmd.args(["serve", "--design", "atomic", "--database-url", &db.url, "--listen", "127.0.0.1:0"]);
     cmd.args(["--secret", SECRET, "--work-delay", work_delay]);
@@ -22,7 +22,7 @@ fn serve(db: &Db, work_delay: &str) -> Receiver {
 
 /// The parallel load of an audit of `receiver` with `events` at `rate`: its figures and its
 /// evidence line.
-fn parallel_load(receiver: &Receiver, db: &Db, events: &str, rate: &str) -> (LoadFigures, String) {
+pub(super) fn parallel_load(receiver: &Receiver, db: &Db, events: &str, rate: &str) -> (LoadFigures, String) {
     let url = format!("http://{}/webhooks/acme", receiver.addr);
     let args = [
         url.as_str(),

@@ -285,8 +285,12 @@ pub struct LoadFigures {
     pub status_4xx: u64,
     /// Attempts answered 5xx.
     pub status_5xx: u64,
-    /// Attempts timed out (or whose ack the workload dropped).
+    /// Attempts timed out: no answer within the timeout.
     pub timeouts: u64,
+    /// Attempts answered 2xx whose answer hookbench dropped on purpose (the workload's lost
+    /// acks), so that the event is sent again; counted in `status_2xx` too, never in `timeouts`.
+    #[serde(default)]
+    pub acks_lost: u64,
     /// Credit events applied more than once.
     pub dup_events: u64,
     /// Applies beyond the first.

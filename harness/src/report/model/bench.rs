@@ -123,8 +123,13 @@ pub struct Row {
     pub status_4xx: u64,
     /// Attempts answered 5xx.
     pub status_5xx: u64,
-    /// Attempts timed out or whose ack was lost.
+    /// Attempts timed out: no answer within the timeout. (Reports before `acks_lost` existed
+    /// counted the lost acks here too.)
     pub timeouts: u64,
+    /// Attempts answered 2xx whose answer the sender dropped on purpose (the workload's lost
+    /// acks), so that the event is sent again; counted in `status_2xx` too, never in `timeouts`.
+    #[serde(default)]
+    pub acks_lost: u64,
     /// Attempts that were retries.
     pub retries: u64,
     /// The judge's figures: dup_events, extra_applies, lost, never_applied, stale_writes,

@@ -25,6 +25,10 @@ pub use witnesses::CellWitnesses;
 pub struct Header {
     /// The run's id (its directory name).
     pub run_id: String,
+    /// The meaning of the report's figures: [`SCHEMA`] now; 1 (or absent) in reports whose
+    /// `timeouts` counted the lost acks too, before `acks_lost` counted them apart.
+    #[serde(default = "first_schema")]
+    pub schema: u32,
     /// When it started (RFC 3339, UTC).
     pub started_at: String,
     /// The git commit it ran from, when known.
@@ -42,6 +46,15 @@ pub struct Header {
     /// The shards this report was merged from (`hookbench merge`), when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<Merged>,
+}
+
+/// The meaning of the figures this hookbench writes: 2 since `timeouts` counts only attempts that
+/// timed out and `acks_lost` the answers dropped on purpose.
+pub const SCHEMA: u32 = 2;
+
+/// The schema of a report that names none: written before figures changed meaning.
+fn first_schema() -> u32 {
+    1
 }
 
 /// A bench's part of a report.

@@ -122,8 +122,11 @@ fn load_rows(l: &super::LoadFigures) -> Vec<(&'static str, String)> {
         ("events", l.events.to_string()),
         ("deliveries", l.deliveries.to_string()),
         (
-            "2xx / 4xx / 5xx / timeouts",
-            format!("{} / {} / {} / {}", l.status_2xx, l.status_4xx, l.status_5xx, l.timeouts),
+            "2xx / 4xx / 5xx / timeouts / acks lost",
+            format!(
+                "{} / {} / {} / {} / {}",
+                l.status_2xx, l.status_4xx, l.status_5xx, l.timeouts, l.acks_lost
+            ),
         ),
         ("events acknowledged / applied", format!("{} / {}", l.acked, l.applied)),
         ("dup events", l.dup_events.to_string()),

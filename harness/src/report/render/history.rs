@@ -272,6 +272,26 @@ pub struct Comparison {
 /// zero; from a non-zero value, growth beyond `tolerance` as a fraction: 0 counts every increase);
 /// p99 growing by more than `p99_threshold` (0.5 = +50 %) is one too.
 pub fn compare(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Comparison {
+    let mut c = compare_bodies(a, b, p99_threshold, tolerance);
+    if let Some(line) = meaning_changed(a.header.schema, b.header.schema) {
+        c.changes.insert(0, line);
+    }
+    c
+}
+
+/// What changed meaning between a report of schema `a` and one of schema `b`, if anything did.
+fn meaning_changed(a: u32, b: u32) -> Option<String> {
+    (a.min(b) < 2 && a.max(b) >= 2).then(|| {
+        let older = if a < b { "first" } else { "second" };
+        format!(
+            "the {older} run's report is of schema 1, whose `timeouts` counted the lost acks (answers \
+             dropped on purpose) too; schema 2 counts them apart as `acks_lost`: compare its timeouts \
+             with the other's timeouts plus acks_lost"
+        )
+    })
+}
+
+fn compare_bodies(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Comparison {
     match (&a.body, &b.body) {
         (RunBody::Bench(a), RunBody::Bench(b)) => compare_benches(a, b, p99_threshold, tolerance),
         (RunBody::Audit { audit: a }, RunBody::Audit { audit: b }) => compare_audits(a, b),
@@ -372,4 +392,34 @@ fn compare_benches(a: &BenchBody, b: &BenchBody, p99_threshold: f64, tolerance: 
     }
     c.regressions.extend(b.experiments.errors.iter().map(|e| format!("experiment could not run: {e}")));
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comparison_across_the_timeouts_change_says_so_and_one_within_a_schema_does_not() {
+        let old_then_new = meaning_changed(1, 2).expect("a change of meaning");
+        assert!(old_then_new.starts_with("the first run's report is of schema 1"), "{old_then_new}");
+        assert!(meaning_changed(2, 1).expect("either way").starts_with("the second run's"));
+        assert_eq!(meaning_changed(1, 1), None);
+        assert_eq!(meaning_changed(2, 2), None);
+    }
+
+    #[test]
+    fn a_report_without_a_schema_reads_as_schema_1_and_a_new_one_is_the_current() {
+        let json = serde_json::json!({"kind":"audit","run_id":"a","started_at":"2026-12-01T10:00:00Z",
+            "git_sha":null,"versions":{"hookbench":"0.1.0","postgres":null,"sqlite":null,"postgres_origin":null},
+            "machine":{"cpu":"c","cores":2,"memory_bytes":null,"os":"linux","arch":"x86_64"},
+            "audit":{"url":"http://x/","signing":"standard-webhooks","provider":null,"payload":"hookbench",
+                "observers":[],"id_prefix":"a_","account_base":0,
+                "parameters":{"seed":1,"events":10,"accounts":5,"p_credit":1.0,"rate":10.0,"concurrency":2,
+                    "timeout":"1s","retry":{"base":"10ms","cap":"1s","max_attempts":3},"p_duplicate":0.0,
+                    "p_ack_lost":0.0,"p_concurrent":0.0,"p_shuffle":0.0},
+                "checks":[],"wall_s":1.0}});
+        let old: Report = serde_json::from_value(json).expect("an old report");
+        assert_eq!(old.header.schema, 1);
+        assert_eq!(crate::report::model::Header::new("b".into()).schema, crate::report::model::SCHEMA);
+    }
 }

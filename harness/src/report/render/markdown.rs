@@ -161,9 +161,10 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
     );
     let _ = writeln!(
         md,
-        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
+        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | acks lost | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
     );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ =
+        writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let behind = super::behind::behind_cells(b);
     for k in &backends {
         for d in &designs {
@@ -172,12 +173,13 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
                 let d = text(&super::behind::design_cell(&behind, *k, *d));
                 let _ = writeln!(
                     md,
-                    "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
+                    "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
                     r.deliveries,
                     r.status_2xx,
                     r.status_4xx,
                     r.status_5xx,
                     r.timeouts,
+                    r.acks_lost,
                     r.retries,
                     r.id_conflicts,
                     ms(l.p50),

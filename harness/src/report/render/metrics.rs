@@ -47,12 +47,17 @@ type Pick = fn(&Row) -> u64;
 type PickF = fn(&Row) -> f64;
 
 /// The attempt counters: name, help, the row's figure.
-const COUNTERS: [(&str, &str, Pick); 7] = [
+const COUNTERS: [(&str, &str, Pick); 8] = [
     ("hookbench_deliveries", "Attempts sent", |r| r.deliveries),
     ("hookbench_responses_2xx", "Attempts answered 2xx", |r| r.status_2xx),
     ("hookbench_responses_4xx", "Attempts answered 4xx", |r| r.status_4xx),
     ("hookbench_responses_5xx", "Attempts answered 5xx", |r| r.status_5xx),
-    ("hookbench_timeouts", "Attempts timed out or whose ack was lost", |r| r.timeouts),
+    ("hookbench_timeouts", "Attempts timed out", |r| r.timeouts),
+    (
+        "hookbench_acks_lost",
+        "Attempts answered 2xx whose answer hookbench dropped on purpose (lost acks)",
+        |r| r.acks_lost,
+    ),
     ("hookbench_retries", "Attempts that were retries", |r| r.retries),
     ("hookbench_gave_up", "Deliveries given up after the attempt limit", |r| r.gave_up),
 ];

@@ -39,11 +39,12 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
         );
         let _ = writeln!(
             out,
-            "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
+            "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
             "design",
             "deliveries",
             "5xx",
             "timeouts",
+            "acks lost",
             "dup events",
             "extra applies",
             "lost",
@@ -76,11 +77,12 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             );
             let _ = writeln!(
                 out,
-                "{:<18}{:>11}{:>6}{:>9}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
+                "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
                 super::behind::design_cell(&behind, r.backend, r.design),
                 r.deliveries,
                 r.status_5xx,
                 r.timeouts,
+                r.acks_lost,
                 r.figures.dup_events,
                 r.figures.extra_applies,
                 r.figures.lost,
