@@ -12,7 +12,8 @@ use std::process::Command;
 use hookbench::audit::{Check, Status};
 use hookbench::cli::Exit;
 use hookbench::judge::Class;
-use hookbench::report::{CheckFigures, Report};
+use hookbench::report::render::remedy::for_failure;
+use hookbench::report::{CheckFigures, MALFORMED_BODY, Report};
 use testkit::SECRET;
 
 use super::audit::{audit_shards, load_figures, merge, python_receiver_holding, run_audit};
@@ -337,4 +338,36 @@ fn a_failure_before_the_audit_stopped_exits_as_a_failure() {
     let report = report.expect("a report");
     assert_eq!(result(&report, Check::SequentialDuplicate).status, Status::Fail);
     assert!(report.audit_section().and_then(|a| a.stopped.as_deref()).is_some(), "stopped recorded");
+}
+
+#[test]
+fn a_500_on_a_signed_body_that_is_not_json_gets_the_parse_errors_remedy() {
+    let sink = free_addr();
+    let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+    let to = sink.clone();
+    // Verifies, then parses without catching the error (a body with no account is not JSON here:
+    // every body hookbench sends names one), then applies each event once.
+    let stub = Stub::start(move |d| match (d.correctly_signed, d.account) {
+        (false, _) => Reply::Status(400),
+        (true, None) => Reply::Status(500),
+        (true, Some(_)) if seen.lock().is_ok_and(|mut s| s.insert(d.id.clone())) => {
+            Reply::Apply { sink: to.clone(), times: 1 }
+        }
+        (true, Some(_)) => Reply::Status(200),
+    });
+    let url = format!("http://{}/webhooks", stub.addr);
+    let (code, said, report) =
+        audit_sinking(&url, &sink, &["--checks", "hostile-input", "--stall-wait", "1s"]);
+    assert_eq!(code, 1, "{said}");
+    let report = report.expect("a report");
+    let hostile = result(&report, Check::HostileInput);
+    let malformed = hostile.witnesses.iter().find(|w| w.attempts.iter().any(|a| a.note == MALFORMED_BODY));
+    let malformed = malformed.unwrap_or_else(|| panic!("the malformed body is a witness: {hostile:?}"));
+    assert!(malformed.problem.starts_with("not-refused: "), "{malformed:?}");
+    let anchors: Vec<&str> =
+        for_failure(hostile.check, &hostile.anomalies, &hostile.witnesses).iter().map(|r| r.anchor).collect();
+    assert!(
+        anchors.contains(&"malformed-body") && !anchors.contains(&"not-refused"),
+        "{anchors:?}: {hostile:?}"
+    );
 }

@@ -18,7 +18,7 @@ use crate::audit::config::AuditConfig;
 use crate::audit::config::bounds::{MINUTE, duration, ms, number, s, within};
 use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::{Class, Expect, Needs};
-use crate::report::Check;
+use crate::report::{Check, MALFORMED_BODY};
 use crate::wire::{Fields, Provider, Scheme};
 
 /// How long a stalled body may be held.
@@ -332,7 +332,7 @@ impl AuditCheck for HostileInput {
         let malformed = Bytes::from(format!("{{\"id\": \"{}\", \"amount\": ", f.id));
         let headers = ctx.wire.headers(&f, &malformed, now_s());
         let mut sent = Delivered::new(f, Expect::Refused);
-        sent.push(ctx.probe.post(None, &headers, malformed, "malformed JSON, signed").await);
+        sent.push(ctx.probe.post(None, &headers, malformed, MALFORMED_BODY).await);
         p.events.push(sent);
 
         let f = next.credit(ctx)?;

@@ -135,6 +135,10 @@ pub struct AttemptLog {
     pub note: String,
 }
 
+/// The note of hostile-input's signed delivery whose body is not JSON: a witness whose attempt
+/// says it is that case, which a remedy of its own fits.
+pub const MALFORMED_BODY: &str = "malformed JSON, signed";
+
 /// An event that shows a failure: its id, every attempt, and what the observers saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Witness {

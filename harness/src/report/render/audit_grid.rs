@@ -44,7 +44,11 @@ fn rows(a: &AuditSection) -> Vec<Row<'_>> {
             Row {
                 result: c,
                 witnesses: flag.then(|| format!("#{}", slug(&witnesses_heading(c.check)))),
-                remedies: if flag { remedy::for_check(c.check, &c.anomalies) } else { Vec::new() },
+                remedies: if flag {
+                    remedy::for_failure(c.check, &c.anomalies, &c.witnesses)
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect()

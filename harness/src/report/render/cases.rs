@@ -153,7 +153,7 @@ fn check_case(c: &CheckResult) -> Case {
             // A load's witnesses keep their attempts in the history, not in the report.
             if outcomes.is_empty() { line } else { format!("{line}; attempts: {}", outcomes.join(", ")) }
         }));
-        lines.extend(remedy::for_check(c.check, &c.anomalies).iter().map(remedy_line));
+        lines.extend(remedy::for_failure(c.check, &c.anomalies, &c.witnesses).iter().map(remedy_line));
         lines
     };
     let evidence = one_line(&c.evidence);

@@ -4,7 +4,7 @@
 
 use crate::judge::Class;
 
-use super::Check;
+use super::{Check, MALFORMED_BODY, Witness};
 
 /// The page every remedy has a section in (its anchor is the remedy's).
 pub const DOCS: &str = "docs/remedies.md";
@@ -107,27 +107,59 @@ pub const UNCLASSED: [Remedy; 2] = [
     },
 ];
 
-/// The remedy for `check` failing without a class, if it can. `None`: the check fails only with
-/// a class.
-pub fn for_unclassed(check: Check) -> Option<Remedy> {
-    let anchor = check.unclassed_remedy()?;
-    UNCLASSED.iter().find(|r| r.anchor == anchor).copied()
+/// Remedies chosen by a witness's case, not its class alone: a class whose witnesses are all of
+/// that case (an attempt noted so) gets the case's remedy instead of the class's. A signed body
+/// that is not JSON answered 500 is not-refused, and the fix is the parse error's, not the
+/// signature's.
+pub const BY_CASE: [(Class, &str, Remedy); 1] = [(
+    Class::NotRefused,
+    MALFORMED_BODY,
+    Remedy {
+        anchor: "malformed-body",
+        change: "catch the body's parse error and answer 400: a signed body that is not the JSON \
+                 you expect is the sender's mistake, and a 5xx asks for it again, on every retry",
+    },
+)];
+
+/// The remedies of `class` given its `witnesses`: a case's where a witness is of it, the class's
+/// where a witness is of none (or no witness is named).
+fn for_witnessed(class: Class, witnesses: &[&Witness]) -> Vec<Remedy> {
+    let of_case = |w: &Witness, note: &str| w.attempts.iter().any(|a| a.note == note);
+    let cases: Vec<Remedy> = BY_CASE
+        .iter()
+        .filter(|(c, note, _)| *c == class && witnesses.iter().any(|w| of_case(w, note)))
+        .map(|(_, _, r)| *r)
+        .collect();
+    let uncased =
+        witnesses.iter().any(|w| !BY_CASE.iter().any(|(c, note, _)| *c == class && of_case(w, note)));
+    if witnesses.is_empty() || uncased { [vec![for_class(class)], cases].concat() } else { cases }
 }
 
-/// What to change for a failing check that found `classes`: each class's remedy, or the check's
-/// own when it found none.
-pub fn for_check(check: Check, classes: &[Class]) -> Vec<Remedy> {
+/// What to change for a failing check that found `classes`, shown by `witnesses` (each named
+/// `class: problem`): the remedy of each class, or of the witnesses' case where a case has its
+/// own ([`BY_CASE`]); the check's own when it found no class.
+pub fn for_failure(check: Check, classes: &[Class], witnesses: &[Witness]) -> Vec<Remedy> {
     if classes.is_empty() {
         return for_unclassed(check).into_iter().collect();
     }
     let mut remedies: Vec<Remedy> = Vec::new();
     for &class in classes {
-        let r = for_class(class);
-        if !remedies.contains(&r) {
-            remedies.push(r);
+        let prefix = format!("{}: ", class.name());
+        let of_class: Vec<&Witness> = witnesses.iter().filter(|w| w.problem.starts_with(&prefix)).collect();
+        for r in for_witnessed(class, &of_class) {
+            if !remedies.contains(&r) {
+                remedies.push(r);
+            }
         }
     }
     remedies
+}
+
+/// The remedy for `check` failing without a class, if it can. `None`: the check fails only with
+/// a class.
+pub fn for_unclassed(check: Check) -> Option<Remedy> {
+    let anchor = check.unclassed_remedy()?;
+    UNCLASSED.iter().find(|r| r.anchor == anchor).copied()
 }
 
 #[cfg(test)]
@@ -148,7 +180,42 @@ mod tests {
 
     fn every_remedy() -> Vec<Remedy> {
         let classed = Class::ALL.iter().map(|&c| for_class(c));
-        classed.chain(UNCLASSED).collect()
+        classed.chain(UNCLASSED).chain(BY_CASE.iter().map(|(_, _, r)| *r)).collect()
+    }
+
+    /// A witness of `class` whose one attempt is noted `note`.
+    fn witness(class: Class, note: &str) -> Witness {
+        let attempt = crate::report::AttemptLog {
+            at_ms: 1.0,
+            outcome: "500".into(),
+            connection: "port 1".into(),
+            note: note.into(),
+        };
+        Witness {
+            id: "a_hi_0005".into(),
+            problem: format!("{}: not refused", class.name()),
+            attempts: vec![attempt],
+            observed: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_malformed_body_not_refused_gets_the_parse_errors_remedy_not_the_signatures() {
+        let malformed = witness(Class::NotRefused, MALFORMED_BODY);
+        let anchors = |w: &[Witness]| -> Vec<&str> {
+            for_failure(Check::HostileInput, &[Class::NotRefused], w).iter().map(|r| r.anchor).collect()
+        };
+        assert_eq!(anchors(std::slice::from_ref(&malformed)), ["malformed-body"]);
+        // A stale timestamp let through too: both remedies, the class's first.
+        let stale = witness(Class::NotRefused, "timestamp an hour old");
+        assert_eq!(anchors(&[malformed.clone(), stale.clone()]), ["not-refused", "malformed-body"]);
+        // No malformed witness, or no witness named: the class's alone.
+        assert_eq!(anchors(&[stale]), ["not-refused"]);
+        assert_eq!(anchors(&[]), ["not-refused"]);
+        // The case belongs to its class: a duplicate witnessed on that delivery keeps its own.
+        let dup = witness(Class::Duplicate, MALFORMED_BODY);
+        let found = for_failure(Check::HostileInput, &[Class::Duplicate], &[dup]);
+        assert_eq!(found.iter().map(|r| r.anchor).collect::<Vec<_>>(), ["duplicate"]);
     }
 
     #[test]
@@ -177,11 +244,11 @@ mod tests {
     #[test]
     fn a_check_that_fails_on_its_figures_alone_has_the_checks_remedy() {
         assert_eq!(
-            for_check(Check::Capacity, &[]).iter().map(|r| r.anchor).collect::<Vec<_>>(),
+            for_failure(Check::Capacity, &[], &[]).iter().map(|r| r.anchor).collect::<Vec<_>>(),
             ["too-slow"]
         );
-        assert_eq!(for_check(Check::Poison, &[]).len(), 1);
-        assert!(for_check(Check::ConcurrentCopies, &[]).is_empty(), "no class, no remedy to guess");
+        assert_eq!(for_failure(Check::Poison, &[], &[]).len(), 1);
+        assert!(for_failure(Check::ConcurrentCopies, &[], &[]).is_empty(), "no class, no remedy to guess");
     }
 
     #[test]
@@ -197,7 +264,7 @@ mod tests {
     #[test]
     fn a_check_with_classes_has_one_remedy_per_class_in_order_once_each() {
         let found = [Class::Duplicate, Class::Lost, Class::Duplicate];
-        let anchors: Vec<&str> = for_check(Check::Capacity, &found).iter().map(|r| r.anchor).collect();
+        let anchors: Vec<&str> = for_failure(Check::Capacity, &found, &[]).iter().map(|r| r.anchor).collect();
         assert_eq!(anchors, ["duplicate", "lost"], "the classes' remedies, not the check's");
     }
 }
