@@ -129,10 +129,16 @@ pub fn judge_load(
         Subject::Account(a) => load.attempts_of_account(&history, a),
         Subject::Run => Vec::new(),
     };
+    let (intended, answers) = (&load.sent.latency_intended, &load.sent.latency_actual);
+    let answered = if answers.count == 0 {
+        "no attempt answered".to_string()
+    } else {
+        format!("answers p50 {:.1} ms, p99 {:.1} ms", answers.p50 as f64 / 1e3, answers.p99 as f64 / 1e3)
+    };
     let note = format!(
-        "p50 {:.1} ms, p99 {:.1} ms (intended){}",
-        load.sent.latency_intended.p50 as f64 / 1e3,
-        load.sent.latency_intended.p99 as f64 / 1e3,
+        "p50 {:.1} ms, p99 {:.1} ms (intended); {answered}{}",
+        intended.p50 as f64 / 1e3,
+        intended.p99 as f64 / 1e3,
         behind(&load.sent.pace)
     );
     let result = checked(check, &verdict, &history, &attempts, &note);
@@ -180,6 +186,7 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
         applied: t.applied,
         gave_up: c.gave_up,
         latency_us: load.sent.latency_intended,
+        answer_latency_us: (load.sent.latency_actual.count > 0).then_some(load.sent.latency_actual),
         throughput_per_s: c.deliveries as f64 / load.sent.elapsed.as_secs_f64().max(1e-9),
         planned_rate: load.sent.pace.planned_rate(),
         achieved_rate: load.sent.pace.achieved_rate(),

@@ -148,7 +148,10 @@ impl Tally {
         }
         self.groups.insert(a.group);
         self.planned.record(ms_between(a.planned_ms, a.answered_ms));
-        self.actual.record(ms_between(a.sent_ms, a.answered_ms));
+        // As the sender: only an answer has an answer's time.
+        if a.status.is_some() {
+            self.actual.record(ms_between(a.sent_ms, a.answered_ms));
+        }
     }
 }
 

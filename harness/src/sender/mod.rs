@@ -86,7 +86,8 @@ pub struct SendReport {
     pub counters: CounterSnapshot,
     /// Latency from each attempt's planned time to its response (coordinated omission corrected).
     pub latency_intended: Percentiles,
-    /// Latency from each attempt's actual send to its response.
+    /// Latency from each answered attempt's actual send to its answer (attempts with no answer,
+    /// timed out or without a connection, are counted apart and left out).
     pub latency_actual: Percentiles,
     /// The planned-send latencies by bucket.
     pub latency_buckets: LatencyBuckets,
@@ -160,6 +161,11 @@ pub struct AttemptRecord {
     pub event: usize,
     /// The attempt's number for its event (1 first).
     pub attempt: u32,
+    /// When it was planned (its first attempt at the plan's time, a retry at its backoff's end),
+    /// in milliseconds from the start of the send (0 in a shard's partial written before it was
+    /// kept).
+    #[serde(default)]
+    pub planned_ms: f64,
     /// When it was sent, in milliseconds from the start of the send.
     pub sent_ms: f64,
     /// When its answer (or the lack of one) was known.
@@ -298,14 +304,7 @@ impl Ctx {
         (attempt, connection.id())
     }
 
-    fn record(
-        &self,
-        event: usize,
-        attempt: u32,
-        worker: usize,
-        times: (Instant, Instant),
-        sent: (&Attempt, u64),
-    ) {
+    fn record(&self, event: usize, attempt: u32, worker: usize, times: Times, sent: (&Attempt, u64)) {
         if !self.config.record {
             return;
         }
@@ -313,8 +312,9 @@ impl Ctx {
         let record = AttemptRecord {
             event,
             attempt,
-            sent_ms: ms(times.0),
-            done_ms: ms(times.1),
+            planned_ms: ms(times.planned),
+            sent_ms: ms(times.sent),
+            done_ms: ms(times.done),
             target: worker,
             connection: sent.1,
             outcome: sent.0.outcome(),
@@ -370,7 +370,7 @@ impl Ctx {
             let done = Instant::now();
             let status = if let Attempt::Status(s) = outcome { s } else { 0 };
             self.last_status[event].store(status, Ordering::Relaxed);
-            self.record(event, attempt, worker, (sent, done), (&outcome, connection));
+            self.record(event, attempt, worker, Times { planned, sent, done }, (&outcome, connection));
             if w.is_poisoned(event) {
                 Counters::bump(&c.poison_attempts);
                 if !matches!(outcome, Attempt::Status(s) if (200..300).contains(&s)) {
@@ -378,7 +378,11 @@ impl Ctx {
                 }
             }
             self.intended.record(done - planned);
-            self.actual.record(done - sent);
+            // An answer's own time: a refused connection, a reset or a timeout is no answer, and
+            // counted apart, so it never lowers (or raises) what the receiver took to answer.
+            if matches!(outcome, Attempt::Status(_)) {
+                self.actual.record(done - sent);
+            }
             let acked = matches!(outcome, Attempt::Status(s) if (200..300).contains(&s));
             let ack_lost = acked && w.ack_lost(id, attempt);
             let this = Copy { event, group, copy, attempt, worker, planned, slot: None, barrier: None };

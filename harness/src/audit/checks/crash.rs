@@ -8,7 +8,7 @@
 //! it took to find a failure; a PASS when no kill caught a delivery in flight proved nothing, and
 //! is SKIPPED instead, saying so.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +22,8 @@ use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules, Verdict};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::Snapshot;
 use crate::report::{AttemptLog, Check, CheckFigures, CheckResult, CrashFigures, RestartFigure, Status};
+use crate::sender::AttemptRecord;
+use crate::stats::Latency;
 use crate::workload::Workload;
 
 /// Attempts per event at least, so that the retries outlast the restarts (with backoff capped at
@@ -183,6 +185,29 @@ fn kills_to_failure(kills: &[(f64, f64)], spans: &[Span], failed: &BTreeSet<usiz
     Some(k as u32 + 1)
 }
 
+/// How long each event waited from its first attempt's planned time to its first 2xx, from the
+/// load's `attempts`; the events never answered 2xx are left out (they are the verdict's).
+fn first_ack_waits(attempts: &[AttemptRecord]) -> Latency {
+    let mut planned: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut acked: BTreeMap<usize, f64> = BTreeMap::new();
+    for a in attempts {
+        if a.attempt == 1 {
+            planned.insert(a.event, a.planned_ms);
+        }
+        if a.outcome.parse::<u16>().is_ok_and(|s| (200..300).contains(&s)) {
+            let first = acked.entry(a.event).or_insert(a.done_ms);
+            *first = first.min(a.done_ms);
+        }
+    }
+    let waits = Latency::default();
+    for (event, done) in acked {
+        if let Some(&at) = planned.get(&event) {
+            waits.record(crate::sender::seconds((done - at) / 1e3));
+        }
+    }
+    waits
+}
+
 /// A PASS with no delivery in flight at any kill proves nothing of the receiver's crash safety
 /// (every kill fell between deliveries): it is not a PASS but SKIPPED, saying so. A FAIL stands
 /// whatever was in flight.
@@ -221,15 +246,24 @@ impl Delivery for Crashed {
         let failed = failed_events(&self.load, &verdict, fail);
         let first = kills_to_failure(&kills, &spans, &failed);
         let took: Vec<String> = self.restarts.iter().map(|r| format!("{:.0}", r.took_ms())).collect();
+        let waits = first_ack_waits(&self.load.sent.attempts).percentiles();
+        let waited = (waits.count > 0).then(|| {
+            format!(
+                "; events waited p50 {:.1} ms, p99 {:.1} ms from their planned send to their first 2xx",
+                waits.p50 as f64 / 1e3,
+                waits.p99 as f64 / 1e3
+            )
+        });
         let found = match first {
             Some(k) => format!("the first failure at kill {k}"),
             None => format!("{} lost", load.lost),
         };
         result.evidence = format!(
-            "{}; {}, {found}; restarts took {} ms",
+            "{}; {}, {found}; restarts took {} ms{}",
             result.evidence,
             kills_in_words(&in_flight),
-            took.join(", ")
+            took.join(", "),
+            waited.unwrap_or_default()
         );
         let status = held_to_its_kills(result.status, &in_flight);
         if status != result.status {
@@ -250,6 +284,7 @@ impl Delivery for Crashed {
             load,
             restarts,
             in_flight,
+            first_ack_wait_us: (waits.count > 0).then_some(waits),
             kills_to_first_loss: first,
         })));
         result
@@ -322,6 +357,41 @@ impl AuditCheck for Crash<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Attempt `attempt` of `event`, planned at `planned`, answered `outcome` at `done` (ms).
+    fn attempt(event: usize, attempt: u32, planned: f64, done: f64, outcome: &str) -> AttemptRecord {
+        let (target, connection, outcome) = (0, 1, outcome.to_string());
+        AttemptRecord {
+            event,
+            attempt,
+            planned_ms: planned,
+            sent_ms: planned,
+            done_ms: done,
+            target,
+            connection,
+            outcome,
+        }
+    }
+
+    #[test]
+    fn an_event_waits_from_its_planned_send_to_its_first_2xx_and_one_never_acked_is_left_out() {
+        let attempts = [
+            // Refused while the receiver was down, then answered 1 s after its plan.
+            attempt(0, 1, 0.0, 5.0, crate::sender::NO_CONNECTION),
+            attempt(0, 2, 600.0, 1000.0, "200"),
+            // A lost ack sent it again: its first 2xx counts.
+            attempt(1, 1, 10.0, 20.0, "200"),
+            attempt(1, 2, 40.0, 50.0, "200"),
+            // Never answered 2xx: the verdict's, not a wait.
+            attempt(2, 1, 20.0, 30.0, "500"),
+        ];
+        let waits = first_ack_waits(&attempts).percentiles();
+        assert_eq!(waits.count, 2);
+        assert!((waits.max as f64 / 1e3 - 1000.0).abs() < 5.0, "{waits:?}");
+        assert!((waits.p50 as f64 / 1e3 - 10.0).abs() < 1.0, "{waits:?}");
+        assert_eq!(first_ack_waits(&[attempt(2, 1, 0.0, 1.0, "timeout")]).percentiles().count, 0);
+        assert_eq!(first_ack_waits(&[]).percentiles().count, 0);
+    }
 
     #[test]
     fn each_kill_buys_its_load_more_retries() {

@@ -320,6 +320,11 @@ pub struct LoadFigures {
     pub gave_up: u64,
     /// Latency from each attempt's planned time (coordinated omission corrected), microseconds.
     pub latency_us: Percentiles,
+    /// How long the receiver took to answer: each answered attempt from its send to its answer,
+    /// microseconds; attempts with no answer (timed out, refused, reset) are left out and
+    /// counted apart (`null` when none was answered, or in a merged sharded audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_latency_us: Option<Percentiles>,
     /// Attempts per second.
     pub throughput_per_s: f64,
     /// Events a second the plan asked for, from the planned times of the events' first attempts
@@ -347,6 +352,10 @@ pub struct CrashFigures {
     /// Deliveries in flight at the kills, added up.
     #[serde(default)]
     pub in_flight: u64,
+    /// How long events waited from their first attempt's planned time to their first 2xx,
+    /// microseconds (the events never answered 2xx left out; `null` when none was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_ack_wait_us: Option<Percentiles>,
     /// How many kills it took to find a failure: the first kill (from 1) that an event which
     /// failed had an attempt in flight at, else the first after such an event's first send
     /// (`null`: none failed).

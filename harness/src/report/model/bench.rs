@@ -141,7 +141,8 @@ pub struct Row {
     pub verdict: Option<CellVerdict>,
     /// Latency from each attempt's planned time to its response (coordinated omission corrected).
     pub latency_us: LatencyUs,
-    /// Latency from each attempt's actual send to its response.
+    /// Latency from each answered attempt's actual send to its answer (since schema 2; before,
+    /// every attempt's, no answer included).
     pub latency_actual_us: LatencyUs,
     /// The planned-send latencies by bucket (what `--metrics` exports as a histogram).
     #[serde(default)]

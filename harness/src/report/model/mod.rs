@@ -49,7 +49,8 @@ pub struct Header {
 }
 
 /// The meaning of the figures this hookbench writes: 2 since `timeouts` counts only attempts that
-/// timed out and `acks_lost` the answers dropped on purpose.
+/// timed out and `acks_lost` the answers dropped on purpose, and the latencies from the actual
+/// send (`latency_actual_us`) are the answered attempts' alone.
 pub const SCHEMA: u32 = 2;
 
 /// The schema of a report that names none: written before figures changed meaning.

@@ -145,7 +145,28 @@ fn load_rows(l: &super::LoadFigures) -> Vec<(&'static str, String)> {
                 l.latency_us.max as f64 / 1e3
             ),
         ),
+        (
+            "answers p50 / p99 / max ms (send to answer, answered attempts only)",
+            l.answer_latency_us.map_or_else(
+                || "none answered".to_string(),
+                |a| {
+                    format!(
+                        "{:.1} / {:.1} / {:.1}",
+                        a.p50 as f64 / 1e3,
+                        a.p99 as f64 / 1e3,
+                        a.max as f64 / 1e3
+                    )
+                },
+            ),
+        ),
         ("attempts per second", format!("{:.0}", l.throughput_per_s)),
+        (
+            "events per second planned / achieved",
+            match (l.planned_rate, l.achieved_rate) {
+                (Some(p), Some(a)) => format!("{p:.1} / {a:.1}"),
+                _ => "not measured".to_string(),
+            },
+        ),
     ]
 }
 

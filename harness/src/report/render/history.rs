@@ -285,8 +285,9 @@ fn meaning_changed(a: u32, b: u32) -> Option<String> {
         let older = if a < b { "first" } else { "second" };
         format!(
             "the {older} run's report is of schema 1, whose `timeouts` counted the lost acks (answers \
-             dropped on purpose) too; schema 2 counts them apart as `acks_lost`: compare its timeouts \
-             with the other's timeouts plus acks_lost"
+             dropped on purpose) too, and whose latencies from the actual send counted attempts no \
+             answer came to; schema 2 counts lost acks apart as `acks_lost` and times answers only: \
+             compare its timeouts with the other's timeouts plus acks_lost"
         )
     })
 }
