@@ -205,12 +205,11 @@ pub fn check_shard(
         ))
         .into());
     }
-    for (field, text, rebuilt) in [
-        ("latency_planned_v2", &p.latency_planned_v2, &tally.planned),
-        ("latency_actual_v2", &p.latency_actual_v2, &tally.actual),
+    for (field, text, rebuilt, samples) in [
+        ("latency_planned_v2", &p.latency_planned_v2, &tally.planned, p.counters.deliveries),
+        ("latency_actual_v2", &p.latency_actual_v2, &tally.actual, answered(&p.counters)),
     ] {
-        histogram_held_to_history(field, text, rebuilt, p.counters.deliveries)
-            .map_err(|e| refuse(e.to_string()))?;
+        histogram_held_to_history(field, text, rebuilt, samples).map_err(|e| refuse(e.to_string()))?;
     }
     if let Target::Audit(a) = &p.target {
         records_held_to_history(&a.attempts, &checked.attempts, index).map_err(|e| refuse(e.to_string()))?;
@@ -297,6 +296,12 @@ fn held_to_history(
         return Err(NotItsHistory::GaveUp { said: said.gave_up, copies });
     }
     Ok(())
+}
+
+/// The attempts an answer came to: the samples of the latencies from the actual send, which
+/// leave out the attempts that timed out or found no receiver.
+fn answered(c: &CounterSnapshot) -> u64 {
+    c.deliveries.saturating_sub(c.timeouts).saturating_sub(c.connect_errors)
 }
 
 /// Refuses a histogram (`field`, V2 base64) that does not hold `deliveries` samples or whose

@@ -25,6 +25,8 @@ pub struct Delivery {
 pub enum Reply {
     /// This status, nothing applied.
     Status(u16),
+    /// This status after this long, nothing applied: an answer slower than the audit's timeout.
+    Late(std::time::Duration, u16),
     /// A redirect to this `Location`.
     Redirect(&'static str),
     /// This status with this body: what a receiver said, for the tests of how it is quoted.
@@ -60,6 +62,10 @@ async fn handle(decide: Decide, uri: Uri, headers: HeaderMap, body: Bytes) -> Re
     };
     match decide(&delivery) {
         Reply::Status(s) => {
+            StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR).into_response()
+        }
+        Reply::Late(wait, s) => {
+            tokio::time::sleep(wait).await;
             StatusCode::from_u16(s).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR).into_response()
         }
         Reply::Redirect(to) => (StatusCode::MOVED_PERMANENTLY, [("location", to)]).into_response(),

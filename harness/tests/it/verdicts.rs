@@ -7,6 +7,7 @@
 //! delivery fails; the poison check judges its clean run too; a check named in `--checks` and
 //! skipped exits 2, not 0; and a FAIL before the audit stopped still exits 1.
 
+use std::path::Path;
 use std::process::Command;
 
 use hookbench::audit::{Check, Status};
@@ -212,10 +213,10 @@ fn a_receiver_that_cannot_be_audited_as_told_stops_at_the_preflight_with_the_fix
     assert!(stderr.starts_with("hookbench audit: preflight\n"), "{stderr}");
 }
 
-#[test]
-fn a_merged_sharded_audit_of_a_receiver_that_fails_every_delivery_fails() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("app.db");
+/// An empty `applied(event_id)` table in a SQLite file under `dir`, as a receiver that applied
+/// nothing would leave it: its `--observe-db` URL.
+fn empty_applied_table(dir: &Path) -> String {
+    let db = dir.join("app.db");
     let setup = Command::new("python3")
         .args([
             "-c",
@@ -227,9 +228,42 @@ fn a_merged_sharded_audit_of_a_receiver_that_fails_every_delivery_fails() {
         .status()
         .expect("python3");
     assert!(setup.success());
+    format!("sqlite://{}", db.display())
+}
+
+#[test]
+fn shards_whose_attempts_timed_out_merge_and_are_judged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let observe = empty_applied_table(dir.path());
+    // Half the load's events answered after the timeout, the rest (and the preflight) refused
+    // with a 500: the shards' answer-time histograms hold fewer samples than their attempts.
+    let stub = Stub::start(|d| {
+        let odd = d.id.contains("_evt_") && d.id.ends_with(['1', '3', '5', '7', '9']);
+        if odd { Reply::Late(std::time::Duration::from_millis(300), 200) } else { Reply::Status(500) }
+    });
+    let url = format!("http://{}/webhooks", stub.addr);
+    let shards = dir.path().join("shards");
+    let query = ["--applied-query", "SELECT event_id FROM applied"];
+    let flags = ["--events", "40", "--max-attempts", "2", "--timeout", "100ms", "--observe-db", &observe];
+    audit_shards(&url, &[&flags[..], &query[..]].concat(), &shards);
+    let merged = dir.path().join("merged");
+    let (merged_ok, printed) = merge(&shards, &merged, &query);
+    let err = merged_ok.expect_err("a failed merged audit");
+    let exit = err.downcast_ref::<Exit>().expect("an exit status");
+    assert_eq!((exit.code(), exit.message.as_str()), (1, "audit FAILED: parallel-load"), "{printed}");
+    let report = Report::read_json(&merged.join("report.json")).expect("report.json");
+    let Some(CheckFigures::Load(f)) = &result(&report, Check::ParallelLoad).figures else {
+        panic!("figures")
+    };
+    assert!(f.timeouts > 0 && f.status_5xx > 0 && f.acks_lost == 0, "{f:?}");
+}
+
+#[test]
+fn a_merged_sharded_audit_of_a_receiver_that_fails_every_delivery_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let observe = empty_applied_table(dir.path());
     let stub = Stub::start(|_| Reply::Status(500));
     let url = format!("http://{}/webhooks", stub.addr);
-    let observe = format!("sqlite://{}", db.display());
     let shards = dir.path().join("shards");
     let flags = ["--events", "100", "--max-attempts", "2", "--observe-db", &observe];
     audit_shards(&url, &[&flags[..], &["--applied-query", "SELECT event_id FROM applied"]].concat(), &shards);

@@ -322,17 +322,18 @@ pub struct LoadFigures {
     pub latency_us: Percentiles,
     /// How long the receiver took to answer: each answered attempt from its send to its answer,
     /// microseconds; attempts with no answer (timed out, refused, reset) are left out and
-    /// counted apart (`null` when none was answered, or in a merged sharded audit).
+    /// counted apart (`null` when none was answered).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_latency_us: Option<Percentiles>,
     /// Attempts per second.
     pub throughput_per_s: f64,
-    /// Events a second the plan asked for, from the planned times of the events' first attempts
-    /// (`null`: under two events, or not measured, as in a merged sharded audit).
+    /// Events a second the plan is paced at (`--rate`; `null`: under two events sent, or not
+    /// measured, as in a merged sharded audit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_rate: Option<f64>,
-    /// Events a second the first attempts went out at: under the planned rate when the sender
-    /// fell behind its plan, and every latency from the plan then includes that wait.
+    /// The rate the plan was kept at: the planned rate times the events' first attempts' planned
+    /// span over their sent span. Under the planned rate when the sender fell behind its plan,
+    /// and every latency from the plan then includes that wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achieved_rate: Option<f64>,
     /// Of the events whose first delivery went as concurrent copies, how many applied doubled

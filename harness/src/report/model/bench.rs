@@ -153,12 +153,13 @@ pub struct Row {
     pub latency_spectrum: LatencySpectrum,
     /// Attempts per second over the delivery phase.
     pub throughput_per_s: f64,
-    /// Events a second the plan asked for, from the planned times of the events' first attempts
-    /// (`null`: not measured, as in an older report or a merged sharded bench).
+    /// Events a second the plan is paced at (`--rate`; `null`: not measured, as in an older
+    /// report or a merged sharded bench).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_rate: Option<f64>,
-    /// Events a second the first attempts went out at: under the planned rate when the sender
-    /// fell behind its plan, and the cell's latencies then include that wait.
+    /// The rate the plan was kept at: the planned rate times the events' first attempts' planned
+    /// span over their sent span. Under the planned rate when the sender fell behind its plan,
+    /// and the cell's latencies then include that wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achieved_rate: Option<f64>,
     /// The cell's wall time: workers up, deliveries, quiet, workers down, checker.
