@@ -50,10 +50,7 @@ impl Bars {
                     let c = sent.counters.snapshot();
                     let done = sent.counters.groups_done.load(Ordering::Relaxed);
                     bar.set_position(done);
-                    let mut message = format!(
-                        "{} attempts, {} 5xx, {} timeouts, {} acks lost",
-                        c.deliveries, c.status_5xx, c.timeouts, c.acks_lost
-                    );
+                    let mut message = format!("{} attempts: {}", c.deliveries, c.fates());
                     if settling.load(Ordering::Relaxed) {
                         message = format!("waiting for the receivers to go quiet; {message}");
                     }

@@ -9,6 +9,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer as _, V2Serializer};
 use serde::{Deserialize, Serialize};
 
 /// The report's types, which these histograms and counters fill in.
+use crate::report::model::Fate;
 pub use crate::report::model::{LatencyBuckets, Percentiles, Spectrum};
 
 /// Highest latency a histogram holds, in microseconds (one hour); longer ones are clamped.
@@ -168,8 +169,10 @@ pub struct Counters {
     /// Attempts answered 2xx whose answer the sender dropped on purpose (the article's lost ack:
     /// the receiver committed, the provider never heard), so that the event is sent again.
     pub acks_lost: AtomicU64,
-    /// Attempts that found no receiver (connection refused or reset).
+    /// Attempts that found no receiver: no connection could be made.
     pub connect_errors: AtomicU64,
+    /// Attempts whose connection broke before a whole answer came.
+    pub resets: AtomicU64,
     /// Attempts that were retries.
     pub retries: AtomicU64,
     /// Deliveries given up after the attempt limit.
@@ -188,6 +191,28 @@ impl Counters {
         c.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts an attempt's fate (not the attempt itself: `deliveries` is bumped as it is sent).
+    /// [`CounterSnapshot::count`] counts a history line's fate the same way.
+    pub fn count(&self, fate: Fate) {
+        match fate {
+            Fate::TimedOut => Self::bump(&self.timeouts),
+            Fate::NoConnection => Self::bump(&self.connect_errors),
+            Fate::Reset => Self::bump(&self.resets),
+            Fate::Answered(s) | Fate::AckLost(s) => match s {
+                200..=299 => {
+                    Self::bump(&self.status_2xx);
+                    if matches!(fate, Fate::AckLost(_)) {
+                        Self::bump(&self.acks_lost);
+                    }
+                }
+                400..=499 => Self::bump(&self.status_4xx),
+                500..=599 => Self::bump(&self.status_5xx),
+                // A 1xx or 3xx is an answer with no class of its own here.
+                _ => {}
+            },
+        }
+    }
+
     /// A plain copy of the counters.
     pub fn snapshot(&self) -> CounterSnapshot {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -199,6 +224,7 @@ impl Counters {
             timeouts: get(&self.timeouts),
             acks_lost: get(&self.acks_lost),
             connect_errors: get(&self.connect_errors),
+            resets: get(&self.resets),
             retries: get(&self.retries),
             gave_up: get(&self.gave_up),
             poison_attempts: get(&self.poison_attempts),
@@ -217,6 +243,7 @@ impl std::ops::AddAssign for CounterSnapshot {
         self.timeouts += o.timeouts;
         self.acks_lost += o.acks_lost;
         self.connect_errors += o.connect_errors;
+        self.resets += o.resets;
         self.retries += o.retries;
         self.poison_attempts += o.poison_attempts;
         self.poison_non_2xx += o.poison_non_2xx;
@@ -240,8 +267,11 @@ pub struct CounterSnapshot {
     /// Answered 2xx, the answer dropped on purpose (a lost ack); counted in `status_2xx` too.
     #[serde(default)]
     pub acks_lost: u64,
-    /// Found no receiver.
+    /// Found no receiver: no connection could be made.
     pub connect_errors: u64,
+    /// Had their connection broken before a whole answer came.
+    #[serde(default)]
+    pub resets: u64,
     /// Were retries.
     pub retries: u64,
     /// Attempts of poison events.
@@ -252,6 +282,50 @@ pub struct CounterSnapshot {
     pub poison_non_2xx: u64,
     /// Deliveries given up.
     pub gave_up: u64,
+}
+
+impl CounterSnapshot {
+    /// Counts an attempt's fate, as [`Counters::count`] does (not the attempt: `deliveries`).
+    pub fn count(&mut self, fate: Fate) {
+        // Counts of attempts held in memory: far below u64::MAX, so these cannot wrap.
+        match fate {
+            Fate::TimedOut => self.timeouts += 1,
+            Fate::NoConnection => self.connect_errors += 1,
+            Fate::Reset => self.resets += 1,
+            Fate::Answered(s) | Fate::AckLost(s) => match s {
+                200..=299 => {
+                    self.status_2xx += 1;
+                    self.acks_lost += u64::from(matches!(fate, Fate::AckLost(_)));
+                }
+                400..=499 => self.status_4xx += 1,
+                500..=599 => self.status_5xx += 1,
+                _ => {}
+            },
+        }
+    }
+
+    /// The attempts by fate, in the words every progress line uses: `1100 2xx, 3 4xx, 60 5xx, 10
+    /// timed out, 20 acks lost, 10 no connection, 0 reset` (a lost ack is a 2xx too).
+    pub fn fates(&self) -> String {
+        format!(
+            "{} 2xx, {} 4xx, {} 5xx, {} timed out, {} acks lost, {} no connection, {} reset",
+            self.status_2xx,
+            self.status_4xx,
+            self.status_5xx,
+            self.timeouts,
+            self.acks_lost,
+            self.connect_errors,
+            self.resets
+        )
+    }
+
+    /// Attempts that got an answer: those the answer-time histogram holds.
+    pub fn answered(&self) -> u64 {
+        self.deliveries
+            .saturating_sub(self.timeouts)
+            .saturating_sub(self.connect_errors)
+            .saturating_sub(self.resets)
+    }
 }
 
 #[cfg(test)]
@@ -299,6 +373,46 @@ mod tests {
         assert!(shards.iter().all(|s| s.percentiles().count > 10_000), "every shard got samples");
         let bad = merged.add_v2_base64("bm90IGEgaGlzdG9ncmFt").expect_err("not V2");
         assert!(bad.to_string().contains("HdrHistogram V2"), "{bad}");
+    }
+
+    /// The sender's counters and merge's tally of a history count every fate alike.
+    #[test]
+    fn the_live_counters_and_a_snapshot_count_each_fate_alike() {
+        let fates = [
+            Fate::Answered(200),
+            Fate::Answered(204),
+            Fate::Answered(409),
+            Fate::Answered(503),
+            Fate::Answered(302),
+            Fate::AckLost(200),
+            Fate::TimedOut,
+            Fate::NoConnection,
+            Fate::NoConnection,
+            Fate::Reset,
+        ];
+        let (live, mut tally) = (Counters::default(), CounterSnapshot::default());
+        for f in fates {
+            Counters::bump(&live.deliveries);
+            live.count(f);
+            tally.deliveries += 1;
+            tally.count(f);
+        }
+        assert_eq!(live.snapshot(), tally);
+        let expected = CounterSnapshot {
+            deliveries: 10,
+            status_2xx: 3,
+            status_4xx: 1,
+            status_5xx: 1,
+            timeouts: 1,
+            acks_lost: 1,
+            connect_errors: 2,
+            resets: 1,
+            ..CounterSnapshot::default()
+        };
+        assert_eq!(tally, expected);
+        assert_eq!(tally.answered(), 6, "answers: 200, 204, 409, 503, 302 and the lost ack's 200");
+        assert_eq!(CounterSnapshot::default().answered(), 0);
+        assert_eq!(tally.fates(), "3 2xx, 1 4xx, 1 5xx, 1 timed out, 1 acks lost, 2 no connection, 1 reset");
     }
 
     #[test]

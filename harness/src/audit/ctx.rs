@@ -253,6 +253,11 @@ pub struct Probes {
     pub pairs: Vec<(usize, usize)>,
 }
 
+/// Witnesses a class the judge keeps of a probing check's deliveries (a few dozen at most): more
+/// than a report shows, so that a witness of a case with its own remedy is found past the first
+/// few (`load::checked` shows those too).
+const PROBE_WITNESSES: usize = 64;
+
 impl Probes {
     /// `check`'s deliveries, held to failing on `fail`, with `require` observed.
     pub fn new(check: Check, fail: &[Class], require: &[Needs]) -> Self {
@@ -260,7 +265,7 @@ impl Probes {
             fail: fail.iter().copied().collect(),
             warn: crate::judge::ClassSet::EMPTY,
             require: require.to_vec(),
-            witnesses: crate::load::WITNESSES,
+            witnesses: PROBE_WITNESSES,
         };
         Self { check, events: Vec::new(), rules, note: String::new(), pairs: Vec::new() }
     }

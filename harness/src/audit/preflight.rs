@@ -22,6 +22,7 @@ use super::AuditError;
 use super::config::Target;
 use super::ctx::{Ctx, Delivered};
 use super::probe::Answer;
+use crate::history::Fate;
 use crate::judge::{CreditBook, Expect};
 use crate::observe::Observers;
 use crate::wire::{Payload, Scheme};
@@ -53,7 +54,7 @@ async fn delivered(ctx: &Ctx, url: &str, sent: &mut Delivered) -> Result<(), Fix
     // A receiver warming up (a cold start, a pool filling) may miss one timeout: three in a row
     // is a receiver that does not answer.
     for _ in 1..TRIES {
-        if !signed.timed_out {
+        if signed.fate != Fate::TimedOut {
             break;
         }
         sent.push(signed);
@@ -222,7 +223,7 @@ fn ignored_because(target: &Target) -> String {
 /// every delivery after it would wait as long and prove nothing (a receiver that accepts and never
 /// answers kept an audit busy for 15 minutes). One cut short goes on, to be judged.
 fn unanswered(signed: &Answer, timeout: Duration) -> Result<(), Fix> {
-    if !signed.timed_out {
+    if signed.fate != Fate::TimedOut {
         return Ok(());
     }
     Err(format!(

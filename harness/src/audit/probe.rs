@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use super::Pulse;
+use crate::history::Fate;
 use crate::printable::QUOTED_BYTES;
 use crate::report::AttemptLog;
 
@@ -76,8 +77,9 @@ pub struct Answer {
     pub location: Option<String>,
     /// The start of the answer's body (its first line, at most 200 bytes), to quote a refusal.
     pub said: String,
-    /// Whether the attempt ran out of its `--timeout` with no whole answer.
-    pub timed_out: bool,
+    /// How it ended: answered, timed out (its `--timeout` ran out with no whole answer), no
+    /// connection, or the connection broke first.
+    pub fate: Fate,
 }
 
 /// An exchange's end: the answer heard and the connection's name, or what happened instead and
@@ -198,23 +200,24 @@ impl Probe {
         result: Result<Exchanged, tokio::time::error::Elapsed>,
         note: &str,
     ) -> Answer {
-        let timed_out = result.is_err();
-        let (heard, outcome, connection) = match result {
+        let (heard, fate, outcome, connection) = match result {
             Ok(Ok((heard, port))) => {
-                let outcome = heard.status.to_string();
-                (Some(heard), outcome, port)
+                let fate = Fate::Answered(heard.status);
+                (Some(heard), fate, fate.to_string(), port)
             }
-            Ok(Err((reason, port))) => (None, reason, port),
-            Err(_) => (None, format!("timeout after {:?}", self.timeout), String::new()),
+            // A connection is named as soon as it is made: one with no name was never made.
+            Ok(Err((reason, port))) if port.is_empty() => (None, Fate::NoConnection, reason, port),
+            Ok(Err((reason, port))) => (None, Fate::Reset, reason, port),
+            Err(_) => (None, Fate::TimedOut, format!("timeout after {:?}", self.timeout), String::new()),
         };
         let took_ms = self.now_ms() - at_ms;
-        self.pulse.probe_answered(heard.as_ref().map(|h| h.status), timed_out);
+        self.pulse.probe_answered(fate);
         let log = self.log(at_ms, outcome, connection, note);
         match heard {
             Some(h) => {
-                Answer { status: Some(h.status), log, took_ms, location: h.location, said: h.said, timed_out }
+                Answer { status: Some(h.status), log, took_ms, location: h.location, said: h.said, fate }
             }
-            None => Answer { status: None, log, took_ms, location: None, said: String::new(), timed_out },
+            None => Answer { status: None, log, took_ms, location: None, said: String::new(), fate },
         }
     }
 

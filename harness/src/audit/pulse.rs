@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::history::Fate;
 use crate::sender::Progress;
 use crate::stats::{CounterSnapshot, Counters};
 
@@ -31,20 +32,10 @@ impl Pulse {
         step.clone_into(&mut self.step.lock().unwrap_or_else(PoisonError::into_inner));
     }
 
-    /// A probing check's attempt ended: answered with `status`, or not (`timed_out` when it ran
-    /// out of time, else no connection or a cut answer).
-    pub fn probe_answered(&self, status: Option<u16>, timed_out: bool) {
-        let c = &self.probes;
-        Counters::bump(&c.deliveries);
-        match status {
-            Some(200..=299) => Counters::bump(&c.status_2xx),
-            Some(400..=499) => Counters::bump(&c.status_4xx),
-            Some(500..=599) => Counters::bump(&c.status_5xx),
-            // A 1xx or 3xx is an answer with no class of its own here.
-            Some(_) => {}
-            None if timed_out => Counters::bump(&c.timeouts),
-            None => Counters::bump(&c.connect_errors),
-        }
+    /// A probing check's attempt ended so.
+    pub fn probe_answered(&self, fate: Fate) {
+        Counters::bump(&self.probes.deliveries);
+        self.probes.count(fate);
     }
 
     /// A load of `groups` delivery groups started, counting into `progress`.
@@ -81,7 +72,7 @@ pub struct PulseNow {
 
 impl std::fmt::Display for PulseNow {
     /// `crash: load 450/1000 groups; 1203 attempts: 1100 2xx, 3 4xx, 60 5xx, 10 timed out, 20
-    /// acks lost, 10 no connection`: a lost ack (an answer cut on purpose) is a 2xx and lost both.
+    /// acks lost, 10 no connection, 0 reset`: a lost ack (an answer cut on purpose) is a 2xx and lost both.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let a = &self.attempts;
         let step = if self.step.is_empty() { "starting" } else { &self.step };
@@ -89,11 +80,7 @@ impl std::fmt::Display for PulseNow {
         if let Some((done, groups)) = self.load {
             write!(f, "load {done}/{groups} groups; ")?;
         }
-        write!(
-            f,
-            "{} attempts: {} 2xx, {} 4xx, {} 5xx, {} timed out, {} acks lost, {} no connection",
-            a.deliveries, a.status_2xx, a.status_4xx, a.status_5xx, a.timeouts, a.acks_lost, a.connect_errors
-        )
+        write!(f, "{} attempts: {}", a.deliveries, a.fates())
     }
 }
 
@@ -106,7 +93,7 @@ mod tests {
         let pulse = Pulse::default();
         assert_eq!(
             pulse.now().to_string(),
-            "starting: 0 attempts: 0 2xx, 0 4xx, 0 5xx, 0 timed out, 0 acks lost, 0 no connection"
+            "starting: 0 attempts: 0 2xx, 0 4xx, 0 5xx, 0 timed out, 0 acks lost, 0 no connection, 0 reset"
         );
     }
 
@@ -114,15 +101,20 @@ mod tests {
     fn probes_are_counted_by_answer() {
         let pulse = Pulse::default();
         pulse.step("lost-ack");
-        for (status, timed_out) in [(Some(200), false), (Some(409), false), (Some(503), false), (None, true)]
-        {
-            pulse.probe_answered(status, timed_out);
+        for fate in [
+            Fate::Answered(200),
+            Fate::Answered(409),
+            Fate::Answered(503),
+            Fate::TimedOut,
+            Fate::NoConnection,
+            Fate::Answered(302),
+            Fate::Reset,
+        ] {
+            pulse.probe_answered(fate);
         }
-        pulse.probe_answered(None, false);
-        pulse.probe_answered(Some(302), false);
         assert_eq!(
             pulse.now().to_string(),
-            "lost-ack: 6 attempts: 1 2xx, 1 4xx, 1 5xx, 1 timed out, 0 acks lost, 1 no connection"
+            "lost-ack: 7 attempts: 1 2xx, 1 4xx, 1 5xx, 1 timed out, 0 acks lost, 1 no connection, 1 reset"
         );
     }
 

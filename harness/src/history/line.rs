@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::judge::Class;
 
 /// The report's types: a witness's timeline in a report is these lines, as the history keeps them.
+pub use crate::report::model::Fate;
 pub use crate::report::model::witnesses::{AttemptLine, ChangeLine, Outcome};
 
 impl Outcome {

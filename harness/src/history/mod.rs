@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-pub use line::{AccountLine, AttemptLine, ChangeLine, EventLine, Line, Outcome, VerdictLine};
+pub use line::{AccountLine, AttemptLine, ChangeLine, EventLine, Fate, Line, Outcome, VerdictLine};
 pub use read::{HistoryError, MAX_HISTORY_BYTES, MAX_LINE_BYTES, path_in, read, read_numbered};
 
 /// Lines waiting for the writer at most.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{answers, history, write_verdict};
 use crate::history::Tap;
-use crate::judge::{History, Outcome, Rules, Subject, Verdict, judge};
+use crate::judge::{Class, History, Outcome, Rules, Subject, Verdict, judge};
 use crate::observe::Snapshot;
 use crate::report::{AttemptLog, Check, CheckResult, LoadFigures, Status, Witness};
 use crate::sender::{AttemptRecord, Pace, SendReport};
@@ -47,7 +47,7 @@ impl Load {
             .iter()
             .map(|r| AttemptLog {
                 at_ms: self.offset_ms + r.sent_ms,
-                outcome: r.outcome.clone(),
+                outcome: r.outcome.to_string(),
                 connection: format!("connection {}", r.connection),
                 note: format!("attempt {}, outcome after {:.1} ms", r.attempt, r.done_ms - r.sent_ms),
             })
@@ -148,18 +148,7 @@ pub fn judge_load(
 /// When the load fell behind its plan, the rates and why, to follow its latencies in the evidence
 /// line (a latency from the plan includes the wait); else nothing.
 fn behind(pace: &Pace) -> String {
-    let (Some(planned), Some(achieved)) = (pace.planned_rate(), pace.achieved_rate()) else {
-        return String::new();
-    };
-    if !pace.fell_behind() {
-        return String::new();
-    }
-    let cause = if pace.waited_for_cap > 0 {
-        format!("the sender's {} in flight were waiting on the receiver", pace.cap)
-    } else {
-        "the sender could not keep the pace on this machine".to_string()
-    };
-    format!("; sent at {achieved:.1}/s of the planned {planned:.0}/s: {cause}; latencies include that wait")
+    crate::report::fell_behind(pace.planned_rate(), pace.achieved_rate(), pace.behind_cause())
 }
 
 /// The load's figures, from what the sender counted and what the judge found.
@@ -175,6 +164,8 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
         status_5xx: c.status_5xx,
         timeouts: c.timeouts,
         acks_lost: c.acks_lost,
+        connect_errors: c.connect_errors,
+        resets: c.resets,
         dup_events: t.count(Class::Duplicate),
         extra_applies: t.extra_applies,
         lost: t.count(Class::Lost),
@@ -190,6 +181,7 @@ fn load_figures(load: &Load, v: &Verdict) -> LoadFigures {
         throughput_per_s: c.deliveries as f64 / load.sent.elapsed.as_secs_f64().max(1e-9),
         planned_rate: load.sent.pace.planned_rate(),
         achieved_rate: load.sent.pace.achieved_rate(),
+        behind_cause: load.sent.pace.behind_cause(),
         concurrent: None,
     }
 }
@@ -219,12 +211,9 @@ pub fn checked(
         Status::Warn => verdict.warning(),
         Status::Pass | Status::Skipped => Vec::new(),
     };
-    let witnesses = verdict
-        .witnesses
-        .iter()
-        .filter(|f| shown.contains(&f.class))
-        .take(WITNESSES)
-        .map(|f| Witness {
+    let mut witnesses: Vec<Witness> = Vec::new();
+    for f in verdict.witnesses.iter().filter(|f| shown.contains(&f.class)) {
+        let w = Witness {
             id: match f.subject {
                 Subject::Event(i) => history.id(i),
                 Subject::Pair(a, b) => format!("{} and {}", history.id(a), history.id(b)),
@@ -234,15 +223,31 @@ pub fn checked(
             problem: format!("{}: {}", f.class.name(), f.problem),
             attempts: attempts(f.subject),
             observed: f.observed.clone(),
-        })
-        .collect();
+        };
+        if witnesses.len() < WITNESSES || shows_a_new_case(&witnesses, f.class, &w) {
+            witnesses.push(w);
+        }
+    }
     CheckResult { check, status, evidence, anomalies: shown, witnesses, figures: None }
+}
+
+/// Whether `w`, a witness of `class`, is of a case with a remedy of its own
+/// ([`crate::report::remedy::BY_CASE`]) that no witness in `shown` is of yet: past the first few
+/// witnesses such a one is still shown, so that its remedy is offered (a malformed body answered
+/// 500 among six other not-refused deliveries).
+fn shows_a_new_case(shown: &[Witness], class: Class, w: &Witness) -> bool {
+    let of_case = |w: &Witness, note: &str| {
+        w.problem.starts_with(&format!("{}: ", class.name())) && w.attempts.iter().any(|a| a.note == note)
+    };
+    crate::report::remedy::BY_CASE
+        .iter()
+        .any(|(c, note, _)| *c == class && of_case(w, note) && !shown.iter().any(|s| of_case(s, note)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::{Answers, Applies, Class, ClassSet, Evidence, Expect, Ids, Kind, Needs, Sent};
+    use crate::judge::{Answers, Applies, ClassSet, Evidence, Expect, Ids, Kind, Needs, Sent};
 
     /// Two credits acknowledged once each, the second restating the first, applied as `counts`
     /// says, judged with the semantic duplicate warning (or failing, with `strict`).
@@ -259,6 +264,64 @@ mod tests {
         let rules = Rules { fail, warn, require: vec![Needs::Applies], witnesses: WITNESSES };
         let verdict = judge(&history, &evidence, &rules);
         checked(Check::SemanticDuplicate, &verdict, &history, &|_| Vec::new(), "")
+    }
+
+    /// `n` deliveries the receiver should have refused, each answered 500 and never applied, the
+    /// last of them the malformed body; judged keeping `kept` witnesses a class.
+    fn refused_with_500s(n: usize, kept: usize) -> CheckResult {
+        let answers = Answers { attempts: 1, last_status: Some(500), ..Answers::default() };
+        let sent = Sent { kind: Kind::Credit { amount: 1 }, account: 1, expect: Expect::Refused, answers };
+        let ids = Ids::Listed((0..n).map(|i| format!("hostile_{i:04}")).collect());
+        let history = History::new(vec![sent; n], ids);
+        let evidence = Evidence { applies: vec![Applies::new("sql", n)], ..Evidence::default() };
+        let fail = ClassSet::EMPTY.with(Class::NotRefused);
+        let rules = Rules { fail, warn: ClassSet::EMPTY, require: vec![Needs::Applies], witnesses: kept };
+        let verdict = judge(&history, &evidence, &rules);
+        let note = |s: Subject| match s {
+            Subject::Event(i) if i + 1 == n => crate::report::MALFORMED_BODY.to_string(),
+            _ => "tampered body".to_string(),
+        };
+        let attempts = |s: Subject| {
+            vec![AttemptLog { at_ms: 1.0, outcome: "500".into(), connection: String::new(), note: note(s) }]
+        };
+        checked(Check::HostileInput, &verdict, &history, &attempts, "")
+    }
+
+    #[test]
+    fn a_case_with_a_remedy_of_its_own_is_witnessed_past_the_first_few_and_gets_its_remedy() {
+        let r = refused_with_500s(7, 64);
+        assert_eq!(r.status, Status::Fail);
+        let ids: Vec<&str> = r.witnesses.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(ids.len(), WITNESSES + 1, "{ids:?}");
+        assert_eq!(ids.last(), Some(&"hostile_0006"), "the malformed body, seventh of seven");
+        let anchors: Vec<&str> = crate::report::remedy::for_failure(r.check, &r.anomalies, &r.witnesses)
+            .iter()
+            .map(|x| x.anchor)
+            .collect();
+        assert_eq!(anchors, ["not-refused", "malformed-body"]);
+        // Without the case among them, the first few alone.
+        let plain = refused_with_500s(6, 64);
+        assert_eq!(plain.witnesses.len(), WITNESSES + 1, "the sixth is the malformed body");
+        let few = refused_with_500s(3, 64);
+        assert_eq!(few.witnesses.len(), 3);
+    }
+
+    #[test]
+    fn past_the_first_few_a_witness_of_no_case_is_left_out() {
+        // Seven refused deliveries, none of a case: five shown.
+        let answers = Answers { attempts: 1, last_status: Some(500), ..Answers::default() };
+        let sent = Sent { kind: Kind::Credit { amount: 1 }, account: 1, expect: Expect::Refused, answers };
+        let history = History::new(vec![sent; 7], Ids::Listed((0..7).map(|i| format!("h_{i}")).collect()));
+        let evidence = Evidence { applies: vec![Applies::new("sql", 7)], ..Evidence::default() };
+        let rules = Rules {
+            fail: ClassSet::EMPTY.with(Class::NotRefused),
+            warn: ClassSet::EMPTY,
+            require: vec![Needs::Applies],
+            witnesses: 64,
+        };
+        let verdict = judge(&history, &evidence, &rules);
+        let r = checked(Check::HostileInput, &verdict, &history, &|_| Vec::new(), "");
+        assert_eq!(r.witnesses.len(), WITNESSES);
     }
 
     /// 201 first attempts planned at 200/s, each sent `lag_ms(i)` after its plan.

@@ -20,8 +20,10 @@ use crate::workload::{Shard, Workload, WorkloadConfig};
 pub const PARTIAL_FILE: &str = "shard.json";
 /// The partial format this hookbench writes and reads: 3 since `timeouts` counts only timeouts
 /// (lost acks are `acks_lost`) and the actual-send histogram holds answered attempts only, so a
-/// shard written before is refused by its format rather than by counters that disagree.
-const FORMAT: u32 = 3;
+/// shard written before is refused by its format rather than by counters that disagree; 4 since
+/// resets are counted apart from connections never made and an attempt's outcome is its fate's
+/// word (`200 ack lost`, `reset`).
+const FORMAT: u32 = 4;
 /// The seal's file name in a shard's directory: HMAC-SHA256, hex, over its shard.json and history.
 pub const SEAL_FILE: &str = "shard.hmac";
 /// The environment variable holding the key shards seal their files with, and `merge

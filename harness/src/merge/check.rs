@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::history::{self, AttemptLine, Line};
+use crate::history::{self, AttemptLine, Fate, Line};
 use crate::load::partial::{Partial, Target};
 use crate::stats::{CounterSnapshot, HistogramError, Latency, Percentiles};
 use crate::workload::{Shard, Workload};
@@ -126,22 +126,13 @@ struct Tally {
 impl Tally {
     fn add(&mut self, a: &AttemptLine, poisoned: bool) {
         let c = &mut self.counters;
+        let fate = a.fate();
         // Counts of lines held in memory: far below u64::MAX, so these cannot wrap.
         c.deliveries += 1;
-        let acked = a.status.is_some_and(|s| (200..300).contains(&s));
-        match (a.status, a.detail.as_deref()) {
-            (Some(s), detail) if (200..300).contains(&s) => {
-                c.status_2xx += 1;
-                c.acks_lost += u64::from(detail == Some("ack lost"));
-            }
-            (Some(s), _) if (400..500).contains(&s) => c.status_4xx += 1,
-            (Some(_), _) => c.status_5xx += 1,
-            (None, Some(crate::sender::NO_CONNECTION)) => c.connect_errors += 1,
-            (None, _) => c.timeouts += 1,
-        }
+        c.count(fate);
         if poisoned {
             c.poison_attempts += 1;
-            c.poison_non_2xx += u64::from(!acked);
+            c.poison_non_2xx += u64::from(!fate.stored());
         }
         if !self.copies.insert((a.group, a.copy)) {
             c.retries += 1;
@@ -149,7 +140,7 @@ impl Tally {
         self.groups.insert(a.group);
         self.planned.record(ms_between(a.planned_ms, a.answered_ms));
         // As the sender: only an answer has an answer's time.
-        if a.status.is_some() {
+        if fate.answered() {
             self.actual.record(ms_between(a.sent_ms, a.answered_ms));
         }
     }
@@ -207,7 +198,7 @@ pub fn check_shard(
     }
     for (field, text, rebuilt, samples) in [
         ("latency_planned_v2", &p.latency_planned_v2, &tally.planned, p.counters.deliveries),
-        ("latency_actual_v2", &p.latency_actual_v2, &tally.actual, answered(&p.counters)),
+        ("latency_actual_v2", &p.latency_actual_v2, &tally.actual, p.counters.answered()),
     ] {
         histogram_held_to_history(field, text, rebuilt, samples).map_err(|e| refuse(e.to_string()))?;
     }
@@ -268,6 +259,7 @@ fn held_to_history(
         ("timeouts", said.timeouts, lines.timeouts, "attempt lines timed out"),
         ("acks_lost", said.acks_lost, lines.acks_lost, "attempt lines answered 2xx with their ack lost"),
         ("connect_errors", said.connect_errors, lines.connect_errors, "attempt lines with no connection"),
+        ("resets", said.resets, lines.resets, "attempt lines whose connection broke"),
         ("retries", said.retries, lines.retries, "attempt lines after a copy's first"),
     ];
     let differ: Vec<CounterDiffers> = pairs
@@ -296,12 +288,6 @@ fn held_to_history(
         return Err(NotItsHistory::GaveUp { said: said.gave_up, copies });
     }
     Ok(())
-}
-
-/// The attempts an answer came to: the samples of the latencies from the actual send, which
-/// leave out the attempts that timed out or found no receiver.
-fn answered(c: &CounterSnapshot) -> u64 {
-    c.deliveries.saturating_sub(c.timeouts).saturating_sub(c.connect_errors)
 }
 
 /// Refuses a histogram (`field`, V2 base64) that does not hold `deliveries` samples or whose
@@ -338,19 +324,9 @@ fn records_held_to_history(
     lines: &[AttemptLine],
     index: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<(), NotItsHistory> {
-    let mut said: Vec<(usize, u32, String)> =
-        records.iter().map(|r| (r.event, r.attempt, r.outcome.clone())).collect();
-    let mut seen: Vec<(usize, u32, String)> = lines
-        .iter()
-        .map(|a| {
-            let answer = match (a.status, a.detail.as_deref()) {
-                (Some(s), _) => s.to_string(),
-                (None, Some(d)) => d.to_string(),
-                (None, None) => "timeout".to_string(),
-            };
-            (index(&a.event).unwrap_or(usize::MAX), a.attempt, answer)
-        })
-        .collect();
+    let mut said: Vec<(usize, u32, Fate)> = records.iter().map(|r| (r.event, r.attempt, r.outcome)).collect();
+    let mut seen: Vec<(usize, u32, Fate)> =
+        lines.iter().map(|a| (index(&a.event).unwrap_or(usize::MAX), a.attempt, a.fate())).collect();
     said.sort();
     seen.sort();
     if said != seen {
@@ -359,8 +335,8 @@ fn records_held_to_history(
             Some((a, b)) => NotItsHistory::Answer {
                 event: a.0,
                 attempt: a.1,
-                said: crate::printable::line(&a.2).into_owned(),
-                lines: crate::printable::line(&b.2).into_owned(),
+                said: a.2.to_string(),
+                lines: b.2.to_string(),
             },
             None => NotItsHistory::Attempts { said: said.len(), lines: seen.len() },
         });

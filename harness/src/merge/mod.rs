@@ -329,6 +329,7 @@ fn checked_sum(a: &CounterSnapshot, b: &CounterSnapshot) -> Result<CounterSnapsh
         timeouts: add(a.timeouts, b.timeouts, "timeouts")?,
         acks_lost: add(a.acks_lost, b.acks_lost, "acks_lost")?,
         connect_errors: add(a.connect_errors, b.connect_errors, "connect_errors")?,
+        resets: add(a.resets, b.resets, "resets")?,
         retries: add(a.retries, b.retries, "retries")?,
         poison_attempts: add(a.poison_attempts, b.poison_attempts, "poison_attempts")?,
         poison_non_2xx: add(a.poison_non_2xx, b.poison_non_2xx, "poison_non_2xx")?,

@@ -20,6 +20,7 @@ pub const BENCH_FIGURES: &[&str] = &[
     "acks_lost",
     "retries",
     "connect_errors",
+    "resets",
     "gave_up",
     "dup_events",
     "extra_applies",
@@ -60,6 +61,8 @@ pub const AUDIT_FIGURES: &[&str] = &[
     "status_5xx",
     "timeouts",
     "acks_lost",
+    "connect_errors",
+    "resets",
     "dup_events",
     "extra_applies",
     "lost",
@@ -75,6 +78,11 @@ pub const AUDIT_FIGURES: &[&str] = &[
     "p99_ms",
     "p999_ms",
     "max_ms",
+    "answer_p50_ms",
+    "answer_p90_ms",
+    "answer_p99_ms",
+    "answer_p999_ms",
+    "answer_max_ms",
     "poison_applied",
     "capacity_per_s",
 ];
@@ -115,6 +123,9 @@ fn row(r: &Row) -> Subject {
 fn load(check: &str, l: &LoadFigures) -> Subject {
     let mut figures = numbers(serde_json::to_value(l).unwrap_or_default());
     latencies(&mut figures, "", &l.latency_us);
+    if let Some(answers) = &l.answer_latency_us {
+        latencies(&mut figures, "answer_", answers);
+    }
     Subject { labels: vec![check.to_string()], figures }
 }
 

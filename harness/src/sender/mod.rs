@@ -36,7 +36,7 @@ use tokio::time::Instant;
 pub use pace::Pace;
 pub use retry::RetryPolicy;
 
-use crate::history::{AttemptLine, Line, Outcome, Tap};
+use crate::history::{AttemptLine, Fate, Line, Tap};
 use crate::stats::{CounterSnapshot, Counters, Histograms, Latency, LatencyBuckets, Percentiles, Spectrum};
 use crate::wire::{Fields, Wire};
 use crate::workload::Shard;
@@ -150,10 +150,6 @@ impl SendReport {
     }
 }
 
-/// An attempt's outcome when it found no receiver: refused at connect, or its connection cut
-/// before an answer.
-pub const NO_CONNECTION: &str = "no-connection";
-
 /// One attempt as the sender saw it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct AttemptRecord {
@@ -174,8 +170,9 @@ pub struct AttemptRecord {
     pub target: usize,
     /// The connection it went over (numbered from 1 as connections open; 0: none opened).
     pub connection: u64,
-    /// The HTTP status, or `timeout`, `no-connection`.
-    pub outcome: String,
+    /// How it ended: its status, `<status> ack lost`, `timeout`, `no-connection` or `reset`.
+    #[schemars(with = "String")]
+    pub outcome: Fate,
 }
 
 /// The live view of a send in progress (for progress bars).
@@ -238,34 +235,6 @@ struct Copy {
     barrier: Option<Arc<Barrier>>,
 }
 
-enum Attempt {
-    Status(u16),
-    Timeout,
-    NoReceiver,
-}
-
-impl Attempt {
-    fn outcome(&self) -> String {
-        match self {
-            Self::Status(s) => s.to_string(),
-            Self::Timeout => "timeout".to_string(),
-            Self::NoReceiver => NO_CONNECTION.to_string(),
-        }
-    }
-
-    /// ok, fail or info, and why it is info; `ack_lost` when a 2xx never reached the sender.
-    fn classify(&self, ack_lost: bool) -> (Option<u16>, Outcome, Option<String>) {
-        match self {
-            Self::Status(s) if (200..300).contains(s) && ack_lost => {
-                (Some(*s), Outcome::Info, Some("ack lost".to_string()))
-            }
-            Self::Status(s) if (200..300).contains(s) => (Some(*s), Outcome::Ok, None),
-            Self::Status(s) => (Some(*s), Outcome::Fail, None),
-            Self::Timeout | Self::NoReceiver => (None, Outcome::Info, Some(self.outcome())),
-        }
-    }
-}
-
 /// One attempt's times: planned, sent, answered.
 struct Times {
     planned: Instant,
@@ -290,21 +259,22 @@ impl Ctx {
         self.next_worker.fetch_add(1, Ordering::Relaxed) % self.pool.len()
     }
 
-    /// One attempt, signed afresh; the outcome and the connection it went over.
-    async fn send(&self, worker: usize, fields: &Fields, body: &Bytes) -> (Attempt, u64) {
+    /// One attempt, signed afresh; how it ended and the connection it went over.
+    async fn send(&self, worker: usize, fields: &Fields, body: &Bytes) -> (Fate, u64) {
         let ts = jiff::Timestamp::now().as_second();
         let headers = self.wire.headers(fields, body, ts);
         let connection = pool::Connection::default();
         let post = self.pool.post(worker, &headers, body, &connection);
-        let attempt = match tokio::time::timeout(self.config.timeout, post).await {
-            Ok(Ok(status)) => Attempt::Status(status),
-            Ok(Err(_)) => Attempt::NoReceiver,
-            Err(_) => Attempt::Timeout,
+        let fate = match tokio::time::timeout(self.config.timeout, post).await {
+            Ok(Ok(status)) => Fate::Answered(status),
+            Ok(Err(pool::SendError::Connect)) => Fate::NoConnection,
+            Ok(Err(pool::SendError::Broken)) => Fate::Reset,
+            Err(_) => Fate::TimedOut,
         };
-        (attempt, connection.id())
+        (fate, connection.id())
     }
 
-    fn record(&self, event: usize, attempt: u32, worker: usize, times: Times, sent: (&Attempt, u64)) {
+    fn record(&self, event: usize, attempt: u32, worker: usize, times: Times, sent: (Fate, u64)) {
         if !self.config.record {
             return;
         }
@@ -317,7 +287,7 @@ impl Ctx {
             done_ms: ms(times.done),
             target: worker,
             connection: sent.1,
-            outcome: sent.0.outcome(),
+            outcome: sent.0,
         };
         if let Ok(mut records) = self.records.lock() {
             records.push(record);
@@ -325,11 +295,11 @@ impl Ctx {
     }
 
     /// The attempt's line in the run's history, when there is one.
-    fn history(&self, id: &str, copy: &Copy, times: &Times, sent: (&Attempt, u64), ack_lost: bool) {
+    fn history(&self, id: &str, copy: &Copy, times: &Times, sent: (Fate, u64)) {
         let Some(tap) = &self.config.history else { return };
         let ms = |t: Instant| t.saturating_duration_since(self.start).as_secs_f64() * 1e3;
         let e = &self.workload.events[copy.event];
-        let (status, outcome, detail) = sent.0.classify(ack_lost);
+        let fate = sent.0;
         tap.send(Line::Attempt(AttemptLine {
             cell: tap.cell().to_string(),
             event: id.to_string(),
@@ -342,9 +312,9 @@ impl Ctx {
             answered_ms: ms(times.done),
             worker: copy.worker,
             connection: sent.1,
-            status,
-            outcome,
-            detail,
+            status: fate.status(),
+            outcome: fate.outcome(),
+            detail: fate.detail().map(str::to_string),
         }));
     }
 
@@ -366,52 +336,40 @@ impl Ctx {
             if retry == 0 && attempt == 1 {
                 self.first_attempt(planned, sent);
             }
-            let (outcome, connection) = self.send(worker, fields, body).await;
+            let (fate, connection) = self.send(worker, fields, body).await;
+            // The article's lost ack: the receiver committed, the sender never heard.
+            let fate = match fate {
+                Fate::Answered(s) if fate.stored() && w.ack_lost(id, attempt) => Fate::AckLost(s),
+                f => f,
+            };
             let done = Instant::now();
-            let status = if let Attempt::Status(s) = outcome { s } else { 0 };
-            self.last_status[event].store(status, Ordering::Relaxed);
-            self.record(event, attempt, worker, Times { planned, sent, done }, (&outcome, connection));
+            self.last_status[event].store(fate.status().unwrap_or(0), Ordering::Relaxed);
+            self.record(event, attempt, worker, Times { planned, sent, done }, (fate, connection));
             if w.is_poisoned(event) {
                 Counters::bump(&c.poison_attempts);
-                if !matches!(outcome, Attempt::Status(s) if (200..300).contains(&s)) {
+                if !fate.stored() {
                     Counters::bump(&c.poison_non_2xx);
                 }
             }
             self.intended.record(done - planned);
             // An answer's own time: a refused connection, a reset or a timeout is no answer, and
             // counted apart, so it never lowers (or raises) what the receiver took to answer.
-            if matches!(outcome, Attempt::Status(_)) {
+            if fate.answered() {
                 self.actual.record(done - sent);
             }
-            let acked = matches!(outcome, Attempt::Status(s) if (200..300).contains(&s));
-            let ack_lost = acked && w.ack_lost(id, attempt);
             let this = Copy { event, group, copy, attempt, worker, planned, slot: None, barrier: None };
-            self.history(&fields.id, &this, &Times { planned, sent, done }, (&outcome, connection), ack_lost);
-            let again = match outcome {
-                Attempt::Status(s) if (200..300).contains(&s) => {
-                    Counters::bump(&c.status_2xx);
-                    self.acked[event].store(true, Ordering::Relaxed);
-                    // The article's lost ack: the receiver committed, the sender never heard.
-                    if ack_lost {
-                        Counters::bump(&c.acks_lost);
-                    }
-                    ack_lost
-                }
-                Attempt::Status(s) if (400..500).contains(&s) => {
-                    Counters::bump(&c.status_4xx);
+            self.history(&fields.id, &this, &Times { planned, sent, done }, (fate, connection));
+            c.count(fate);
+            if fate.stored() {
+                self.acked[event].store(true, Ordering::Relaxed);
+            }
+            let again = match fate {
+                Fate::Answered(s) if (200..300).contains(&s) => false,
+                Fate::Answered(s) if (400..500).contains(&s) => {
                     self.refused[event].store(true, Ordering::Relaxed);
                     false // a bad request does not get better by sending it again
                 }
-                Attempt::Status(_) => {
-                    Counters::bump(&c.status_5xx);
-                    true
-                }
-                Attempt::Timeout => {
-                    Counters::bump(&c.timeouts);
-                    true
-                }
-                Attempt::NoReceiver => {
-                    Counters::bump(&c.connect_errors);
+                Fate::Answered(_) | Fate::AckLost(_) | Fate::TimedOut | Fate::NoConnection | Fate::Reset => {
                     true
                 }
             };

@@ -9,7 +9,7 @@
 //! first attempts count, so a retry tail (or a duplicate re-sent later on purpose) does not lower
 //! it.
 
-use crate::report::model::behind;
+use crate::report::model::{BehindCause, behind};
 
 /// The first and last of some times, milliseconds from the send's start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,6 +110,16 @@ impl Pace {
     /// Whether the send fell behind its plan (the report model's [`behind`]).
     pub fn fell_behind(&self) -> bool {
         behind(self.planned_rate(), self.achieved_rate()).is_some()
+    }
+
+    /// Why the send fell behind its plan, when it did: deliveries waited for the in-flight cap,
+    /// or (the cap never full) the sender could not keep the pace.
+    pub fn behind_cause(&self) -> Option<BehindCause> {
+        self.fell_behind().then_some(if self.waited_for_cap > 0 {
+            BehindCause::InFlightCap { cap: self.cap as u64 }
+        } else {
+            BehindCause::Machine
+        })
     }
 }
 

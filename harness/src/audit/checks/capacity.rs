@@ -226,12 +226,14 @@ fn judge_steps(steps: Vec<CapacityStep>, c: &Capacity) -> CheckResult {
         |p| format!("{}'s {} timeout", p.as_str(), humantime::format_duration(timeout)),
     );
     let last = steps.last().map_or(String::new(), |s| {
+        let answers = s.answer_p99_ms.map_or(String::new(), |a| format!(" (answers p99 {a:.1} ms)"));
         format!(
-            "; last step {:.1}/s: p99 {:.1} ms, {:.1} % over the timeout, {:.1} % errors",
+            "; last step {:.1}/s: p99 {:.1} ms{answers}, {:.1} % over the timeout, {:.1} % errors{}",
             s.rate_per_s,
             s.p99_ms,
             s.over_timeout * 100.0,
-            s.errors * 100.0
+            s.errors * 100.0,
+            crate::report::fell_behind(Some(s.rate_per_s), s.achieved_rate, s.behind_cause)
         )
     });
     let caveats = [
@@ -328,12 +330,13 @@ impl AuditCheck for Capacity {
                 ..config.load_sender(Check::Capacity)
             };
             let load = ctx.send_load(&config.target.url, workload, wire, sender).await?;
-            let (c, l) = (&load.sent.counters, &load.sent.latency_intended);
+            let (c, l, pace) = (&load.sent.counters, &load.sent.latency_intended, &load.sent.pace);
+            let answers = &load.sent.latency_actual;
             let n = c.deliveries.max(1) as f64;
             let ms = |us: u64| us as f64 / 1e3;
             // Any answer but a 2xx is a delivery the provider retries: a 429 or 503 shed is not
             // capacity.
-            let errors = (c.status_4xx + c.status_5xx + c.connect_errors) as f64 / n;
+            let errors = (c.status_4xx + c.status_5xx + c.connect_errors + c.resets) as f64 / n;
             let p99_ms = ms(l.p99);
             let held = p99_ms < timeout.as_secs_f64() * 1e3 && errors < MAX_ERRORS;
             steps.push(CapacityStep {
@@ -345,6 +348,10 @@ impl AuditCheck for Capacity {
                 over_timeout: c.timeouts as f64 / n,
                 errors,
                 held,
+                achieved_rate: pace.achieved_rate(),
+                behind_cause: pace.behind_cause(),
+                answer_p50_ms: (answers.count > 0).then(|| ms(answers.p50)),
+                answer_p99_ms: (answers.count > 0).then(|| ms(answers.p99)),
             });
             if !held {
                 break;
@@ -392,5 +399,27 @@ mod tests {
     fn no_step_held_fails() {
         assert_eq!(judge_steps(vec![step(10.0, false)], &capacity(20.0, 30, 1)).status, Status::Fail);
         assert_eq!(judge_steps(Vec::new(), &capacity(20.0, 30, 1)).status, Status::Fail, "nothing ramped");
+    }
+
+    #[test]
+    fn a_last_step_sent_behind_its_rate_says_both_rates_and_why_and_one_on_it_does_not() {
+        let behind = CapacityStep {
+            achieved_rate: Some(120.0),
+            behind_cause: Some(crate::report::BehindCause::Machine),
+            answer_p99_ms: Some(3.5),
+            ..step(200.0, false)
+        };
+        let r = judge_steps(vec![step(10.0, true), behind], &capacity(200.0, 30, 10));
+        assert!(
+            r.evidence.contains(
+                "last step 200.0/s: p99 0.0 ms (answers p99 3.5 ms), 0.0 % over the timeout, 0.0 % errors; sent at \
+                 120.0/s of the planned 200/s: the sender could not keep the pace on this machine"
+            ),
+            "{}",
+            r.evidence
+        );
+        let kept = CapacityStep { achieved_rate: Some(199.0), ..step(200.0, true) };
+        let r = judge_steps(vec![kept], &capacity(200.0, 30, 10));
+        assert!(!r.evidence.contains("sent at"), "{}", r.evidence);
     }
 }

@@ -18,6 +18,7 @@ use super::{AuditCheck, CheckSettings, Delivery, EXACTLY_ONCE, Info, Phase, Plan
 use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::control::{Control, Restart};
+use crate::history::Fate;
 use crate::judge::{Class, ClassSet, CreditBook, Needs, Rules, Verdict};
 use crate::load::{Load, WITNESSES, judge_load};
 use crate::observe::Snapshot;
@@ -130,7 +131,7 @@ impl Crashed {
     }
 
     /// Each attempt's span on the audit's clock, by event: (event, sent, answered, whether it
-    /// found no receiver: `no-connection`, refused at connect or cut by a kill).
+    /// found no receiver: refused at connect, or its connection cut, as by a kill).
     fn spans(&self) -> Vec<Span> {
         let offset = self.load.offset_ms;
         self.load
@@ -138,7 +139,8 @@ impl Crashed {
             .attempts
             .iter()
             .map(|a| {
-                (a.event, offset + a.sent_ms, offset + a.done_ms, a.outcome == crate::sender::NO_CONNECTION)
+                let no_receiver = matches!(a.outcome, Fate::NoConnection | Fate::Reset);
+                (a.event, offset + a.sent_ms, offset + a.done_ms, no_receiver)
             })
             .collect()
     }
@@ -194,7 +196,8 @@ fn first_ack_waits(attempts: &[AttemptRecord]) -> Latency {
         if a.attempt == 1 {
             planned.insert(a.event, a.planned_ms);
         }
-        if a.outcome.parse::<u16>().is_ok_and(|s| (200..300).contains(&s)) {
+        // A lost ack is the receiver's 2xx: it stored the event then.
+        if a.outcome.stored() {
             let first = acked.entry(a.event).or_insert(a.done_ms);
             *first = first.min(a.done_ms);
         }
@@ -360,7 +363,7 @@ mod tests {
 
     /// Attempt `attempt` of `event`, planned at `planned`, answered `outcome` at `done` (ms).
     fn attempt(event: usize, attempt: u32, planned: f64, done: f64, outcome: &str) -> AttemptRecord {
-        let (target, connection, outcome) = (0, 1, outcome.to_string());
+        let (target, connection, outcome) = (0, 1, outcome.parse().expect("a fate"));
         AttemptRecord {
             event,
             attempt,
@@ -377,10 +380,10 @@ mod tests {
     fn an_event_waits_from_its_planned_send_to_its_first_2xx_and_one_never_acked_is_left_out() {
         let attempts = [
             // Refused while the receiver was down, then answered 1 s after its plan.
-            attempt(0, 1, 0.0, 5.0, crate::sender::NO_CONNECTION),
+            attempt(0, 1, 0.0, 5.0, "no-connection"),
             attempt(0, 2, 600.0, 1000.0, "200"),
             // A lost ack sent it again: its first 2xx counts.
-            attempt(1, 1, 10.0, 20.0, "200"),
+            attempt(1, 1, 10.0, 20.0, "200 ack lost"),
             attempt(1, 2, 40.0, 50.0, "200"),
             // Never answered 2xx: the verdict's, not a wait.
             attempt(2, 1, 20.0, 30.0, "500"),

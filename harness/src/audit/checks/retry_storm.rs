@@ -128,12 +128,21 @@ struct Stormed {
     killed_ms: f64,
     /// When the receiver answered its health URL again.
     healthy_ms: f64,
-    /// Each attempt's send time and how long its answer took, milliseconds.
-    timings: Vec<(f64, f64)>,
+    /// Each attempt's times.
+    timings: Vec<Timing>,
     provider: Provider,
     outage: Duration,
     time_scale: f64,
     timeout: Duration,
+}
+
+/// One attempt's times on the audit's clock, milliseconds: when the schedule planned it, when it
+/// was sent, and how long its answer (or the lack of one) took.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    planned_ms: f64,
+    sent_ms: f64,
+    took_ms: f64,
 }
 
 /// Sends one event on the schedule until it is acknowledged or refused, or the schedule ends.
@@ -142,7 +151,7 @@ async fn deliver_on_schedule(
     mut sent: Delivered,
     start: Instant,
     waits: Arc<Vec<Duration>>,
-) -> (Delivered, Vec<(f64, f64)>) {
+) -> (Delivered, Vec<Timing>) {
     let mut at = start;
     let mut timings = Vec::new();
     for (n, wait) in std::iter::once(Duration::ZERO).chain(waits.iter().copied()).enumerate() {
@@ -151,13 +160,29 @@ async fn deliver_on_schedule(
         let note = if n == 0 { "first delivery".to_string() } else { format!("scheduled retry {n}") };
         let answer = ctx.deliver(&sent.fields, &note).await;
         let done = answer.acked() || answer.refused();
-        timings.push((answer.log.at_ms, answer.took_ms));
+        timings.push(Timing {
+            planned_ms: ctx.probe.ms_at(at),
+            sent_ms: answer.log.at_ms,
+            took_ms: answer.took_ms,
+        });
         sent.push(answer);
         if done {
             break;
         }
     }
     (sent, timings)
+}
+
+/// When the retries after the recovery went out slower than the schedule planned them (their
+/// busiest second under 0.97 of the plan's), the storm was weaker than the provider's: the
+/// figures say so. Else nothing.
+fn weaker(planned: Option<f64>, achieved: Option<f64>) -> String {
+    crate::report::model::behind(planned, achieved).map_or(String::new(), |(p, a)| {
+        format!(
+            "; but they went out at most {a:.0} within one second where the schedule planned {p:.0}: the \
+             sender fell behind the schedule on this machine, so the storm was weaker than the provider's"
+        )
+    })
 }
 
 /// Adds one to the tenth of a second `ms` milliseconds falls in.
@@ -183,26 +208,41 @@ fn busiest_second(times: &mut [f64]) -> u64 {
     most as u64
 }
 
-impl Stormed {
-    /// The arrivals and the answers after the recovery: per tenth of a second from the kill, and
-    /// of the attempts sent once the receiver was healthy again, how many, the busiest second and
-    /// the p99 (none of either when none came after it).
-    fn timing(&self) -> (Vec<u64>, u64, Option<u64>, Option<f64>) {
-        let mut bins = Vec::new();
-        let mut after = Vec::new();
-        let latency = Latency::default();
-        for &(at, took) in &self.timings {
-            count_in_bin(&mut bins, at - self.killed_ms);
-            if at >= self.healthy_ms {
-                after.push(at);
-                latency.record(crate::sender::seconds(took / 1e3));
-            }
+/// What the attempts after the recovery came to.
+#[derive(Debug, Default, PartialEq)]
+struct AfterRecovery {
+    /// Attempts sent once the receiver was healthy again.
+    n: u64,
+    /// The most of them sent within one second (`None`: none was).
+    peak: Option<u64>,
+    /// The most of them the schedule planned within one second: what the provider would send.
+    planned_peak: Option<u64>,
+    /// Their answers' p99, milliseconds.
+    p99_ms: Option<f64>,
+}
+
+/// The arrivals per tenth of a second from `killed_ms`, and the attempts sent from `healthy_ms`
+/// on: how many, the busiest second as sent and as planned, and the p99 of their answers.
+fn after_recovery(timings: &[Timing], killed_ms: f64, healthy_ms: f64) -> (Vec<u64>, AfterRecovery) {
+    let mut bins = Vec::new();
+    let (mut sent, mut planned) = (Vec::new(), Vec::new());
+    let latency = Latency::default();
+    for t in timings {
+        count_in_bin(&mut bins, t.sent_ms - killed_ms);
+        if t.sent_ms >= healthy_ms {
+            sent.push(t.sent_ms);
+            planned.push(t.planned_ms);
+            latency.record(crate::sender::seconds(t.took_ms / 1e3));
         }
-        let n = after.len() as u64;
-        let peak = (n > 0).then(|| busiest_second(&mut after));
-        let p99 = (n > 0).then(|| latency.percentiles().p99 as f64 / 1e3);
-        (bins, n, peak, p99)
     }
+    let n = sent.len() as u64;
+    let after = AfterRecovery {
+        n,
+        peak: (n > 0).then(|| busiest_second(&mut sent)),
+        planned_peak: (n > 0).then(|| busiest_second(&mut planned)),
+        p99_ms: (n > 0).then(|| latency.percentiles().p99 as f64 / 1e3),
+    };
+    (bins, after)
 }
 
 impl Delivery for Stormed {
@@ -212,13 +252,16 @@ impl Delivery for Stormed {
 
     fn judge(&self, seen: &Snapshot) -> CheckResult {
         let (mut result, verdict) = self.probes.judged(seen);
-        let (bins, after, peak, p99) = self.timing();
+        let (bins, a) = after_recovery(&self.timings, self.killed_ms, self.healthy_ms);
+        let (after, peak, p99) = (a.n, a.peak, a.p99_ms);
+        let (planned_rate, achieved_rate) = (a.planned_peak.map(|p| p as f64), a.peak.map(|p| p as f64));
         let timeout_ms = self.timeout.as_secs_f64() * 1e3;
         let slow = p99.is_some_and(|p| p >= timeout_ms);
         let recovered_ms = self.healthy_ms - self.killed_ms;
         let after_words = match (peak, p99) {
             (Some(peak), Some(p99)) => format!(
-                "{after} retries after the recovery at {recovered_ms:.0} ms: at most {peak} within one second, p99 {p99:.1} ms (timeout {timeout_ms:.0} ms)"
+                "{after} retries after the recovery at {recovered_ms:.0} ms: at most {peak} within one second, p99 {p99:.1} ms (timeout {timeout_ms:.0} ms){}",
+                weaker(planned_rate, achieved_rate)
             ),
             _ => format!(
                 "no retry arrived after the recovery at {recovered_ms:.0} ms (the health URL's first 2xx; every retry was sent before it, during the outage or while the restarted receiver had not yet answered its health URL): lengthen --outage or lower --time-scale to see the spike"
@@ -248,6 +291,8 @@ impl Delivery for Stormed {
             peak_per_s: peak,
             recovered_ms,
             p99_after_ms: p99,
+            planned_rate,
+            achieved_rate,
             dup_events: verdict.tally.count(Class::Duplicate),
             lost: verdict.tally.count(Class::Lost),
             unacknowledged,
@@ -281,7 +326,7 @@ impl AuditCheck for RetryStorm<'_> {
         tokio::time::sleep_until(start + scale(s.outage)).await;
         s.control.start(&client).await?;
         let healthy_ms = ctx.probe.now_ms();
-        let (mut events, timings): (Vec<Delivered>, Vec<Vec<(f64, f64)>>) =
+        let (mut events, timings): (Vec<Delivered>, Vec<Vec<Timing>>) =
             tasks.join_all().await.into_iter().unzip();
         events.sort_by(|a, b| a.fields.id.cmp(&b.fields.id));
         let mut probes = Probes::new(Check::RetryStorm, EXACTLY_ONCE, &[Needs::Applies]);
@@ -302,6 +347,33 @@ impl AuditCheck for RetryStorm<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at(planned_ms: f64, sent_ms: f64) -> Timing {
+        Timing { planned_ms, sent_ms, took_ms: 2.0 }
+    }
+
+    #[test]
+    fn retries_after_the_recovery_are_counted_as_sent_and_as_planned() {
+        // Killed at 0, healthy at 1,000: four retries planned together at 1,500, one sent late.
+        let t =
+            [at(0.0, 0.0), at(1500.0, 1500.0), at(1500.0, 1501.0), at(1500.0, 1502.0), at(1500.0, 2600.0)];
+        let (bins, a) = after_recovery(&t, 0.0, 1000.0);
+        assert_eq!(bins.iter().sum::<u64>(), 5);
+        assert_eq!((a.n, a.peak, a.planned_peak), (4, Some(3), Some(4)));
+        assert!(
+            weaker(a.planned_peak.map(|p| p as f64), a.peak.map(|p| p as f64))
+                .contains("at most 3 within one second where the schedule planned 4")
+        );
+        // Sent on the schedule: not weaker.
+        let on_time = [at(1500.0, 1500.0), at(1500.0, 1501.0)];
+        let (_, a) = after_recovery(&on_time, 0.0, 1000.0);
+        assert_eq!((a.peak, a.planned_peak), (Some(2), Some(2)));
+        assert_eq!(weaker(Some(2.0), Some(2.0)), "");
+        // Nothing after the recovery: nothing to compare.
+        let (_, a) = after_recovery(&[at(0.0, 0.0)], 0.0, 1000.0);
+        assert_eq!(a, AfterRecovery { n: 0, ..AfterRecovery::default() });
+        assert_eq!(weaker(None, None), "");
+    }
 
     #[test]
     fn the_busiest_second_is_a_sliding_window() {

@@ -7,7 +7,7 @@ use crate::judge::Class;
 use crate::judge::rate::Rate;
 use crate::workload::Layout;
 
-use super::{Percentiles, RetryPolicy};
+use super::{BehindCause, Percentiles, RetryPolicy};
 
 // The one list of the checks' names: `ALL`, `as_str` (the kebab name `--checks` takes and
 // reports show) and the serialized name all derive from the variants; `audit/checks` pairs each
@@ -283,7 +283,7 @@ pub struct LoadFigures {
     pub events: u64,
     /// Attempts sent.
     pub deliveries: u64,
-    /// Attempts answered 2xx, 4xx, 5xx; timed out.
+    /// Attempts answered 2xx (lost acks included: the receiver did answer).
     pub status_2xx: u64,
     /// Attempts answered 4xx.
     pub status_4xx: u64,
@@ -295,6 +295,12 @@ pub struct LoadFigures {
     /// acks), so that the event is sent again; counted in `status_2xx` too, never in `timeouts`.
     #[serde(default)]
     pub acks_lost: u64,
+    /// Attempts that found no receiver: no connection could be made (since schema 3).
+    #[serde(default)]
+    pub connect_errors: u64,
+    /// Attempts whose connection broke before a whole answer came (since schema 3).
+    #[serde(default)]
+    pub resets: u64,
     /// Credit events applied more than once.
     pub dup_events: u64,
     /// Applies beyond the first.
@@ -336,6 +342,9 @@ pub struct LoadFigures {
     /// and every latency from the plan then includes that wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achieved_rate: Option<f64>,
+    /// Why it fell behind its plan, when it did (`null`: it kept the plan, or not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_cause: Option<BehindCause>,
     /// Of the events whose first delivery went as concurrent copies, how many applied doubled
     /// (`null`: not counted, as in a merged sharded audit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,6 +427,20 @@ pub struct CapacityStep {
     pub over_timeout: f64,
     /// Share answered with anything but a 2xx (a 429 shed included), or not answered at all.
     pub errors: f64,
+    /// Events a second the step was sent at: `rate_per_s` kept, or less when the sender fell
+    /// behind (`null`: under two events, or a report from before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate: Option<f64>,
+    /// Why the step fell behind its rate, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_cause: Option<BehindCause>,
+    /// Median of the answered deliveries' own times, send to answer, milliseconds (`null`: none
+    /// answered, or a report from before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_p50_ms: Option<f64>,
+    /// Their 99th percentile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_p99_ms: Option<f64>,
     /// Whether p99 stayed under the timeout and errors under 1 %.
     pub held: bool,
 }
@@ -467,6 +490,14 @@ pub struct StormFigures {
     pub recovered_ms: f64,
     /// p99 of the answers after recovery, milliseconds (`null`: no attempt arrived after it).
     pub p99_after_ms: Option<f64>,
+    /// Of the attempts sent after the recovery, the most the provider's schedule planned within
+    /// one second: the storm's planned rate, attempts a second (`null`: none after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_rate: Option<f64>,
+    /// The most of them sent within one second (`peak_per_s`): under `planned_rate` when the
+    /// sender fell behind the schedule, and the storm was weaker than the provider's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate: Option<f64>,
     /// Events applied more than once.
     pub dup_events: u64,
     /// Events acknowledged and never applied.

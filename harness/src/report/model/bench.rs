@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::judge::{Class, Figures};
 
-use super::{LatencyBuckets, Percentiles, Spectrum};
+use super::{BehindCause, LatencyBuckets, Percentiles, Spectrum};
 
 /// The run's parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -162,10 +162,17 @@ pub struct Row {
     /// and the cell's latencies then include that wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achieved_rate: Option<f64>,
+    /// Why it fell behind its plan, when it did (`null`: it kept the plan, or not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_cause: Option<BehindCause>,
     /// The cell's wall time: workers up, deliveries, quiet, workers down, checker.
     pub wall_s: f64,
-    /// Attempts that found no receiver.
+    /// Attempts that found no receiver: no connection could be made (before schema 3, resets
+    /// too).
     pub connect_errors: u64,
+    /// Attempts whose connection broke before a whole answer came (since schema 3).
+    #[serde(default)]
+    pub resets: u64,
     /// Deliveries given up after the attempt limit.
     pub gave_up: u64,
     /// Sum of ledger rows' amounts (equals `ledger` unless something was half written).

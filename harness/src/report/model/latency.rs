@@ -46,6 +46,20 @@ pub struct Spectrum {
 /// planned, and its latencies from the plan include that wait.
 pub const BEHIND: f64 = 0.97;
 
+/// Why a load fell behind its plan, as far as hookbench can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "cause", rename_all = "kebab-case")]
+pub enum BehindCause {
+    /// Deliveries found every slot of the sender's in-flight cap taken by attempts the receiver
+    /// had not answered yet, and waited: the receiver's answer time, at this cap.
+    InFlightCap {
+        /// The cap (`--concurrency`, or the step's own in a capacity ramp).
+        cap: u64,
+    },
+    /// The cap never filled: the sender itself could not send at the rate on this machine.
+    Machine,
+}
+
 /// A load's planned and achieved rates (events a second) when it fell behind its plan, else
 /// `None` (on its plan, or a rate not measured).
 pub fn behind(planned: Option<f64>, achieved: Option<f64>) -> Option<(f64, f64)> {

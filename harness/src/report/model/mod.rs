@@ -9,6 +9,7 @@
 mod audit;
 mod bench;
 mod experiments;
+mod fate;
 mod latency;
 pub mod witnesses;
 
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 pub use audit::*;
 pub use bench::*;
 pub use experiments::*;
+pub use fate::{Fate, NotAFate};
 pub use latency::*;
 pub use witnesses::CellWitnesses;
 
@@ -25,8 +27,9 @@ pub use witnesses::CellWitnesses;
 pub struct Header {
     /// The run's id (its directory name).
     pub run_id: String,
-    /// The meaning of the report's figures: [`SCHEMA`] now; 1 (or absent) in reports whose
-    /// `timeouts` counted the lost acks too, before `acks_lost` counted them apart.
+    /// The meaning of the report's figures: [`SCHEMA`] now; 2 in reports whose `connect_errors`
+    /// counted resets too; 1 (or absent) in reports whose `timeouts` counted the lost acks too,
+    /// before `acks_lost` counted them apart.
     #[serde(default = "first_schema")]
     pub schema: u32,
     /// When it started (RFC 3339, UTC).
@@ -50,12 +53,26 @@ pub struct Header {
 
 /// The meaning of the figures this hookbench writes: 2 since `timeouts` counts only attempts that
 /// timed out and `acks_lost` the answers dropped on purpose, and the latencies from the actual
-/// send (`latency_actual_us`) are the answered attempts' alone.
-pub const SCHEMA: u32 = 2;
+/// send (`latency_actual_us`) are the answered attempts' alone; 3 since `connect_errors` counts
+/// only attempts no connection was made for and `resets` those whose connection broke.
+pub const SCHEMA: u32 = 3;
 
 /// The schema of a report that names none: written before figures changed meaning.
 fn first_schema() -> u32 {
     1
+}
+
+/// The counters a report counts apart only since a schema: before it, the figure reads 0 and what
+/// it counts is inside another (lost acks in `timeouts`, resets in `connect_errors`).
+pub const APART_SINCE: [(&str, u32, &str); 2] =
+    [("acks_lost", 2, "timeouts"), ("resets", 3, "connect_errors")];
+
+impl Header {
+    /// Whether the report counts `figure` at all: false for a counter its schema did not yet
+    /// count apart, whose 0 means nothing.
+    pub fn counts(&self, figure: &str) -> bool {
+        APART_SINCE.iter().all(|&(name, since, _)| name != figure || self.schema >= since)
+    }
 }
 
 /// A bench's part of a report.

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Fate;
+
 /// One witness as a report keeps it: what it is, what is wrong, and its timeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Witness {
@@ -71,9 +73,16 @@ pub struct AttemptLine {
     pub status: Option<u16>,
     /// ok, fail or info.
     pub outcome: Outcome,
-    /// Why it is info: `timeout`, `no-connection`, `ack lost`.
+    /// Why it is info: `timeout`, `no-connection`, `reset`, `ack lost`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+impl AttemptLine {
+    /// How the attempt ended, as its `status` and `detail` record it.
+    pub fn fate(&self) -> Fate {
+        Fate::of_line(self.status, self.detail.as_deref())
+    }
 }
 
 /// One change of an account's plan version, as the database's trigger recorded it.

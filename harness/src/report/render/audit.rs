@@ -106,14 +106,17 @@ pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
     }
     for c in &a.checks {
         if let Some(f) = &c.figures {
-            figures_markdown(&mut md, f);
+            figures_markdown(&mut md, header, f);
         }
+    }
+    if let Some(older) = super::older::note(header) {
+        let _ = writeln!(md, "\n{}", cell(&older));
     }
     let _ = writeln!(md, "\nMachine: {}.", cell(&header.machine.summary()));
     md
 }
 
-fn load_rows(l: &super::LoadFigures) -> Vec<(&'static str, String)> {
+fn load_rows(header: &Header, l: &super::LoadFigures) -> Vec<(&'static str, String)> {
     let stale = match (l.stale_accounts, l.accounts_observed) {
         (Some(s), Some(o)) => format!("{s} ({o} accounts observed)"),
         _ => "not observed (no --state-query)".to_string(),
@@ -122,10 +125,17 @@ fn load_rows(l: &super::LoadFigures) -> Vec<(&'static str, String)> {
         ("events", l.events.to_string()),
         ("deliveries", l.deliveries.to_string()),
         (
-            "2xx / 4xx / 5xx / timeouts / acks lost",
+            "2xx / 4xx / 5xx / timeouts / acks lost / no connection / resets",
             format!(
-                "{} / {} / {} / {} / {}",
-                l.status_2xx, l.status_4xx, l.status_5xx, l.timeouts, l.acks_lost
+                "{} / {} / {} / {} / {} / {} / {}",
+                l.status_2xx,
+                l.status_4xx,
+                l.status_5xx,
+                l.timeouts,
+                super::older::cell(header, "acks_lost", l.acks_lost),
+                // An audit's loads count refused connections since schema 3.
+                super::older::cell_since(header, 3, l.connect_errors),
+                super::older::cell(header, "resets", l.resets)
             ),
         ),
         ("events acknowledged / applied", format!("{} / {}", l.acked, l.applied)),
@@ -178,14 +188,14 @@ fn table(md: &mut String, rows: &[(&str, String)]) {
 }
 
 /// A check's figures.
-fn figures_markdown(md: &mut String, f: &CheckFigures) {
+fn figures_markdown(md: &mut String, header: &Header, f: &CheckFigures) {
     match f {
         CheckFigures::Load(l) => {
             let _ = writeln!(md, "\n## Parallel load\n");
-            table(md, &load_rows(l));
+            table(md, &load_rows(header, l));
             super::rates::load_markdown(md, l);
         }
-        CheckFigures::Crash(c) => crash_markdown(md, c),
+        CheckFigures::Crash(c) => crash_markdown(md, header, c),
         CheckFigures::Poison(p) => poison_markdown(md, p),
         CheckFigures::Capacity(c) => capacity_markdown(md, c),
         CheckFigures::Storm(s) => storm_markdown(md, s),
@@ -194,7 +204,7 @@ fn figures_markdown(md: &mut String, f: &CheckFigures) {
     }
 }
 
-fn crash_markdown(md: &mut String, c: &super::CrashFigures) {
+fn crash_markdown(md: &mut String, header: &Header, c: &super::CrashFigures) {
     {
         let _ = writeln!(
             md,
@@ -205,7 +215,7 @@ fn crash_markdown(md: &mut String, c: &super::CrashFigures) {
                 writeln!(md, "| {} | {:.0} | {} | {:.0} |", k + 1, r.killed_at_ms, r.in_flight, r.took_ms);
         }
         let _ = writeln!(md);
-        table(md, &load_rows(&c.load));
+        table(md, &load_rows(header, &c.load));
     }
 }
 
@@ -253,17 +263,22 @@ fn capacity_markdown(md: &mut String, c: &super::CapacityFigures) {
         );
         let _ = writeln!(
             md,
-            "| rate (/s) | deliveries | p50 ms | p99 ms | max ms | over the timeout | not 2xx or no answer | held |\n|---:|---:|---:|---:|---:|---:|---:|---|"
+            "| rate (/s) | sent at (/s) | deliveries | p50 ms | p99 ms | max ms | answers p99 ms | over the timeout | not 2xx or no answer | held |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
         );
+        let or_dash = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
         for s in &c.steps {
+            let behind = crate::report::model::behind(Some(s.rate_per_s), s.achieved_rate).is_some();
             let _ = writeln!(
                 md,
-                "| {:.1} | {} | {:.1} | {:.1} | {:.1} | {:.1} % | {:.1} % | {} |",
+                "| {:.1} | {}{} | {} | {:.1} | {:.1} | {:.1} | {} | {:.1} % | {:.1} % | {} |",
                 s.rate_per_s,
+                or_dash(s.achieved_rate),
+                if behind { " (behind)" } else { "" },
                 s.deliveries,
                 s.p50_ms,
                 s.p99_ms,
                 s.max_ms,
+                or_dash(s.answer_p99_ms),
                 s.over_timeout * 100.0,
                 s.errors * 100.0,
                 if s.held { "yes" } else { "no" }
@@ -287,6 +302,13 @@ fn storm_markdown(md: &mut String, s: &super::StormFigures) {
             (
                 "peak attempts in a second after recovery",
                 s.peak_per_s.map_or("none arrived after it".to_string(), |p| p.to_string()),
+            ),
+            (
+                "their busiest second as the schedule planned it / as sent",
+                match (s.planned_rate, s.achieved_rate) {
+                    (Some(p), Some(a)) => format!("{p:.0} / {a:.0}"),
+                    _ => "not measured".to_string(),
+                },
             ),
             (
                 "p99 after recovery (ms)",

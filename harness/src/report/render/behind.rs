@@ -5,7 +5,7 @@
 
 use super::BenchBody;
 use crate::matrix::{Backend, Design};
-use crate::report::model::behind;
+use crate::report::model::{BehindCause, behind};
 
 /// What a behind cell's design is marked with in the tables.
 pub(super) const MARK: &str = "*";
@@ -16,7 +16,8 @@ pub(super) fn behind_cells(b: &BenchBody) -> Vec<(Backend, Design, String)> {
         .iter()
         .filter_map(|r| {
             let (planned, achieved) = behind(r.planned_rate, r.achieved_rate)?;
-            Some((r.backend, r.design, words(planned, achieved)))
+            let why = r.behind_cause.map_or(String::new(), |c| format!(": {}", cause(c)));
+            Some((r.backend, r.design, format!("{}{why}", words(planned, achieved))))
         })
         .collect()
 }
@@ -24,6 +25,25 @@ pub(super) fn behind_cells(b: &BenchBody) -> Vec<(Backend, Design, String)> {
 /// "sent at 1633/s of the planned 2500/s (65 %)".
 fn words(planned: f64, achieved: f64) -> String {
     format!("sent at {achieved:.0}/s of the planned {planned:.0}/s ({:.0} %)", 100.0 * achieved / planned)
+}
+
+/// Why a load fell behind, in words: "the sender's 16 in flight were waiting on the receiver".
+pub fn cause(c: BehindCause) -> String {
+    match c {
+        BehindCause::InFlightCap { cap } => {
+            format!("the sender's {cap} in flight were waiting on the receiver")
+        }
+        BehindCause::Machine => "the sender could not keep the pace on this machine".to_string(),
+    }
+}
+
+/// What an evidence line adds after a load's latencies when it fell behind its plan: "; sent at
+/// 15.2/s of the planned 200/s: the sender's 16 in flight were waiting on the receiver; latencies
+/// include that wait". Nothing when it kept the plan or the rates were not measured.
+pub fn fell_behind(planned: Option<f64>, achieved: Option<f64>, why: Option<BehindCause>) -> String {
+    let Some((planned, achieved)) = behind(planned, achieved) else { return String::new() };
+    let why = why.map_or(String::new(), |c| format!(": {}", cause(c)));
+    format!("; sent at {achieved:.1}/s of the planned {planned:.0}/s{why}; latencies include that wait")
 }
 
 /// The note under a table that marked cells: which, and what it means for their latencies.
@@ -117,6 +137,43 @@ mod tests {
         let note = note(&cells);
         assert_eq!(note.len(), 2);
         assert_eq!(note[1], "  sqlite check-then-insert: sent at 1880/s of the planned 2500/s (75 %)");
+    }
+
+    #[test]
+    fn the_cause_follows_the_rates_when_it_is_known() {
+        let mut b = body(&[
+            ("check-then-insert", Some(2500.0), Some(1880.0)),
+            ("atomic", Some(2500.0), Some(1000.0)),
+        ]);
+        b.rows[0].behind_cause = Some(BehindCause::Machine);
+        b.rows[1].behind_cause = Some(BehindCause::InFlightCap { cap: 64 });
+        let cells = behind_cells(&b);
+        assert_eq!(
+            cells[0].2,
+            "sent at 1880/s of the planned 2500/s (75 %): the sender could not keep the pace on this machine"
+        );
+        assert!(
+            cells[1].2.ends_with("(40 %): the sender's 64 in flight were waiting on the receiver"),
+            "{}",
+            cells[1].2
+        );
+    }
+
+    #[test]
+    fn an_evidence_line_says_the_rates_and_the_cause_only_when_the_load_fell_behind() {
+        let cap = Some(BehindCause::InFlightCap { cap: 16 });
+        assert_eq!(
+            fell_behind(Some(200.0), Some(15.2), cap),
+            "; sent at 15.2/s of the planned 200/s: the sender's 16 in flight were waiting on the receiver; \
+             latencies include that wait"
+        );
+        assert_eq!(
+            fell_behind(Some(200.0), Some(150.0), None),
+            "; sent at 150.0/s of the planned 200/s; latencies include that wait"
+        );
+        assert_eq!(fell_behind(Some(200.0), Some(199.0), cap), "");
+        assert_eq!(fell_behind(None, Some(15.2), cap), "");
+        assert_eq!(fell_behind(Some(200.0), None, cap), "");
     }
 
     #[test]

@@ -279,16 +279,29 @@ pub fn compare(a: &Report, b: &Report, p99_threshold: f64, tolerance: f64) -> Co
     c
 }
 
-/// What changed meaning between a report of schema `a` and one of schema `b`, if anything did.
+/// What changed meaning between a report of schema `a` and one of schema `b`, if anything did:
+/// one sentence for each change between the two.
 fn meaning_changed(a: u32, b: u32) -> Option<String> {
-    (a.min(b) < 2 && a.max(b) >= 2).then(|| {
-        let older = if a < b { "first" } else { "second" };
-        format!(
-            "the {older} run's report is of schema 1, whose `timeouts` counted the lost acks (answers \
-             dropped on purpose) too, and whose latencies from the actual send counted attempts no \
-             answer came to; schema 2 counts lost acks apart as `acks_lost` and times answers only: \
-             compare its timeouts with the other's timeouts plus acks_lost"
-        )
+    let (older, lower, higher) = if a < b { ("first", a, b) } else { ("second", b, a) };
+    let crossed = |to: u32| lower < to && higher >= to;
+    let mut said = Vec::new();
+    if crossed(2) {
+        said.push(
+            "schema 1's `timeouts` counted the lost acks (answers dropped on purpose) too, and its \
+             latencies from the actual send counted attempts no answer came to; schema 2 counts lost \
+             acks apart as `acks_lost` and times answers only: compare its timeouts with the other's \
+             timeouts plus acks_lost",
+        );
+    }
+    if crossed(3) {
+        said.push(
+            "before schema 3, `connect_errors` counted connections that broke before an answer too; \
+             schema 3 counts those apart as `resets`: compare its connect_errors with the other's \
+             connect_errors plus resets",
+        );
+    }
+    (!said.is_empty()).then(|| {
+        format!("the {older} run's report is of schema {lower}, the other's {higher}: {}", said.join("; "))
     })
 }
 
@@ -406,6 +419,18 @@ mod tests {
         assert!(meaning_changed(2, 1).expect("either way").starts_with("the second run's"));
         assert_eq!(meaning_changed(1, 1), None);
         assert_eq!(meaning_changed(2, 2), None);
+        assert_eq!(meaning_changed(3, 3), None);
+    }
+
+    #[test]
+    fn a_comparison_says_each_change_of_meaning_it_crosses_and_only_those() {
+        let resets = meaning_changed(3, 2).expect("resets apart");
+        assert!(resets.starts_with("the second run's report is of schema 2, the other's 3"), "{resets}");
+        assert!(resets.contains("`resets`") && !resets.contains("acks_lost"), "{resets}");
+        let both = meaning_changed(1, 3).expect("both changes");
+        assert!(both.contains("acks_lost") && both.contains("`resets`"), "{both}");
+        let lost_acks = meaning_changed(1, 2).expect("lost acks apart");
+        assert!(!lost_acks.contains("`resets`"), "{lost_acks}");
     }
 
     #[test]

@@ -64,7 +64,7 @@ fn spectrum_points(spectrum: &crate::stats::Spectrum, fallback: &super::LatencyU
 
 /// The percentile spectrum of every design on `backend`, HdrHistogram's way: latency against
 /// `1/(1-p)` on log scales out to 99.999 %, solid from the planned send (coordinated omission
-/// corrected), dashed from the actual send.
+/// corrected), dashed the answered attempts' own time from send to answer.
 fn latency_chart(report: &BenchBody, backend: Backend, title: &str) -> Svg {
     let rows: Vec<&Row> = report.rows.iter().filter(|r| r.backend == backend).collect();
     type Curve = Vec<(f64, f64)>;
@@ -94,7 +94,7 @@ fn latency_chart(report: &BenchBody, backend: Backend, title: &str) -> Svg {
         }
         legend.add("", BLACK.to_rgba(), Mark::Gap);
         legend.add("from the planned send", BLACK.to_rgba(), Mark::Line);
-        legend.add("from the actual send", BLACK.to_rgba(), Mark::Dashed);
+        legend.add("answers: send to answer", BLACK.to_rgba(), Mark::Dashed);
         Ok(())
     })
 }

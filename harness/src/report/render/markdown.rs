@@ -157,14 +157,17 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
     let _ = writeln!(
         md,
         "Latency is from each attempt's planned send time to its response (corrected for coordinated \
-         omission), in milliseconds.\n"
+         omission), in milliseconds; the answer columns are each answered attempt's own time from its \
+         send to its answer (timeouts, refused connections and resets are no answer).\n"
     );
     let _ = writeln!(
         md,
-        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | acks lost | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | req/s | wall s |"
+        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | acks lost | no connection | resets | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | answer p50 | answer p99 | req/s | wall s |"
     );
-    let _ =
-        writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        md,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     let behind = super::behind::behind_cells(b);
     for k in &backends {
         for d in &designs {
@@ -173,13 +176,15 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
                 let d = text(&super::behind::design_cell(&behind, *k, *d));
                 let _ = writeln!(
                     md,
-                    "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
+                    "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
                     r.deliveries,
                     r.status_2xx,
                     r.status_4xx,
                     r.status_5xx,
                     r.timeouts,
-                    r.acks_lost,
+                    super::older::cell(header, "acks_lost", r.acks_lost),
+                    r.connect_errors,
+                    super::older::cell(header, "resets", r.resets),
                     r.retries,
                     r.id_conflicts,
                     ms(l.p50),
@@ -187,6 +192,8 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
                     ms(l.p99),
                     ms(l.p999),
                     ms(l.max),
+                    ms(r.latency_actual_us.p50),
+                    ms(r.latency_actual_us.p99),
                     r.throughput_per_s,
                     r.wall_s
                 );
@@ -199,6 +206,9 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
         for cell in cells {
             let _ = writeln!(md, "- {}", text(cell.trim_start()));
         }
+    }
+    if let Some(older) = super::older::note(header) {
+        let _ = writeln!(md, "\n{}", text(&older));
     }
     for (title, notes) in [("Skipped", &b.skipped), ("Broken", &b.broken)] {
         if !notes.is_empty() {

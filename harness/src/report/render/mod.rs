@@ -12,6 +12,7 @@ mod html;
 mod junit;
 mod markdown;
 mod metrics;
+mod older;
 mod page;
 #[cfg(test)]
 mod proptests;
@@ -28,6 +29,7 @@ use super::model::*;
 
 pub use audit::{audit_markdown, render_audit_table};
 pub use audit_charts::audit_chart_titles;
+pub use behind::fell_behind;
 pub use history::{Comparison, compare, rebuild_index, run_label, trend_key};
 pub use html::{chart_titles, render_html};
 pub use junit::{JunitError, render_junit};

@@ -39,7 +39,7 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
         );
         let _ = writeln!(
             out,
-            "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
+            "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
             "design",
             "deliveries",
             "5xx",
@@ -53,9 +53,11 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             "stale accts",
             "ledger",
             "expected",
-            "p50 ms",
-            "p99 ms",
-            "max ms",
+            "plan p50",
+            "plan p99",
+            "plan max",
+            "ans p50",
+            "ans p99",
             "req/s",
             "model dup",
             "model extra",
@@ -77,12 +79,12 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             );
             let _ = writeln!(
                 out,
-                "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
+                "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
                 super::behind::design_cell(&behind, r.backend, r.design),
                 r.deliveries,
                 r.status_5xx,
                 r.timeouts,
-                r.acks_lost,
+                super::older::cell(&report.header, "acks_lost", r.acks_lost),
                 r.figures.dup_events,
                 r.figures.extra_applies,
                 r.figures.lost,
@@ -94,6 +96,8 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
                 ms(r.latency_us.p50),
                 ms(r.latency_us.p99),
                 ms(r.latency_us.max),
+                ms(r.latency_actual_us.p50),
+                ms(r.latency_actual_us.p99),
                 r.throughput_per_s,
                 md,
                 me,
@@ -102,7 +106,12 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             );
         }
     }
-    for line in super::behind::note(&behind) {
+    let _ = writeln!(
+        out,
+        "\nplan: latency from each attempt's planned send (a backlog's wait included); ans: each answered \
+         attempt's own time from its send to its answer"
+    );
+    for line in super::behind::note(&behind).into_iter().chain(super::older::note(&report.header)) {
         let _ = writeln!(out, "{line}");
     }
     out.push_str(&super::sections::text(&super::sections::sections(b)));
