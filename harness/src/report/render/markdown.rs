@@ -192,8 +192,8 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
                     ms(l.p99),
                     ms(l.p999),
                     ms(l.max),
-                    ms(r.latency_actual_us.p50),
-                    ms(r.latency_actual_us.p99),
+                    super::older::answer_ms(header, r.latency_actual_us.p50),
+                    super::older::answer_ms(header, r.latency_actual_us.p99),
                     r.throughput_per_s,
                     r.wall_s
                 );

@@ -15,6 +15,12 @@ pub fn cell_since(header: &Header, since: u32, n: u64) -> String {
     if header.schema >= since { n.to_string() } else { NOT_COUNTED.to_string() }
 }
 
+/// An answer time (microseconds) as a table shows it, in milliseconds: `–` in a report before
+/// schema 2, whose times from the actual send counted attempts no answer came to.
+pub fn answer_ms(header: &Header, us: u64) -> String {
+    if header.schema >= 2 { format!("{:.1}", us as f64 / 1000.0) } else { NOT_COUNTED.to_string() }
+}
+
 /// A figure the report did not count.
 const NOT_COUNTED: &str = "–";
 
@@ -26,6 +32,10 @@ pub fn note(header: &Header) -> Option<String> {
         .map(|(figure, _, within)| {
             format!("{} were counted in {}", figure.replace('_', " "), within.replace('_', " "))
         })
+        .chain(
+            (header.schema < 2)
+                .then(|| "the times from the actual send counted attempts no answer came to".into()),
+        )
         .collect();
     (!inside.is_empty()).then(|| {
         format!(
@@ -49,9 +59,11 @@ mod tests {
         let one = header(1);
         assert_eq!((cell(&one, "acks_lost", 0), cell(&one, "resets", 0)), ("–".into(), "–".into()));
         assert_eq!(cell(&one, "timeouts", 22), "22");
+        assert_eq!((answer_ms(&one, 1500), answer_ms(&header(2), 1500)), ("–".into(), "1.5".into()));
         let said = note(&one).expect("a note");
         assert!(said.contains("schema 1") && said.contains("acks lost were counted in timeouts"), "{said}");
         assert!(said.contains("resets were counted in connect errors"), "{said}");
+        assert!(said.contains("no answer came to"), "{said}");
         let two = header(2);
         assert_eq!((cell(&two, "acks_lost", 3), cell(&two, "resets", 0)), ("3".into(), "–".into()));
         assert!(!note(&two).expect("a note").contains("acks lost"));
