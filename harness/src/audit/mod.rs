@@ -40,7 +40,7 @@ use crate::observe::{ObserveError, Observer, Observers, Sink, SinkLimits, Snapsh
 use crate::report::{AuditSection, CheckResult};
 pub use crate::report::{Check, Status};
 use crate::sender::SendError;
-use crate::wire::{IdSpace, SecretError, Signer, Wire};
+use crate::wire::{IdSpace, SecretError, Wire};
 use crate::workload::WorkloadError;
 use accounts::{Accounts, Layout};
 use checks::{Built, Delivery, Judged, Phase, Plan, Run};
@@ -413,7 +413,7 @@ pub async fn run(audit: &Audit, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSec
     observers = observers.only_accounts(range.clone());
     let whole = range.clone();
     by(deadline, read_baseline(&mut observers, config.layout, range, &|a| whole.contains(&a))).await?;
-    let signer = Signer::new(t.signing, &t.secrets)?;
+    let signer = t.signer()?;
     let poison = audit.checks.poison();
     let wire =
         Arc::new(Wire { signer, payload: t.payload.clone(), ids: ids.clone(), poison, credit_base: None });

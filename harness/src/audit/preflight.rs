@@ -316,7 +316,14 @@ mod tests {
     }
 
     fn target(signing: Scheme, payload: Payload) -> Target {
-        Target { url: "http://h:1/w".into(), signing, provider: None, secrets: Vec::new(), payload }
+        Target {
+            url: "http://h:1/w".into(),
+            signing,
+            provider: None,
+            secrets: Vec::new(),
+            payload,
+            signed_url: None,
+        }
     }
 
     /// What a snapshot whose balance of account 7 moved by `change` says of the preflight credit.

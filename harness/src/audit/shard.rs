@@ -18,7 +18,7 @@ use super::{
 use crate::load::partial::{AuditRun, AuditShard, Partial, Target};
 use crate::report::Check;
 use crate::sender::{self, Progress, SenderConfig};
-use crate::wire::{Signer, Wire};
+use crate::wire::Wire;
 use crate::workload::{Shard, Workload};
 
 /// Sends shard `shard`'s part of the parallel load to the receiver; its partial result (not yet
@@ -43,7 +43,7 @@ pub async fn run_shard(
         .await
         .map_err(|e| AuditError::Unreachable { url: t.url.clone(), reason: e.to_string() })?;
     let ids = id_space(config);
-    let signer = Signer::new(t.signing, &t.secrets)?;
+    let signer = t.signer()?;
     let wire = Arc::new(Wire {
         signer,
         payload: t.payload.clone(),

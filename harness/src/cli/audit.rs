@@ -189,7 +189,8 @@ impl TryFrom<&AuditArgs> for Audit {
         // --signing X holds the receiver to provider X's rules unless --provider names another.
         let target = a.target.target(&a.url, a.provider)?;
         let provider = target.provider;
-        let timeout = a.timeout.or(provider.map(crate::wire::Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT);
+        let timeout =
+            a.timeout.or(provider.and_then(crate::wire::Provider::timeout)).unwrap_or(DEFAULT_TIMEOUT);
         let config = AuditConfig {
             target,
             watch: Watch {

@@ -59,7 +59,7 @@ fn could_not_run(err: impl std::fmt::Display) -> anyhow::Error {
 
 pub(super) fn run(args: &DiscoverArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let target = args.target.target(&args.url, None).map_err(could_not_run)?;
-    crate::wire::Signer::new(target.signing, &target.secrets).map_err(could_not_run)?;
+    target.signer().map_err(could_not_run)?;
     let config = DiscoverConfig {
         target,
         observe_db: args.observe_db.clone(),

@@ -235,12 +235,15 @@ pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 /// How `audit` and `discover` speak to a receiver: its signing scheme, its secrets, its bodies.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TargetArgs {
-    /// How deliveries are signed: standard-webhooks, stripe, github, shopify or none [default:
-    /// standard-webhooks]. Given, it also sets the provider's --payload when none is given.
+    /// How deliveries are signed, as the provider named signs them: standard-webhooks, stripe,
+    /// github, shopify, slack, twilio, square, paddle, sendgrid, discord, linear, gitlab, zoom,
+    /// twitch, or none [default: standard-webhooks]. Given, it also sets the provider's --payload
+    /// when none is given, and --provider (its timeout and retry schedule).
     #[arg(long, value_enum)]
     pub signing: Option<crate::wire::Scheme>,
-    /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe).
-    /// Give it twice, old and new, to hold the rotation check to both.
+    /// A signing secret as the provider shows it (`whsec_...` for Standard Webhooks and Stripe;
+    /// for sendgrid and discord the PRIVATE key, base64 of its PKCS#8 DER, which `hookbench keys
+    /// NAME` makes). Give it twice, old and new, to hold the rotation check to both.
     #[arg(long, env = "HOOKBENCH_AUDIT_SECRET", hide_env_values = true)]
     pub secret: Vec<String>,
     /// The bodies: hookbench, a provider's own (stripe: an Event; github: the event's payload
@@ -266,6 +269,10 @@ pub struct TargetArgs {
     /// /data/amount, /data/version.
     #[arg(long = "field", value_name = "account|amount|version=POINTER")]
     pub field: Vec<crate::wire::FieldMapping>,
+    /// The URL Twilio and Square sign, when it is not the URL audited: a receiver behind a proxy
+    /// verifies against the address its provider knows [default: the URL audited].
+    #[arg(long = "signed-url", value_name = "URL")]
+    pub signed_url: Option<String>,
 }
 
 impl TargetArgs {
@@ -284,6 +291,7 @@ impl TargetArgs {
             provider: provider.or(signing.provider()),
             secrets: self.secret.clone(),
             payload: crate::wire::Payload::with(&name, &self.event_type, &self.field)?,
+            signed_url: self.signed_url.clone(),
         })
     }
 }

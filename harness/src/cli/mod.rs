@@ -126,10 +126,16 @@ pub enum Command {
     /// Print the article's simulation for a seed: handler table, traced event, same-second pairs,
     /// retention, crash and jitter tables, identical to the article's script from `events:` on.
     Model(model::ModelArgs),
-    /// Print the three Standard Webhooks headers for a body, to try a receiver with curl.
+    /// Print a provider's signature headers for a body (Standard Webhooks unless --signing names
+    /// another), to try a receiver with curl; with --public-key, the public key of an asymmetric
+    /// scheme's --secret as the provider's dashboard shows it.
     ///
     /// Example: hookbench sign --secret whsec_... --id evt_000001 body.json
     Sign(sign::SignArgs),
+    /// Make a key pair for an asymmetric scheme (sendgrid: ECDSA P-256; discord: Ed25519). Prints
+    /// `secret: ...` (base64 of the PKCS#8 private key, for --secret; keep it private) and
+    /// `public-key: ...` (as the provider's dashboard shows it, for the receiver).
+    Keys(sign::KeysArgs),
     /// Run one receiver worker: a design over Postgres or SQLite, serving
     /// `POST /webhooks/{source}` and `GET /healthz` until SIGTERM or Ctrl-C.
     ///
@@ -307,6 +313,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Explain(args) => explain::run(&args, out),
         Command::Model(args) => model::run(&args, out),
         Command::Sign(args) => sign::run(&args, out),
+        Command::Keys(args) => sign::run_keys(&args, out),
         Command::Serve(args) => serve::run(args, out),
         Command::Db(args) => db::run(&args, out),
     }

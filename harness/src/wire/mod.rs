@@ -15,7 +15,7 @@ use bytes::Bytes;
 
 use crate::workload::{EventKind, Workload};
 pub use payload::{EventTypeChoice, FieldMapping, Fields, Format, Kind, Payload, PayloadError};
-pub use provider::{IdFrom, Provider, Signatures, Timestamps, Verification};
+pub use provider::{IdFrom, Provider, RetryOn, Signatures, Timestamps, Verification};
 pub use signing::{Scheme, SecretError, Signer};
 pub use whsec::{NotWhsec, Whsec};
 

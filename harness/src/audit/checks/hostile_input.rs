@@ -106,9 +106,9 @@ struct HostileInput {
 /// other paths.
 const REACH: u32 = 3;
 
-/// Its credits at most: the refusals (5), malformed, oversized, the replays (2), the
-/// overflowing pair, the stall.
-const CREDITS: usize = 12;
+/// Its credits at most: the refusals (5), malformed, oversized, the replays (2, and 1 to
+/// another path where the URL is signed), the overflowing pair, the stall.
+const CREDITS: usize = 13;
 
 /// Why the two credits of 2^62 to one account cannot be judged, when they cannot: in the scarce
 /// layout every account's amounts are place values, and a count of rows cannot tell which of the
@@ -131,6 +131,20 @@ fn timestamp_expect(scheme: Scheme, offset_s: i64) -> Expect {
     match scheme.verification() {
         Some(v) if !v.accepts_offset(offset_s) => Expect::Refused,
         _ => Expect::AtMostOnce,
+    }
+}
+
+/// What a tampered body with a valid signature header must meet, and its note: refused where the
+/// scheme signs the body; where it does not (GitLab's token is the secret itself, sent as it is),
+/// the provider itself could send that request, so a correct receiver accepts it, at most once.
+fn tampered_expect(scheme: Scheme) -> (Expect, &'static str) {
+    if scheme.signs_body() {
+        (Expect::Refused, "tampered body")
+    } else {
+        (
+            Expect::AtMostOnce,
+            "tampered body under the right token (the token signs no body: a receiver may take it)",
+        )
     }
 }
 
@@ -232,8 +246,9 @@ impl HostileInput {
         // Not a multiple of any credit's amount: applied, it cannot pass for other credits' applies.
         tampered.amount += 1_000_001;
         let tampered = tamper(&signed, ctx.wire.body(&tampered));
-        let mut sent = Delivered::new(f, Expect::Refused);
-        sent.push(ctx.probe.post(None, &headers, tampered, "tampered body").await);
+        let (expect, note) = tampered_expect(scheme);
+        let mut sent = Delivered::new(f, expect);
+        sent.push(ctx.probe.post(None, &headers, tampered, note).await);
         p.events.push(sent);
 
         let mut sent = Delivered::new(next.credit(ctx)?, Expect::Refused);
@@ -275,6 +290,18 @@ impl HostileInput {
             sent.push(ctx.probe.post(Some(&other), &headers, body.clone(), &note).await);
         }
         p.events.push(sent);
+
+        if ctx.wire.signer.scheme().signs_url() {
+            // Signed for the URL, received at another: the provider's library refuses it.
+            let f = next.credit(ctx)?;
+            let (body, headers) = ctx.wire.attempt(&f, now_s());
+            let mut sent = Delivered::new(f, Expect::Refused);
+            for other in other_paths(ctx.probe.path()).into_iter().take(1) {
+                let note = format!("signed for the URL, sent only to {other} (the URL is signed)");
+                sent.push(ctx.probe.post(Some(&other), &headers, body.clone(), &note).await);
+            }
+            p.events.push(sent);
+        }
 
         let f = next.credit(ctx)?;
         let mut sent = Delivered::new(f.clone(), Expect::AtMostOnce);
@@ -377,6 +404,30 @@ mod tests {
         assert_eq!(timestamp_expect(Scheme::Stripe, 3600), Expect::AtMostOnce);
         assert_eq!(timestamp_expect(Scheme::StandardWebhooks, -3600), Expect::Refused);
         assert_eq!(timestamp_expect(Scheme::Stripe, -3600), Expect::Refused);
+        // Libraries that sign a timestamp and never read the clock accept any age.
+        for lax in [Scheme::Sendgrid, Scheme::Discord, Scheme::Zoom] {
+            assert_eq!(timestamp_expect(lax, -3600), Expect::AtMostOnce, "{}", lax.as_str());
+        }
+        // Paddle's library allows 5 s in the past and any distance ahead; Slack's 5 minutes both
+        // ways; Linear's 60 s both ways; Twitch's 10 minutes in the past.
+        assert_eq!(timestamp_expect(Scheme::Paddle, -6), Expect::Refused);
+        assert_eq!(timestamp_expect(Scheme::Paddle, -5), Expect::AtMostOnce);
+        assert_eq!(timestamp_expect(Scheme::Paddle, 3600), Expect::AtMostOnce);
+        assert_eq!(timestamp_expect(Scheme::Slack, 301), Expect::Refused);
+        assert_eq!(timestamp_expect(Scheme::Slack, -300), Expect::AtMostOnce);
+        assert_eq!(timestamp_expect(Scheme::Linear, 61), Expect::Refused);
+        assert_eq!(timestamp_expect(Scheme::Twitch, -601), Expect::Refused);
+        assert_eq!(timestamp_expect(Scheme::Twitch, -600), Expect::AtMostOnce);
+    }
+
+    /// GitLab's token signs no body: a tampered body under the right token is what GitLab itself
+    /// could send, so it is not expected refused; every scheme that signs the body refuses it.
+    #[test]
+    fn a_tampered_body_is_expected_refused_only_where_the_body_is_signed() {
+        assert_eq!(tampered_expect(Scheme::Gitlab).0, Expect::AtMostOnce);
+        for scheme in Scheme::ALL.into_iter().filter(|s| s.signs() && *s != Scheme::Gitlab) {
+            assert_eq!(tampered_expect(scheme).0, Expect::Refused, "{}", scheme.as_str());
+        }
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub enum Unbuilt {
     #[error("--signing none signs nothing to rotate")]
     Unsigned,
     /// The provider the audit is held to never retries a failed delivery.
-    #[error("{0} does not retry failed deliveries on its own")]
+    #[error("{0} has no retry schedule to replay (it does not retry on its own, or does not say when)")]
     NoRetries(&'static str),
     /// The bodies cannot carry one change twice.
     #[error(

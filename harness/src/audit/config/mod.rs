@@ -12,7 +12,7 @@ use crate::history::Tap;
 use crate::observe::{Queries, QueryLimits};
 use crate::report::{AuditParameters, Check};
 use crate::sender::{RetryPolicy, SenderConfig};
-use crate::wire::{Payload, Provider, Scheme, Signer};
+use crate::wire::{Payload, Provider, Scheme, SecretError, Signer};
 use crate::workload::{Layout, Shard, WorkloadConfig};
 
 /// The receiver and how it is spoken to.
@@ -29,6 +29,17 @@ pub struct Target {
     pub secrets: Vec<String>,
     /// What bodies look like.
     pub payload: Payload,
+    /// The URL Twilio and Square sign, when not `url` (`--signed-url`: a receiver behind a proxy
+    /// sees the address its provider knows, not the one audited).
+    pub signed_url: Option<String>,
+}
+
+impl Target {
+    /// The signer its deliveries are signed with, signing the URL its provider knows.
+    pub fn signer(&self) -> Result<Signer, SecretError> {
+        let url = self.signed_url.as_deref().unwrap_or(&self.url);
+        Ok(Signer::new(self.signing, &self.secrets)?.for_url(url))
+    }
 }
 
 /// Where the audit sees what was applied.
@@ -119,7 +130,7 @@ impl AuditConfig {
     pub fn validate(&self) -> Result<(), AuditError> {
         let config = |s: &str| Err(AuditError::Config(s.to_string()));
         let (t, w, p, l) = (&self.target, &self.watch, &self.probes, &self.load);
-        Signer::new(t.signing, &t.secrets)?;
+        t.signer()?;
         let q = &w.queries;
         if w.observe_db.is_none() && w.sink.is_none() {
             return config(

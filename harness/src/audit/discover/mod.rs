@@ -24,7 +24,7 @@ use super::{AuditError, Pulse, fresh_ids, preflight, probe};
 use crate::judge::aggregate::grouped;
 use crate::observe::QueryLimits;
 use crate::observe::changes::{COUNTERS_LAG, Changed, Changes, Mark, Values};
-use crate::wire::{Poison, Signer, Wire};
+use crate::wire::{Poison, Wire};
 pub use roles::{Credit, Proposal, Role};
 
 /// The credit's amount: one no column holds by chance as easily as 100.
@@ -82,7 +82,7 @@ pub async fn discover(
         .map_err(|e| AuditError::Unreachable { url: t.url.clone(), reason: e.to_string() })?;
     let changes = Changes::open(&config.observe_db, config.query_limits).await?;
     let ids = fresh_ids('d', jiff::Timestamp::now(), config.id_prefix.as_deref(), config.account_base);
-    let signer = Signer::new(t.signing, &t.secrets)?;
+    let signer = t.signer()?;
     let wire = Wire {
         signer,
         payload: t.payload.clone(),

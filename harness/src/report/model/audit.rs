@@ -598,4 +598,24 @@ pub enum Provider {
     Shopify,
     /// Svix and the Standard Webhooks senders that follow its schedule.
     StandardWebhooks,
+    /// Slack's Events API.
+    Slack,
+    /// Twilio's status callbacks.
+    Twilio,
+    /// Square.
+    Square,
+    /// Paddle Billing.
+    Paddle,
+    /// SendGrid's Event Webhook.
+    Sendgrid,
+    /// Discord's interactions endpoint.
+    Discord,
+    /// Linear.
+    Linear,
+    /// GitLab.
+    Gitlab,
+    /// Zoom.
+    Zoom,
+    /// Twitch EventSub.
+    Twitch,
 }

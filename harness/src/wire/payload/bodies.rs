@@ -58,7 +58,18 @@ impl Format {
             Scheme::Github => Some(Self::Github),
             Scheme::Shopify => Some(Self::Shopify),
             Scheme::StandardWebhooks => Some(Self::StandardWebhooks),
-            Scheme::None => None,
+            // Filled in as each provider's bodies land.
+            Scheme::Slack
+            | Scheme::Twilio
+            | Scheme::Square
+            | Scheme::Paddle
+            | Scheme::Sendgrid
+            | Scheme::Discord
+            | Scheme::Linear
+            | Scheme::Gitlab
+            | Scheme::Zoom
+            | Scheme::Twitch
+            | Scheme::None => None,
         }
     }
 
