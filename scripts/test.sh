@@ -32,6 +32,9 @@ fi
 # The balances example receiver speaks Postgres through psycopg2 (PyPI); without it the tests of
 # it on Postgres fail, naming this script.
 ./examples/receivers/balances/install.sh || echo "warning: psycopg2 could not be installed"
+# The providers' receiver verifies with each provider's own library (PyPI and npm, pinned); without
+# them its tests fail, naming this script.
+./scripts/provider-vectors/install.sh || echo "warning: the providers' libraries could not be installed"
 # Tests that spawn the binary would append their runs' grids to a CI job's own step summary.
 unset GITHUB_STEP_SUMMARY
 cargo test --workspace --locked "$@"
