@@ -476,5 +476,30 @@ mod tests {
         assert!(Provider::Github.retry_delays().is_empty());
         let s = Provider::Shopify.retry_delays();
         assert!((s[1].as_secs_f64() / s[0].as_secs_f64() - 2.0).abs() < 1e-9, "doubling");
+        // The ten added later: the windows their documentation gives.
+        assert!((total(Provider::Sendgrid).as_secs_f64() - 24.0 * 3600.0).abs() < 1e-6);
+        assert_eq!(Provider::Paddle.retry_delays().len(), 60);
+        assert_eq!(total(Provider::Paddle), Duration::from_secs(72 * 3600));
+        assert!(total(Provider::Square) <= Duration::from_secs(24 * 3600), "up to 24 hours");
+        assert_eq!(Provider::Square.retry_delays()[..3], [60, 120, 240].map(Duration::from_secs));
+        assert_eq!(Provider::Slack.retry_delays(), [0, 60, 300].map(Duration::from_secs));
+        assert_eq!(Provider::Zoom.retry_delays(), [300, 1200, 3600].map(Duration::from_secs));
+        for p in Provider::ALL {
+            let never = matches!(p.retries_on(), RetryOn::Never | RetryOn::Undocumented);
+            assert_eq!(never, p.retry_delays().is_empty(), "{}: a schedule exactly when it retries", p.as_str());
+        }
+        assert_eq!(Provider::Twilio.retries_on(), RetryOn::ConnectFailure);
+    }
+
+    /// Every provider a scheme names is the scheme's own, and each name is the same on both.
+    #[test]
+    fn each_scheme_names_its_provider() {
+        for scheme in Scheme::ALL {
+            match scheme.provider() {
+                Some(p) => assert_eq!(p.as_str(), scheme.as_str()),
+                None => assert_eq!(scheme, Scheme::None),
+            }
+        }
+        assert_eq!(Provider::ALL.len() + 1, Scheme::ALL.len());
     }
 }
