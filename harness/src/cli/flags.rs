@@ -248,9 +248,10 @@ pub struct TargetArgs {
     pub secret: Vec<String>,
     /// The bodies: hookbench, a provider's own (stripe: an Event; github: the event's payload
     /// with X-GitHub-Event; shopify: the topic's resource with the X-Shopify-* headers;
-    /// standard-webhooks: {type, timestamp, data}), or a template file (docs/audit.md) [default:
-    /// the provider --signing names, when given; else hookbench].
-    #[arg(long, value_name = "hookbench|stripe|github|shopify|standard-webhooks|FILE")]
+    /// standard-webhooks: {type, timestamp, data}; slack, twilio, square, paddle, sendgrid,
+    /// discord, linear, gitlab, zoom, twitch: each provider's event, docs/audit.md), or a template
+    /// file (docs/audit.md) [default: the provider --signing names, when given; else hookbench].
+    #[arg(long, value_name = "hookbench|PROVIDER|FILE")]
     pub payload: Option<String>,
     /// The provider's event type a credit or an update is sent as (repeatable; a provider's
     /// payload only). Defaults: stripe credit=payment_intent.succeeded,

@@ -131,7 +131,7 @@ pub async fn http_comparison(config: &PerfConfig) -> Result<HttpFigures, PerfErr
     // Every tool sends the same request the sender sends.
     let wire = Arc::new(Wire::hookbench(&Secret::from_bytes(b"hookbench-perf".to_vec()).to_whsec())?);
     let sample = wire.fields(&plain_credits(1.0, 1), 0);
-    let body = wire.body(&sample);
+    let body = wire.body(&sample, jiff::Timestamp::now().as_second());
     let headers = wire.headers(&sample, &body, jiff::Timestamp::now().as_second());
     let request = Request { body: String::from_utf8_lossy(&body).into_owned(), headers };
 

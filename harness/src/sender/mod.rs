@@ -262,6 +262,14 @@ impl Ctx {
     /// One attempt, signed afresh; how it ended and the connection it went over.
     async fn send(&self, worker: usize, fields: &Fields, body: &Bytes) -> (Fate, u64) {
         let ts = jiff::Timestamp::now().as_second();
+        // A body that carries its attempt's time (Linear's) is written again for each attempt.
+        let rewritten;
+        let body = if self.wire.payload.timestamped() {
+            rewritten = self.wire.body(fields, ts);
+            &rewritten
+        } else {
+            body
+        };
         let headers = self.wire.headers(fields, body, ts);
         let connection = pool::Connection::default();
         let post = self.pool.post(worker, &headers, body, &connection);
@@ -400,7 +408,7 @@ impl Ctx {
     ) {
         let event = g.event as usize;
         let fields = self.wire.fields(&self.workload, event);
-        let body = self.wire.body(&fields);
+        let body = self.wire.body(&fields, jiff::Timestamp::now().as_second());
         if g.copies <= 1 {
             let attempt = self.next_attempt(event);
             let worker = self.pick_worker();

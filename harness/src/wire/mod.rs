@@ -116,11 +116,13 @@ impl Wire {
         }
     }
 
-    /// The body of `f` (from the poison template for a poison event, when there is one).
-    pub fn body(&self, f: &Fields) -> Bytes {
+    /// The body of `f` in an attempt sent at `sent_at_s`, Unix seconds (from the poison template
+    /// for a poison event, when there is one). Only a timestamped body (Linear's) depends on
+    /// the time: [`Payload::timestamped`].
+    pub fn body(&self, f: &Fields, sent_at_s: i64) -> Bytes {
         match &self.poison {
-            Poison::Template(p) if f.poisoned => Bytes::from(p.render(f)),
-            _ => Bytes::from(self.payload.render(f)),
+            Poison::Template(p) if f.poisoned => Bytes::from(p.render_at(f, sent_at_s)),
+            _ => Bytes::from(self.payload.render_at(f, sent_at_s)),
         }
     }
 
@@ -140,13 +142,13 @@ impl Wire {
                 None => headers.push((name, value)),
             }
         }
-        headers.push(("content-type", "application/json".to_string()));
+        headers.push(("content-type", self.payload.content_type().to_string()));
         headers
     }
 
     /// One attempt of `f` at `timestamp`: its body and headers.
     pub fn attempt(&self, f: &Fields, timestamp: i64) -> (Bytes, Vec<(&'static str, String)>) {
-        let body = self.body(f);
+        let body = self.body(f, timestamp);
         let headers = self.headers(f, &body, timestamp);
         (body, headers)
     }
@@ -197,9 +199,9 @@ mod tests {
         assert!(!untouched.poisoned && untouched.account >= 1000 && untouched.amount > 0);
         // A template poison changes the body alone, and only a poison event's.
         let template = wire(Poison::Template(Payload::provider(Format::Stripe)));
-        let body = String::from_utf8(template.body(&template.fields(&w, i)).to_vec()).expect("utf-8");
+        let body = String::from_utf8(template.body(&template.fields(&w, i), 0).to_vec()).expect("utf-8");
         assert!(body.contains("\"object\":\"event\""), "the poison template's body: {body}");
-        let body = String::from_utf8(template.body(&template.fields(&w, clean)).to_vec()).expect("utf-8");
+        let body = String::from_utf8(template.body(&template.fields(&w, clean), 0).to_vec()).expect("utf-8");
         assert!(body.contains("credit.added"), "the run's own payload: {body}");
     }
 }

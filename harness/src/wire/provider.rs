@@ -486,7 +486,12 @@ mod tests {
         assert_eq!(Provider::Zoom.retry_delays(), [300, 1200, 3600].map(Duration::from_secs));
         for p in Provider::ALL {
             let never = matches!(p.retries_on(), RetryOn::Never | RetryOn::Undocumented);
-            assert_eq!(never, p.retry_delays().is_empty(), "{}: a schedule exactly when it retries", p.as_str());
+            assert_eq!(
+                never,
+                p.retry_delays().is_empty(),
+                "{}: a schedule exactly when it retries",
+                p.as_str()
+            );
         }
         assert_eq!(Provider::Twilio.retries_on(), RetryOn::ConnectFailure);
     }

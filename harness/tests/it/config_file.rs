@@ -145,7 +145,8 @@ fn every_example_config_parses_is_schema_valid_and_reads_back_from_print_config(
             // SendGrid and Discord sign with a private key, which `hookbench keys` makes.
             let stem = path.file_stem().expect("name").to_string_lossy();
             let pair = ["sendgrid", "discord"].contains(&stem.as_ref()).then(|| {
-                let scheme = <hookbench::wire::Scheme as clap::ValueEnum>::from_str(&stem, false).expect("a scheme");
+                let scheme =
+                    <hookbench::wire::Scheme as clap::ValueEnum>::from_str(&stem, false).expect("a scheme");
                 hookbench::wire::signing::keys::generate(scheme.key_kind()).expect("a pair").private
             });
             let secret = pair.as_deref().unwrap_or(SECRET);

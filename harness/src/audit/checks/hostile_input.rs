@@ -230,7 +230,7 @@ impl HostileInput {
                 format!("{n} byte body, signed (a receiver may take it: the provider's library would)");
             (
                 Expect::AtMostOnce,
-                padded(&ctx.wire.body(f), n).unwrap_or_else(|| oversized_body(&f.id, n)),
+                padded(&ctx.wire.body(f, now_s()), n).unwrap_or_else(|| oversized_body(&f.id, n)),
                 note,
             )
         }
@@ -245,7 +245,7 @@ impl HostileInput {
         let mut tampered = f.clone();
         // Not a multiple of any credit's amount: applied, it cannot pass for other credits' applies.
         tampered.amount += 1_000_001;
-        let tampered = tamper(&signed, ctx.wire.body(&tampered));
+        let tampered = tamper(&signed, ctx.wire.body(&tampered, now_s()));
         let (expect, note) = tampered_expect(scheme);
         let mut sent = Delivered::new(f, expect);
         sent.push(ctx.probe.post(None, &headers, tampered, note).await);
@@ -257,7 +257,7 @@ impl HostileInput {
         p.events.push(sent);
 
         let mut sent = Delivered::new(next.credit(ctx)?, Expect::Refused);
-        let body = ctx.wire.body(&sent.fields);
+        let body = ctx.wire.body(&sent.fields, now_s());
         let json = [("content-type", "application/json".to_string())];
         sent.push(ctx.probe.post(None, &json, body, "no signature headers").await);
         p.events.push(sent);
@@ -408,11 +408,12 @@ mod tests {
         for lax in [Scheme::Sendgrid, Scheme::Discord, Scheme::Zoom] {
             assert_eq!(timestamp_expect(lax, -3600), Expect::AtMostOnce, "{}", lax.as_str());
         }
-        // Paddle's library allows 5 s in the past and any distance ahead; Slack's 5 minutes both
-        // ways; Linear's 60 s both ways; Twitch's 10 minutes in the past.
+        // Paddle's library allows 5 s either way; Slack's 5 minutes both ways; Linear's 60 s both
+        // ways; Twitch's documentation 10 minutes in the past and any distance ahead.
         assert_eq!(timestamp_expect(Scheme::Paddle, -6), Expect::Refused);
         assert_eq!(timestamp_expect(Scheme::Paddle, -5), Expect::AtMostOnce);
-        assert_eq!(timestamp_expect(Scheme::Paddle, 3600), Expect::AtMostOnce);
+        assert_eq!(timestamp_expect(Scheme::Paddle, 6), Expect::Refused);
+        assert_eq!(timestamp_expect(Scheme::Twitch, 3600), Expect::AtMostOnce);
         assert_eq!(timestamp_expect(Scheme::Slack, 301), Expect::Refused);
         assert_eq!(timestamp_expect(Scheme::Slack, -300), Expect::AtMostOnce);
         assert_eq!(timestamp_expect(Scheme::Linear, 61), Expect::Refused);

@@ -1,6 +1,7 @@
-//! A provider's own bodies (`--payload stripe|github|shopify|standard-webhooks`): the event types
-//! a credit and an update are sent as (`--event-type`), where the account, the amount and the
-//! version go (`--field`), and the headers the provider sends beside its body.
+//! A provider's own bodies (`--payload stripe|github|shopify|standard-webhooks|slack|...`, one
+//! [`Format`] each): the event types a credit and an update are sent as (`--event-type`), where
+//! the account, the amount and the version go (`--field`), the headers the provider sends beside
+//! its body, and how the body is written (JSON; Twilio's form-encoded).
 //!
 //! Each provider's module lists its event types as [`EventSpec`]s: how the body is built from an
 //! event's [`Fields`], and the default place of each field. The object an event is about (a
@@ -29,11 +30,46 @@ pub enum Format {
     Shopify,
     /// The Standard Webhooks envelope `{type, timestamp, data}`.
     StandardWebhooks,
+    /// A Slack Events API `event_callback`, its delivery id in `event_id`.
+    Slack,
+    /// A Twilio Messaging status callback, form-encoded.
+    Twilio,
+    /// A Square webhook event, its delivery id in `event_id`.
+    Square,
+    /// A Paddle Billing notification, its delivery id in `event_id`.
+    Paddle,
+    /// A SendGrid Event Webhook batch: a JSON array of one event, its id in `sg_event_id`.
+    Sendgrid,
+    /// A Discord interaction, its delivery id in `id`.
+    Discord,
+    /// A Linear data change webhook, carrying the attempt's time in `webhookTimestamp`.
+    Linear,
+    /// A GitLab Push Hook or Issue Hook, its event in `X-Gitlab-Event`.
+    Gitlab,
+    /// A Zoom event notification, written as JavaScript's `JSON.stringify` writes it back.
+    Zoom,
+    /// A Twitch EventSub notification, its subscription in `Twitch-Eventsub-Subscription-*`.
+    Twitch,
 }
 
 impl Format {
     /// Every format, as `--payload` names them.
-    pub const ALL: [Self; 4] = [Self::Stripe, Self::Github, Self::Shopify, Self::StandardWebhooks];
+    pub const ALL: [Self; 14] = [
+        Self::Stripe,
+        Self::Github,
+        Self::Shopify,
+        Self::StandardWebhooks,
+        Self::Slack,
+        Self::Twilio,
+        Self::Square,
+        Self::Paddle,
+        Self::Sendgrid,
+        Self::Discord,
+        Self::Linear,
+        Self::Gitlab,
+        Self::Zoom,
+        Self::Twitch,
+    ];
 
     /// The name `--payload` takes.
     pub fn as_str(self) -> &'static str {
@@ -42,7 +78,32 @@ impl Format {
             Self::Github => "github",
             Self::Shopify => "shopify",
             Self::StandardWebhooks => "standard-webhooks",
+            Self::Slack => "slack",
+            Self::Twilio => "twilio",
+            Self::Square => "square",
+            Self::Paddle => "paddle",
+            Self::Sendgrid => "sendgrid",
+            Self::Discord => "discord",
+            Self::Linear => "linear",
+            Self::Gitlab => "gitlab",
+            Self::Zoom => "zoom",
+            Self::Twitch => "twitch",
         }
+    }
+
+    /// The body's media type: `application/x-www-form-urlencoded` for Twilio's, JSON for the
+    /// others'.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::Twilio => super::twilio::CONTENT_TYPE,
+            _ => "application/json",
+        }
+    }
+
+    /// Whether a body depends on the attempt's time, not only the event's (Linear's carries
+    /// the attempt's `webhookTimestamp`, which its library holds to a minute of its clock).
+    pub fn timestamped(self) -> bool {
+        self == Self::Linear
     }
 
     /// The format `--payload` names `s`, if it names one.
@@ -58,18 +119,17 @@ impl Format {
             Scheme::Github => Some(Self::Github),
             Scheme::Shopify => Some(Self::Shopify),
             Scheme::StandardWebhooks => Some(Self::StandardWebhooks),
-            // Filled in as each provider's bodies land.
-            Scheme::Slack
-            | Scheme::Twilio
-            | Scheme::Square
-            | Scheme::Paddle
-            | Scheme::Sendgrid
-            | Scheme::Discord
-            | Scheme::Linear
-            | Scheme::Gitlab
-            | Scheme::Zoom
-            | Scheme::Twitch
-            | Scheme::None => None,
+            Scheme::Slack => Some(Self::Slack),
+            Scheme::Twilio => Some(Self::Twilio),
+            Scheme::Square => Some(Self::Square),
+            Scheme::Paddle => Some(Self::Paddle),
+            Scheme::Sendgrid => Some(Self::Sendgrid),
+            Scheme::Discord => Some(Self::Discord),
+            Scheme::Linear => Some(Self::Linear),
+            Scheme::Gitlab => Some(Self::Gitlab),
+            Scheme::Zoom => Some(Self::Zoom),
+            Scheme::Twitch => Some(Self::Twitch),
+            Scheme::None => None,
         }
     }
 
@@ -79,6 +139,16 @@ impl Format {
             Self::Github => super::github::EVENTS,
             Self::Shopify => super::shopify::EVENTS,
             Self::StandardWebhooks => super::standard::EVENTS,
+            Self::Slack => super::slack::EVENTS,
+            Self::Twilio => super::twilio::EVENTS,
+            Self::Square => super::square::EVENTS,
+            Self::Paddle => super::paddle::EVENTS,
+            Self::Sendgrid => super::sendgrid::EVENTS,
+            Self::Discord => super::discord::EVENTS,
+            Self::Linear => super::linear::EVENTS,
+            Self::Gitlab => super::gitlab::EVENTS,
+            Self::Zoom => super::zoom::EVENTS,
+            Self::Twitch => super::twitch::EVENTS,
         }
     }
 
@@ -93,6 +163,25 @@ impl Format {
             (Self::Shopify, Kind::Update) => "customers/update",
             (Self::StandardWebhooks, Kind::Credit) => super::CREDIT_TYPE,
             (Self::StandardWebhooks, Kind::Update) => super::PLAN_TYPE,
+            (Self::Slack, Kind::Credit) => "message",
+            (Self::Slack, Kind::Update) => "message_metadata_updated",
+            (Self::Twilio, Kind::Credit) => "delivered",
+            (Self::Twilio, Kind::Update) => "read",
+            (Self::Square, Kind::Credit) => "payment.created",
+            (Self::Square, Kind::Update) => "customer.updated",
+            (Self::Paddle, Kind::Credit) => "transaction.completed",
+            (Self::Paddle, Kind::Update) => "subscription.updated",
+            (Self::Sendgrid, Kind::Credit) => "delivered",
+            (Self::Sendgrid, Kind::Update) => "group_resubscribe",
+            (Self::Discord, _) => "message_component",
+            (Self::Linear, Kind::Credit) => "Issue.create",
+            (Self::Linear, Kind::Update) => "Issue.update",
+            (Self::Gitlab, Kind::Credit) => "issue.open",
+            (Self::Gitlab, Kind::Update) => "issue.update",
+            (Self::Zoom, Kind::Credit) => "meeting.ended",
+            (Self::Zoom, Kind::Update) => "meeting.updated",
+            (Self::Twitch, Kind::Credit) => "channel.channel_points_custom_reward_redemption.add",
+            (Self::Twitch, Kind::Update) => "channel.subscription.message",
         }
     }
 
@@ -229,7 +318,7 @@ impl Bodies {
         for kind in [Kind::Credit, Kind::Update] {
             let f = sample(kind);
             let t = self.event_type_of(kind);
-            let mut body = (t.spec.build)(&self.subject(t, &f));
+            let mut body = (t.spec.build)(&self.subject(t, &f, f.created));
             for (name, pointer, given) in self.places(kind, t) {
                 pointer.write(&mut body, 0).map_err(|problem| {
                     let problem = format!("in the {} body ({}): {problem}", t.name, self.format.as_str());
@@ -300,18 +389,26 @@ impl Bodies {
             .collect()
     }
 
-    fn subject<'a>(&self, t: &'a EventType, f: &'a Fields) -> Subject<'a> {
+    fn subject<'a>(&self, t: &'a EventType, f: &'a Fields, sent_at: i64) -> Subject<'a> {
         let token = f.object.clone().unwrap_or_else(|| match t.spec.owner {
             Owner::Event => f.id.clone(),
             Owner::Account => f.account.to_string(),
         });
-        Subject { f, token, event_type: &t.name }
+        Subject { f, token, event_type: &t.name, sent_at }
     }
 
-    /// The body of `f`: the type's body, then each field written at its place.
+    /// The body of `f` as a tree (Twilio's: the form's pairs as an object), outside an attempt:
+    /// [`Self::render_at`] the event's creation time.
     pub fn render(&self, f: &Fields) -> Value {
+        self.render_at(f, f.created)
+    }
+
+    /// The body of `f` in an attempt sent at `sent_at_s` (Unix seconds; only a
+    /// [`Format::timestamped`] body reads it): the type's body, then each field written at its
+    /// place.
+    pub fn render_at(&self, f: &Fields, sent_at_s: i64) -> Value {
         let t = self.event_type_of(f.kind);
-        let mut body = (t.spec.build)(&self.subject(t, f));
+        let mut body = (t.spec.build)(&self.subject(t, f, sent_at_s));
         for (name, pointer, _) in self.places(f.kind, t) {
             let n = match name {
                 FieldName::Account => f.account,
@@ -325,12 +422,34 @@ impl Bodies {
         body
     }
 
-    /// The headers the provider sends with `f`'s body, beside its signature.
-    pub fn headers(&self, f: &Fields) -> Vec<(&'static str, String)> {
+    /// The bytes of `f`'s body in an attempt sent at `sent_at_s`: JSON, or Twilio's form.
+    pub fn encode_at(&self, f: &Fields, sent_at_s: i64) -> Vec<u8> {
+        let body = self.render_at(f, sent_at_s);
         match self.format {
-            Format::Github => super::github::headers(self.header_event(f.kind), f),
-            Format::Shopify => super::shopify::headers(self.header_event(f.kind), f),
-            Format::Stripe | Format::StandardWebhooks => Vec::new(),
+            Format::Twilio => super::twilio::form(&body).into_bytes(),
+            _ => serde_json::to_vec(&body).unwrap_or_default(),
+        }
+    }
+
+    /// The headers the provider sends with `f`'s body, beside its signature (the delivery's id
+    /// and the signature are the signer's).
+    pub fn headers(&self, f: &Fields) -> Vec<(&'static str, String)> {
+        let event = self.header_event(f.kind);
+        match self.format {
+            Format::Github => super::github::headers(event, f),
+            Format::Shopify => super::shopify::headers(event, f),
+            Format::Gitlab => super::gitlab::headers(event),
+            Format::Twitch => super::twitch::headers(&self.event_type_of(f.kind).name),
+            Format::Stripe
+            | Format::StandardWebhooks
+            | Format::Slack
+            | Format::Twilio
+            | Format::Square
+            | Format::Paddle
+            | Format::Sendgrid
+            | Format::Discord
+            | Format::Linear
+            | Format::Zoom => Vec::new(),
         }
     }
 

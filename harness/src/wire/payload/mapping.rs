@@ -7,7 +7,8 @@
 //! bare number as text, `"42"`); anything else (a number, `null`, a key the object lacks) becomes
 //! the JSON number. A pointer must reach its place through objects only: into an array, through a
 //! string, a number or `null`, or through a key the body lacks, it is refused before anything is
-//! sent, naming the flag.
+//! sent, naming the flag. The one array a pointer enters is a body that is an array itself (a
+//! SendGrid batch): its first token is the index of an element the body has (`/0/account`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -62,6 +63,17 @@ pub enum Unreachable {
     /// An array on the way: a mapping goes through objects only.
     #[error("{0} is an array; a mapping goes through objects only")]
     Array(String),
+    /// A body that is an array, entered by a token that is not the index of one of its elements
+    /// (the token, the number of elements).
+    #[error(
+        "the body's root is an array of {len}; a mapping enters it by an element's index (/0/...), not `{token}`"
+    )]
+    RootIndex {
+        /// The first token.
+        token: String,
+        /// The elements the body has.
+        len: usize,
+    },
     /// A string, a number, a boolean or `null` on the way.
     #[error("{at} is {kind}, not an object")]
     NotAnObject {
@@ -120,6 +132,23 @@ impl Pointer {
         let (last, parents) = self.tokens.split_last().ok_or(Unreachable::NoPlace)?;
         let mut here = body;
         let mut walked = String::new();
+        let mut parents = parents.iter();
+        if let Value::Array(elements) = here {
+            // A body that is an array (a batch of events): its first token indexes an element.
+            let Some(token) = parents.next() else {
+                return Err(Unreachable::Array("the body's root".to_string()));
+            };
+            let len = elements.len();
+            let bad = || Unreachable::RootIndex { token: token.clone(), len };
+            let index: usize = if token == "0" || !token.starts_with('0') {
+                token.parse().map_err(|_| bad())?
+            } else {
+                return Err(bad());
+            };
+            walked.push('/');
+            walked.push_str(token);
+            here = elements.get_mut(index).ok_or_else(bad)?;
+        }
         for token in parents {
             let map = as_object(here, &walked)?;
             walked.push('/');
@@ -255,7 +284,22 @@ mod tests {
         assert!(err.contains("nothing at /o/missing"), "{err}");
         let err = written(json!([1]), "/x", 1).expect_err("root array").to_string();
         assert!(err.contains("root is an array"), "{err}");
+        let err = written(json!([{"a": 1}]), "/x/a", 1).expect_err("not an index").to_string();
+        assert!(err.contains("root is an array of 1") && err.contains("/0/"), "{err}");
+        let err = written(json!([{"a": 1}]), "/1/a", 1).expect_err("no such element").to_string();
+        assert!(err.contains("root is an array of 1"), "{err}");
+        assert!(written(json!([{"a": 1}]), "/01/a", 1).is_err(), "no leading zero (RFC 6901)");
+        let err = written(json!([{"a": [1]}]), "/0/a/0", 1).expect_err("an inner array").to_string();
+        assert!(err.contains("/0/a is an array"), "{err}");
         assert!(written(body, "/o/new", 1).is_ok(), "a new key in an object that exists");
+    }
+
+    #[test]
+    fn a_body_that_is_an_array_is_entered_by_an_elements_index() {
+        let b = written(json!([{"sg_event_id": "e1", "account": "7"}]), "/0/account", 42).expect("written");
+        assert_eq!(b[0]["account"], "42");
+        let b = written(json!([{"e": 1}, {"e": 2}]), "/1/amount", 1500).expect("a new key");
+        assert_eq!((b[0].get("amount"), &b[1]["amount"]), (None, &json!(1500)));
     }
 
     #[test]

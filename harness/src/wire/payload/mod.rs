@@ -1,15 +1,26 @@
 //! The bodies deliveries carry (`--payload`): hookbench's own wire format, a provider's own
-//! bodies (Stripe, GitHub, Shopify, Standard Webhooks: [`bodies`], one module per provider), or
-//! the user's template with placeholders ([`template`]).
+//! bodies (Stripe, GitHub, Shopify, Standard Webhooks, Slack, Twilio, Square, Paddle, SendGrid,
+//! Discord, Linear, GitLab, Zoom, Twitch: [`bodies`], one module per provider), or the user's
+//! template with placeholders ([`template`]).
 
 pub mod bodies;
+mod discord;
 mod github;
+mod gitlab;
+mod linear;
 pub mod mapping;
+mod paddle;
+mod sendgrid;
 mod shopify;
+mod slack;
 mod spec;
+mod square;
 mod standard;
 pub mod stripe;
 pub mod template;
+mod twilio;
+mod twitch;
+mod zoom;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -77,7 +88,7 @@ pub enum Payload {
     /// hookbench's wire format (`credit.added`, `plan.updated`).
     Hookbench,
     /// A provider's own bodies: Stripe Events, GitHub and Shopify payloads, the Standard
-    /// Webhooks envelope.
+    /// Webhooks envelope, and the ten others [`Format`] lists.
     Provider(Bodies),
     /// The user's template.
     Template(Template),
@@ -121,9 +132,7 @@ pub enum PayloadError {
         problem: String,
     },
     /// `--event-type` or `--field` with a payload that is not a provider's.
-    #[error(
-        "{flag} is for a provider's bodies (--payload stripe, github, shopify or standard-webhooks), not --payload {payload}"
-    )]
+    #[error("{flag} is for a provider's bodies (--payload {providers}), not --payload {payload}", providers = provider_names())]
     NotAProvider {
         /// The flag given.
         flag: &'static str,
@@ -132,11 +141,16 @@ pub enum PayloadError {
     },
 }
 
+/// The providers `--payload` names, as messages list them.
+fn provider_names() -> String {
+    Format::ALL.map(Format::as_str).join(", ")
+}
+
 impl FromStr for Payload {
     type Err = PayloadError;
 
-    /// `hookbench`, a provider (`stripe`, `github`, `shopify`, `standard-webhooks`: its default
-    /// types and places), or the path of a template file.
+    /// `hookbench`, a provider (`stripe`, `github`, ..., [`Format::ALL`]: its default types and
+    /// places), or the path of a template file.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::with(s, &[], &[])
     }
@@ -227,15 +241,37 @@ impl Payload {
         }
     }
 
-    /// The body of `e`.
+    /// The body of `e` outside an attempt: [`Self::render_at`] its creation time.
     pub fn render(&self, e: &Fields) -> Vec<u8> {
+        self.render_at(e, e.created)
+    }
+
+    /// The body of `e` in an attempt sent at `sent_at_s` (Unix seconds). Only a
+    /// [`Self::timestamped`] body (Linear's `webhookTimestamp`, in milliseconds) depends on it;
+    /// every other is the same for every attempt.
+    pub fn render_at(&self, e: &Fields, sent_at_s: i64) -> Vec<u8> {
         let bytes = match self {
             // Straight from the typed event: no JSON tree in between.
             Self::Hookbench => serde_json::to_vec(&hookbench_event(e)),
-            Self::Provider(b) => serde_json::to_vec(&b.render(e)),
+            Self::Provider(b) => return b.encode_at(e, sent_at_s),
             Self::Template(t) => serde_json::to_vec(&t.render(e)),
         };
         bytes.unwrap_or_default()
+    }
+
+    /// Whether a body depends on the attempt's time (so each attempt's is rendered anew):
+    /// Linear's.
+    pub fn timestamped(&self) -> bool {
+        matches!(self, Self::Provider(b) if b.format().timestamped())
+    }
+
+    /// The body's media type (`content-type`): Twilio's bodies are
+    /// `application/x-www-form-urlencoded`, every other `application/json`.
+    pub fn content_type(&self) -> &'static str {
+        match self {
+            Self::Provider(b) => b.format().content_type(),
+            Self::Hookbench | Self::Template(_) => "application/json",
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! What each provider's module (stripe.rs, github.rs, shopify.rs, standard.rs) builds its bodies
+//! What each provider's module (stripe.rs, github.rs, slack.rs, twilio.rs, ...) builds its bodies
 //! with: an event type's [`EventSpec`], the [`Subject`] a body is built from, and the stable ids
 //! and times in it. The providers and bodies.rs, which chooses among them, both import these from
 //! here, so that no provider imports the module that imports it.
@@ -27,6 +27,9 @@ pub(super) struct Subject<'a> {
     pub token: String,
     /// The type (`payment_intent.succeeded`, `issues.opened`, `orders/create`).
     pub event_type: &'a str,
+    /// When the attempt is sent, Unix seconds (the event's creation time outside an attempt):
+    /// only a body that carries its delivery's own time (Linear's `webhookTimestamp`) reads it.
+    pub sent_at: i64,
 }
 
 impl Subject<'_> {
@@ -57,6 +60,35 @@ impl Subject<'_> {
     pub fn created_rfc3339(&self) -> String {
         rfc3339(self.f.created)
     }
+
+    /// The event's creation time in RFC 3339 with `digits` fractional digits, all zero
+    /// (`2026-12-01T16:00:00.000Z`), as the providers that always write a fraction do.
+    pub fn created_fraction(&self, digits: usize) -> String {
+        rfc3339_fraction(self.f.created, digits)
+    }
+
+    /// A UUID-shaped id (version 4, RFC 9562 variant) stable for the object's token and `salt`.
+    pub fn uuid(&self, salt: &str) -> String {
+        uuid(&hex(&self.token, salt, 32))
+    }
+
+    /// A UUID-shaped id stable for the account and `salt`.
+    pub fn account_uuid(&self, salt: &str) -> String {
+        uuid(&self.account_hex(salt, 32))
+    }
+}
+
+/// 32 hex digits as a version 4 UUID (`xxxxxxxx-xxxx-4xxx-axxx-xxxxxxxxxxxx`).
+fn uuid(h: &str) -> String {
+    format!("{}-{}-4{}-a{}-{}", &h[..8], &h[8..12], &h[13..16], &h[17..20], &h[20..32])
+}
+
+/// Unix seconds in RFC 3339, UTC, with `digits` fractional digits (all zero: times are whole
+/// seconds).
+pub(super) fn rfc3339_fraction(seconds: i64, digits: usize) -> String {
+    let whole = rfc3339(seconds);
+    let stem = whole.strip_suffix('Z').unwrap_or(&whole);
+    format!("{stem}.{}Z", "0".repeat(digits))
 }
 
 /// The keys of several objects in one (serde_json's `json!` recurses once per key, past the
