@@ -27,6 +27,7 @@ mod pace;
 mod preflight_evidence;
 mod progress_lines;
 mod provider_bodies;
+mod providers;
 mod provision;
 mod rates;
 mod reports;
