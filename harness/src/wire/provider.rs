@@ -327,6 +327,25 @@ impl Provider {
         }
     }
 
+    /// The headers the provider adds to its `n`th retry (1-based) of a delivery whose last
+    /// attempt ended as `last`: Slack's `x-slack-retry-num` and `x-slack-retry-reason` (its
+    /// reasons: `http_timeout`, `connection_failed`, `http_error`, and `unknown_error` for what
+    /// it names otherwise). Empty for the first delivery and for every other provider (none
+    /// documents such a header on the pages found).
+    pub fn retry_headers(self, n: usize, last: crate::report::model::Fate) -> Vec<(&'static str, String)> {
+        use crate::report::model::Fate;
+        if self != Self::Slack || n == 0 {
+            return Vec::new();
+        }
+        let reason = match last {
+            Fate::TimedOut => "http_timeout",
+            Fate::NoConnection => "connection_failed",
+            Fate::Answered(_) => "http_error",
+            Fate::AckLost(_) | Fate::Reset => "unknown_error",
+        };
+        vec![("x-slack-retry-num", n.to_string()), ("x-slack-retry-reason", reason.to_string())]
+    }
+
     /// The largest payload the provider delivers, when it documents one: a receiver sized to it
     /// may acknowledge any body up to it. GitHub: "Payloads are capped at 25 MB"
     /// (https://docs.github.com/en/webhooks/webhook-events-and-payloads).
@@ -494,6 +513,25 @@ mod tests {
             );
         }
         assert_eq!(Provider::Twilio.retries_on(), RetryOn::ConnectFailure);
+    }
+
+    /// Slack numbers its retries and says why; the first delivery, and other providers, carry
+    /// nothing of the kind.
+    #[test]
+    fn slack_retries_say_their_number_and_reason() {
+        use crate::report::model::Fate;
+        let h = Provider::Slack.retry_headers(2, Fate::NoConnection);
+        assert_eq!(
+            h,
+            [
+                ("x-slack-retry-num", "2".to_string()),
+                ("x-slack-retry-reason", "connection_failed".to_string())
+            ]
+        );
+        assert_eq!(Provider::Slack.retry_headers(1, Fate::Answered(500))[1].1, "http_error");
+        assert_eq!(Provider::Slack.retry_headers(3, Fate::TimedOut)[1].1, "http_timeout");
+        assert!(Provider::Slack.retry_headers(0, Fate::TimedOut).is_empty());
+        assert!(Provider::Zoom.retry_headers(1, Fate::TimedOut).is_empty());
     }
 
     /// Every provider a scheme names is the scheme's own, and each name is the same on both.

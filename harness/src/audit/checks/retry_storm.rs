@@ -19,7 +19,7 @@ use crate::audit::AuditError;
 use crate::audit::config::AuditConfig;
 use crate::audit::config::bounds::{DAY, duration, number, s, within};
 use crate::audit::control::Control;
-use crate::audit::ctx::{Ctx, Delivered, Probes};
+use crate::audit::ctx::{Ctx, Delivered, Probes, now_s};
 use crate::judge::{Class, CreditBook, Expect, Needs};
 use crate::observe::Snapshot;
 use crate::report::{Check, CheckFigures, CheckResult, Status, StormFigures};
@@ -151,14 +151,22 @@ async fn deliver_on_schedule(
     mut sent: Delivered,
     start: Instant,
     waits: Arc<Vec<Duration>>,
+    provider: Provider,
 ) -> (Delivered, Vec<Timing>) {
     let mut at = start;
     let mut timings = Vec::new();
+    let mut last = None;
     for (n, wait) in std::iter::once(Duration::ZERO).chain(waits.iter().copied()).enumerate() {
         at += wait;
         tokio::time::sleep_until(at).await;
         let note = if n == 0 { "first delivery".to_string() } else { format!("scheduled retry {n}") };
-        let answer = ctx.deliver(&sent.fields, &note).await;
+        let (body, mut headers) = ctx.wire.attempt(&sent.fields, now_s());
+        if let Some(last) = last {
+            // A retry carries what its provider adds to one (Slack's number and reason).
+            headers.extend(provider.retry_headers(n, last));
+        }
+        let answer = ctx.probe.post(None, &headers, body, &note).await;
+        last = Some(answer.fate);
         let done = answer.acked() || answer.refused();
         timings.push(Timing {
             planned_ms: ctx.probe.ms_at(at),
@@ -321,7 +329,7 @@ impl AuditCheck for RetryStorm<'_> {
         let mut tasks = JoinSet::new();
         for n in 0..s.events {
             let sent = Delivered::new(ctx.credit("storm", n, 100 + n as i64, self.reach())?, Expect::Once);
-            tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone()));
+            tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone(), self.provider));
         }
         tokio::time::sleep_until(start + scale(s.outage)).await;
         s.control.start(&client).await?;
