@@ -61,7 +61,7 @@ import time
 import types
 from datetime import datetime, timezone
 from importlib import metadata
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROVIDERS = ("slack", "twilio", "square", "paddle", "sendgrid", "discord", "linear", "gitlab", "zoom", "twitch")
@@ -198,7 +198,12 @@ def _twilio(key, headers, body, url, now):
     signature = headers.get("x-twilio-signature")
     if signature is None:
         return _refused("no X-Twilio-Signature header")
-    params = FormParams(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+    # A JSON body is signed through its hash in the URL (bodySHA256): RequestValidator takes the
+    # raw body as a string then, and compares its hash before the signature over the whole URL.
+    if "bodySHA256" in parse_qs(urlsplit(url).query):
+        params = body.decode("utf-8")
+    else:
+        params = FormParams(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
     algorithm = get_signature_algorithm(headers.get("x-twilio-webhooks-signature-settings"))
     ok = RequestValidator(key).validate(url, params, signature, algorithm)
     return (True, None) if ok else _refused("RequestValidator.validate returned False")

@@ -30,6 +30,7 @@ when hookbench fails.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -191,7 +192,8 @@ def sign(hookbench, provider, secret, msg_id, event_type, body, tmp):
         cmd += ["--url", URL.format(provider)]
     headers = {}
     for line in run(cmd + [path]).splitlines():
-        if not line.strip():
+        # `# post to: URL` follows a Twilio JSON body's headers: the URL with its bodySHA256.
+        if not line.strip() or line.startswith("# "):
             continue
         name, sep, value = line.partition(": ")
         if not sep:
@@ -241,6 +243,49 @@ def cases_for(hookbench, provider, tmp):
     return out
 
 
+# Twilio's JSON variant: the same callback's pairs as a JSON object, signed through its hash in the
+# URL (`?bodySHA256=<hex>`, which the sender adds to the URL it posts to; RequestValidator compares
+# it with the body, then the signature over the whole URL).
+TWILIO_JSON_BODY = compact({
+    "AccountSid": "AC0123456789abcdef0123456789abcdef", "ApiVersion": "2010-04-01", "Body": "Deploy 42",
+    "From": "+15005550006", "MessageSid": "SM0123456789abcdef0123456789abcdef", "MessageStatus": "received",
+    "To": "+15005550010",
+})
+
+
+def with_body_hash(url, body):
+    return f"{url}?bodySHA256={hashlib.sha256(body.encode('utf-8')).hexdigest()}"
+
+
+def twilio_json_cases(hookbench, tmp):
+    secret, wrong, msg_id, event_type, _, _ = PROVIDERS["twilio"]
+    body = TWILIO_JSON_BODY
+    tampered = body.replace("Deploy 42", "Deploy 43")
+    headers = sign(hookbench, "twilio", secret, msg_id, event_type, body, tmp)
+    url = URL.format("twilio")
+
+    def case(name, now=TS, verifier_key=secret, sent=body, received=url):
+        # The sender posts each body to the URL with that body's hash: a tampered body arrives
+        # with its own hash, which no longer matches the URL the signature covers.
+        return {
+            "provider": "twilio", "case": name, "query": "body-sha256",
+            "signing_key": secret, "verifier_key": verifier_key,
+            "id": msg_id, "event_type": event_type, "timestamp": TS,
+            "signed_url": url, "received_url": with_body_hash(received, sent),
+            "now": now, "headers": headers, "signed_body": body, "body": sent,
+            "accepted": None, "library_error": None,
+        }
+
+    return [
+        case("valid"),
+        case("tampered-body", sent=tampered),
+        case("wrong-key", verifier_key=wrong),
+        case("stale", now=TS + NO_CLOCK_STALE),
+        case("future", now=TS - 3600),
+        case("other-path", received=OTHER_URL),
+    ]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("hookbench", help="the hookbench binary (target/debug/hookbench)")
@@ -252,6 +297,8 @@ def main():
         cases = []
         for provider in PROVIDERS:
             cases += cases_for(args.hookbench, provider, tmp)
+            if provider == "twilio":
+                cases += twilio_json_cases(args.hookbench, tmp)
         unjudged = os.path.join(tmp, "cases.json")
         with open(unjudged, "w", encoding="utf-8") as f:
             json.dump({"cases": cases}, f, ensure_ascii=False)

@@ -78,8 +78,8 @@ def as_json(value, status=200):
     return Answer(status, json.dumps(value).encode())
 
 
-def parse(provider, body):
-    if provider == "twilio":
+def parse(provider, body, content_type=""):
+    if provider == "twilio" and not content_type.startswith("application/json"):
         try:
             return dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(body)))
         except (UnicodeDecodeError, ValueError):
@@ -142,7 +142,7 @@ class App:
         return None
 
     def handle(self, headers, body, path):
-        parsed = parse(self.provider, body)
+        parsed = parse(self.provider, body, headers.get("content-type", ""))
         url = f"http://{headers.get('host', '')}{path}"
         accepted, reason = judges.judge(self.provider, self.key, headers, body, url)
         if not accepted:

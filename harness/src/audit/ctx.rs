@@ -38,6 +38,7 @@ pub fn now_s() -> i64 {
 impl Ctx {
     /// The context of a run: its receiver, its wire and its accounts.
     pub fn new(probe: Probe, wire: Arc<Wire>, accounts: Accounts) -> Self {
+        let probe = probe.with_query(wire.path_query());
         Self { probe, wire, accounts, replay_reach: 0 }
     }
 

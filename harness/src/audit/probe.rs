@@ -19,6 +19,7 @@ use super::Pulse;
 use crate::history::Fate;
 use crate::printable::QUOTED_BYTES;
 use crate::report::AttemptLog;
+use crate::wire::PathQuery;
 
 /// How much of an answer is read ahead per connection (a head must fit in it).
 const READ_BUFFER: usize = 64 * 1024;
@@ -31,6 +32,8 @@ pub struct Probe {
     timeout: Duration,
     start: Instant,
     pulse: Arc<Pulse>,
+    /// What each request's path carries after it (Twilio's hash of a JSON body).
+    query: PathQuery,
 }
 
 /// The receiver's URL is not `http://host:port/path`.
@@ -109,7 +112,12 @@ impl Probe {
     /// A probe of `url`, its clock started at `start`, counting its attempts into `pulse`.
     pub fn new(url: &str, timeout: Duration, start: Instant, pulse: Arc<Pulse>) -> Result<Self, BadUrl> {
         let (authority, path) = authority_and_path(url)?;
-        Ok(Self { authority, path, timeout, start, pulse })
+        Ok(Self { authority, path, timeout, start, pulse, query: PathQuery::Plain })
+    }
+
+    /// The same probe posting each body to its path with `query` after it.
+    pub fn with_query(self, query: PathQuery) -> Self {
+        Self { query, ..self }
     }
 
     /// What the audit has done so far.
@@ -158,7 +166,7 @@ impl Probe {
         note: &str,
     ) -> Answer {
         let at_ms = self.now_ms();
-        let path = path.unwrap_or(&self.path).to_string();
+        let path = self.query.apply(path.unwrap_or(&self.path), &body).into_owned();
         let result = tokio::time::timeout(self.timeout, self.exchange(&path, headers, body)).await;
         self.answer(at_ms, result, note)
     }
@@ -173,7 +181,7 @@ impl Probe {
         release: impl Future<Output = ()>,
         note: &str,
     ) -> Answer {
-        let path = self.path.clone();
+        let path = self.query.apply(&self.path, &body).into_owned();
         let opened = tokio::time::timeout(self.timeout, self.handshake()).await;
         let ready = match opened {
             Ok(Ok(ready)) => Ok(ready),
@@ -284,7 +292,8 @@ impl Probe {
     fn raw_request(&self, headers: &[(&'static str, String)], content_length: usize, body: &[u8]) -> Vec<u8> {
         let mut head = format!(
             "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {content_length}\r\n",
-            self.path, self.authority
+            self.query.apply(&self.path, body),
+            self.authority
         );
         for (name, value) in headers {
             head.push_str(&format!("{name}: {value}\r\n"));

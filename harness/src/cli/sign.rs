@@ -10,7 +10,7 @@ use clap::Args;
 
 use crate::wire::signing::Attempt;
 use crate::wire::signing::keys::{KeyKind, generate};
-use crate::wire::{Scheme, Signer};
+use crate::wire::{PathQuery, Scheme, Signer};
 
 /// Arguments of `hookbench sign`.
 #[derive(Debug, Clone, Args)]
@@ -108,9 +108,15 @@ pub(super) fn run(args: &SignArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .map_err(|e| super::usage(format!("reading the body from {e}")))?,
     };
     let timestamp = args.timestamp.unwrap_or_else(|| jiff::Timestamp::now().as_second());
-    let attempt = Attempt { id, event_type: &args.event_type, timestamp, body: &body };
+    // Twilio signs a form's pairs, and any other body through its hash in the URL.
+    let json = body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'['));
+    let query = if args.signing == Scheme::Twilio && json { PathQuery::BodySha256 } else { PathQuery::Plain };
+    let attempt = Attempt { id, event_type: &args.event_type, timestamp, body: &body, query };
     for (name, value) in signer.headers(&attempt) {
         writeln!(out, "{name}: {value}")?;
+    }
+    if query != PathQuery::Plain {
+        writeln!(out, "# post to: {}", query.apply(signer.url(), &body))?;
     }
     Ok(())
 }

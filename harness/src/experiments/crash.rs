@@ -143,7 +143,13 @@ async fn drive(
             let crash = crashes(config.seed, i, n);
             let ts = jiff::Timestamp::now().as_second();
             let mut request = client.post(&url).header("content-type", "application/json").body(body.clone());
-            let attempt = Attempt { id: &id, event_type: CREDIT_TYPE, timestamp: ts, body: body.as_bytes() };
+            let attempt = Attempt {
+                id: &id,
+                event_type: CREDIT_TYPE,
+                timestamp: ts,
+                body: body.as_bytes(),
+                query: crate::wire::PathQuery::Plain,
+            };
             for (name, value) in signer.headers(&attempt) {
                 request = request.header(name, value);
             }

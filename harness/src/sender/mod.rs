@@ -539,7 +539,9 @@ pub async fn run(
     let opened = Arc::new(AtomicU64::new(0));
     let mut pools = Vec::with_capacity(lanes);
     for _ in 0..lanes {
-        let pool = pool::Pool::new(&urls, opened.clone()).map_err(|e| SendError::BadUrl(e.to_string()))?;
+        let pool = pool::Pool::new(&urls, opened.clone())
+            .map_err(|e| SendError::BadUrl(e.to_string()))?
+            .with_query(wire.path_query());
         if pool.is_empty() {
             return Err(SendError::BadUrl("no worker to send to".to_string()));
         }

@@ -75,6 +75,8 @@ struct Target {
 #[derive(Debug)]
 pub struct Pool {
     targets: Vec<Target>,
+    /// What each request's path carries after it (Twilio's hash of a JSON body).
+    query: crate::wire::PathQuery,
     /// Connections opened, by every pool of the send (they number connections in one series).
     opened: Arc<AtomicU64>,
 }
@@ -129,7 +131,12 @@ impl Pool {
                 Ok(Target { authority, path, idle: Mutex::new(Vec::new()) })
             })
             .collect::<Result<_, BadTarget>>()?;
-        Ok(Self { targets, opened })
+        Ok(Self { targets, opened, query: crate::wire::PathQuery::Plain })
+    }
+
+    /// The same pool posting each body to its path with `query` after it.
+    pub fn with_query(self, query: crate::wire::PathQuery) -> Self {
+        Self { query, ..self }
     }
 
     /// How many workers.
@@ -170,7 +177,7 @@ impl Pool {
         let t = &self.targets[worker];
         let mut conn = self.checkout(t).await?;
         connection.0.store(conn.id, Ordering::Relaxed);
-        request(&mut conn.write, t, headers, body)?;
+        request(&mut conn.write, t, &self.query.apply(&t.path, body), headers, body)?;
         conn.stream.write_all(&conn.write).await.map_err(|_| SendError::Broken)?;
         let head = conn.read_head().await?;
         let ends_open = conn.read_body(head.body).await?;
@@ -184,22 +191,19 @@ impl Pool {
     }
 }
 
-/// Writes the request into `out`: `POST`, the target's path and host, the body's length, then
+/// Writes the request into `out`: `POST`, `path` (the target's, with its query) and the target's
+/// host, the body's length, then
 /// `headers` and `body`. A header value with a control character is refused, not sent.
 fn request(
     out: &mut Vec<u8>,
     t: &Target,
+    path: &str,
     headers: &[(&'static str, String)],
     body: &[u8],
 ) -> Result<(), SendError> {
     out.clear();
-    let _ = write!(
-        out,
-        "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {}\r\n",
-        t.path,
-        t.authority,
-        body.len()
-    );
+    let _ =
+        write!(out, "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {}\r\n", path, t.authority, body.len());
     for (name, value) in headers {
         if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
             return Err(SendError::Broken);
@@ -395,12 +399,14 @@ mod tests {
         let t =
             Target { authority: "127.0.0.1:9".into(), path: "/webhooks/x".into(), idle: Mutex::default() };
         let mut out = Vec::new();
-        assert!(request(&mut out, &t, &[("webhook-id", "evt_1".into())], b"{}").is_ok());
+        assert!(request(&mut out, &t, "/webhooks/x", &[("webhook-id", "evt_1".into())], b"{}").is_ok());
         assert_eq!(
             String::from_utf8_lossy(&out),
             "POST /webhooks/x HTTP/1.1\r\nhost: 127.0.0.1:9\r\ncontent-length: 2\r\nwebhook-id: evt_1\r\n\r\n{}"
         );
-        assert!(request(&mut out, &t, &[("webhook-id", "evt_1\r\nx: y".into())], b"{}").is_err());
+        assert!(
+            request(&mut out, &t, "/webhooks/x", &[("webhook-id", "evt_1\r\nx: y".into())], b"{}").is_err()
+        );
     }
 
     /// Reads one request (head and `content-length` body) from `s`.

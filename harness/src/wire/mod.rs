@@ -8,6 +8,7 @@
 
 pub mod payload;
 pub mod provider;
+pub mod query;
 pub mod signing;
 mod whsec;
 
@@ -16,6 +17,7 @@ use bytes::Bytes;
 use crate::workload::{EventKind, Workload};
 pub use payload::{EventTypeChoice, FieldMapping, Fields, Format, Kind, Payload, PayloadError};
 pub use provider::{IdFrom, Provider, RetryOn, Signatures, Timestamps, Verification};
+pub use query::PathQuery;
 pub use signing::{Scheme, SecretError, Signer};
 pub use whsec::{NotWhsec, Whsec};
 
@@ -133,8 +135,13 @@ impl Wire {
     /// same type, so the two agree, and a header is never sent twice. A poison event's body may
     /// come from its template; its headers are the run's payload's, as for every event.
     pub fn headers(&self, f: &Fields, body: &[u8], timestamp: i64) -> Vec<(&'static str, String)> {
-        let attempt =
-            signing::Attempt { id: &f.id, event_type: self.payload.event_type(f.kind), timestamp, body };
+        let attempt = signing::Attempt {
+            id: &f.id,
+            event_type: self.payload.event_type(f.kind),
+            timestamp,
+            body,
+            query: self.path_query(),
+        };
         let mut headers = self.signer.headers(&attempt);
         for (name, value) in self.payload.headers(f) {
             match headers.iter_mut().find(|(held, _)| *held == name) {
@@ -144,6 +151,13 @@ impl Wire {
         }
         headers.push(("content-type", self.payload.content_type().to_string()));
         headers
+    }
+
+    /// What the delivery's URL carries after its path: Twilio signs a body that is not a form
+    /// through its hash in the URL.
+    pub fn path_query(&self) -> PathQuery {
+        let form = self.payload.content_type().ends_with("x-www-form-urlencoded");
+        if self.signer.scheme() == Scheme::Twilio && !form { PathQuery::BodySha256 } else { PathQuery::Plain }
     }
 
     /// One attempt of `f` at `timestamp`: its body and headers.
@@ -180,6 +194,34 @@ mod tests {
     fn wire(poison: Poison) -> Wire {
         let ids = IdSpace { prefix: "t_".into(), account_base: 1000 };
         Wire { ids, poison, ..Wire::hookbench("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").expect("a secret") }
+    }
+
+    /// Twilio signs a form's pairs after the URL and a JSON body through its hash in the URL:
+    /// the wire asks the transports for that query exactly when the body is not a form.
+    #[test]
+    fn twilio_signs_a_json_body_through_its_hash_in_the_url() {
+        let (w, _) = poisoned_workload();
+        let signer = Signer::new(Scheme::Twilio, &["token".to_string()]).expect("a signer");
+        let signer = signer.for_url("http://h/twilio");
+        let form = Wire { signer, payload: Payload::provider(Format::Twilio), ..wire(Poison::default()) };
+        let json = Wire { payload: Payload::provider(Format::TwilioJson), ..form.clone() };
+        assert_eq!(form.path_query(), PathQuery::Plain);
+        assert_eq!(json.path_query(), PathQuery::BodySha256);
+        let i =
+            (0..w.events.len()).find(|&i| w.events[i].is_credit() && !w.is_poisoned(i)).expect("a credit");
+        let f = json.fields(&w, i);
+        let (body, headers) = json.attempt(&f, 1);
+        let sig =
+            |h: &[(&str, String)]| h.iter().find(|(n, _)| *n == "x-twilio-signature").map(|(_, v)| v.clone());
+        // The signature is over the URL with the body's hash: another body, another signature.
+        let mut other = f.clone();
+        other.amount += 1;
+        let (other_body, other_headers) = json.attempt(&other, 1);
+        assert_ne!(body, other_body);
+        assert_ne!(sig(&headers), sig(&other_headers));
+        assert!(headers.contains(&("content-type", "application/json".to_string())));
+        let (_, form_headers) = form.attempt(&f, 1);
+        assert!(form_headers.contains(&("content-type", "application/x-www-form-urlencoded".to_string())));
     }
 
     #[test]

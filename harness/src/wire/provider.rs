@@ -471,8 +471,9 @@ mod tests {
             assert_eq!(expected, c.accepted, "{what}");
         }
         let cases = |name: &str| file.cases.iter().filter(|c| c.case == name).count();
-        assert_eq!((cases("valid"), cases("tampered-body"), cases("wrong-key")), (10, 10, 10));
-        assert_eq!(cases("other-path"), 2, "Twilio and Square sign the URL");
+        // Ten providers, Twilio twice (a form, and JSON through its hash in the URL).
+        assert_eq!((cases("valid"), cases("tampered-body"), cases("wrong-key")), (11, 11, 11));
+        assert_eq!(cases("other-path"), 3, "Twilio (both bodies) and Square sign the URL");
     }
 
     #[test]

@@ -25,10 +25,12 @@ const INSTALL: &str = "scripts/provider-vectors/install.sh";
 const APPLIED: &str = "SELECT event_id, count(*) FROM effects GROUP BY event_id";
 
 /// The ten schemes, each with the secret its receiver and the audit share (`None`: a key pair
-/// `hookbench keys` makes, the private half for the audit, the public for the receiver).
-const PROVIDERS: [(&str, Option<&str>); 10] = [
+/// `hookbench keys` makes, the private half for the audit, the public for the receiver), and
+/// Twilio's JSON bodies beside its forms (`--payload twilio-json`, signed through `bodySHA256`).
+const PROVIDERS: [(&str, Option<&str>); 11] = [
     ("slack", Some("8f742231b10e8888abcd99yyyzzz85a5")),
     ("twilio", Some("12345-twilio-auth-token")),
+    ("twilio-json", Some("12345-twilio-auth-token")),
     ("square", Some("square-signature-key-audit")),
     ("paddle", Some("pdl_ntfset_audit_secret")),
     ("sendgrid", None),
@@ -90,14 +92,16 @@ fn key_pair(provider: &str) -> (String, String) {
     (field("secret: "), field("public-key: "))
 }
 
-/// Audits `provider`'s receiver in `mode` with `checks`: the exit status and the verdicts.
+/// Audits the receiver of `name` (a scheme, or `twilio-json`: Twilio's scheme with its JSON
+/// bodies) in `mode` with `checks`: the exit status and the verdicts.
 fn audit(
     dir: &Path,
-    provider: &str,
+    name: &str,
     secret: Option<&str>,
     mode: &str,
     checks: &str,
 ) -> (u8, Vec<(Check, Status)>) {
+    let (provider, payload) = (name.split('-').next().unwrap_or(name), name);
     let (secret, receiver_key) = match secret {
         Some(s) => (s.to_string(), ("--secret", s.to_string())),
         None => {
@@ -105,7 +109,7 @@ fn audit(
             (private, ("--public-key", public))
         }
     };
-    let db = dir.join(format!("{provider}-{mode}.db"));
+    let db = dir.join(format!("{name}-{mode}.db"));
     let r = receiver(provider, &db, mode, (receiver_key.0, &receiver_key.1));
     let url = format!("http://{}/webhooks/{provider}", r.addr);
     let observe = format!("sqlite://{}", db.display());
@@ -113,6 +117,8 @@ fn audit(
         url.as_str(),
         "--signing",
         provider,
+        "--payload",
+        payload,
         "--secret",
         &secret,
         "--observe-db",
@@ -129,7 +135,7 @@ fn audit(
         "8s",
     ];
     let (code, said, report) = run_audit(&args);
-    let report = report.unwrap_or_else(|| panic!("{provider} {mode}: a report: {said}"));
+    let report = report.unwrap_or_else(|| panic!("{name} {mode}: a report: {said}"));
     (code, verdicts(&report))
 }
 

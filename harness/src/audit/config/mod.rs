@@ -131,14 +131,6 @@ impl AuditConfig {
         let config = |s: &str| Err(AuditError::Config(s.to_string()));
         let (t, w, p, l) = (&self.target, &self.watch, &self.probes, &self.load);
         t.signer()?;
-        if t.signing == Scheme::Twilio && !t.payload.content_type().ends_with("x-www-form-urlencoded") {
-            // Twilio signs a JSON body through a bodySHA256 parameter added to the URL, which
-            // would change the URL of every delivery; hookbench posts to the URL audited.
-            return config(
-                "--signing twilio signs a form-encoded body (--payload twilio); Twilio's JSON callbacks \
-                 carry their hash in the URL (bodySHA256), which hookbench does not send",
-            );
-        }
         let q = &w.queries;
         if w.observe_db.is_none() && w.sink.is_none() {
             return config(

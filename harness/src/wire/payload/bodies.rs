@@ -34,6 +34,8 @@ pub enum Format {
     Slack,
     /// A Twilio Messaging status callback, form-encoded.
     Twilio,
+    /// The same callback as JSON, which Twilio signs through `bodySHA256` in the URL.
+    TwilioJson,
     /// A Square webhook event, its delivery id in `event_id`.
     Square,
     /// A Paddle Billing notification, its delivery id in `event_id`.
@@ -54,13 +56,14 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--payload` names them.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::Stripe,
         Self::Github,
         Self::Shopify,
         Self::StandardWebhooks,
         Self::Slack,
         Self::Twilio,
+        Self::TwilioJson,
         Self::Square,
         Self::Paddle,
         Self::Sendgrid,
@@ -80,6 +83,7 @@ impl Format {
             Self::StandardWebhooks => "standard-webhooks",
             Self::Slack => "slack",
             Self::Twilio => "twilio",
+            Self::TwilioJson => "twilio-json",
             Self::Square => "square",
             Self::Paddle => "paddle",
             Self::Sendgrid => "sendgrid",
@@ -140,7 +144,7 @@ impl Format {
             Self::Shopify => super::shopify::EVENTS,
             Self::StandardWebhooks => super::standard::EVENTS,
             Self::Slack => super::slack::EVENTS,
-            Self::Twilio => super::twilio::EVENTS,
+            Self::Twilio | Self::TwilioJson => super::twilio::EVENTS,
             Self::Square => super::square::EVENTS,
             Self::Paddle => super::paddle::EVENTS,
             Self::Sendgrid => super::sendgrid::EVENTS,
@@ -165,8 +169,8 @@ impl Format {
             (Self::StandardWebhooks, Kind::Update) => super::PLAN_TYPE,
             (Self::Slack, Kind::Credit) => "message",
             (Self::Slack, Kind::Update) => "message_metadata_updated",
-            (Self::Twilio, Kind::Credit) => "delivered",
-            (Self::Twilio, Kind::Update) => "read",
+            (Self::Twilio | Self::TwilioJson, Kind::Credit) => "delivered",
+            (Self::Twilio | Self::TwilioJson, Kind::Update) => "read",
             (Self::Square, Kind::Credit) => "payment.created",
             (Self::Square, Kind::Update) => "customer.updated",
             (Self::Paddle, Kind::Credit) => "transaction.completed",
@@ -444,6 +448,7 @@ impl Bodies {
             | Format::StandardWebhooks
             | Format::Slack
             | Format::Twilio
+            | Format::TwilioJson
             | Format::Square
             | Format::Paddle
             | Format::Sendgrid

@@ -315,7 +315,7 @@ fn every_signing_scheme_of_a_provider_implies_its_bodies() {
             None => assert_eq!(scheme, crate::wire::Scheme::None),
         }
     }
-    assert_eq!(Format::ALL.len(), 14);
+    assert_eq!(Format::ALL.len(), 15);
     for format in Format::ALL {
         assert_eq!(Format::named(format.as_str()), Some(format));
     }
@@ -370,6 +370,18 @@ fn a_slack_body_is_an_event_callback_with_the_fields_in_the_messages_metadata() 
         assert_eq!((b["event"]["type"].as_str(), b["event_id"].as_str()), (Some(t), Some("a1_evt_000007")));
         assert_eq!(b["event"]["metadata"]["event_payload"]["amount"], 1500, "{t}");
     }
+}
+
+/// Twilio's JSON variant holds the same callback's pairs as a JSON object of strings.
+#[test]
+fn a_twilio_json_body_is_the_forms_pairs_as_json() {
+    let (form, json) = (Payload::provider(Format::Twilio), Payload::provider(Format::TwilioJson));
+    let pairs: std::collections::BTreeMap<String, String> =
+        form_urlencoded::parse(&form.render(&credit())).into_owned().collect();
+    let object: std::collections::BTreeMap<String, String> =
+        serde_json::from_slice(&json.render(&credit())).expect("a JSON object of strings");
+    assert_eq!(pairs, object);
+    assert_eq!(json.content_type(), "application/json");
 }
 
 #[test]

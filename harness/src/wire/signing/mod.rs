@@ -214,6 +214,8 @@ pub struct Attempt<'a> {
     pub timestamp: i64,
     /// The body as sent.
     pub body: &'a [u8],
+    /// What the URL carries after its path (Twilio's hash of a JSON body).
+    pub query: super::PathQuery,
 }
 
 /// Signs attempts under one scheme with one or more secrets.
@@ -356,7 +358,11 @@ impl Signer {
                 vec![("x-slack-signature", format!("v0={sig}")), ("x-slack-request-timestamp", ts)]
             }
             Scheme::Twilio => {
-                let signed = twilio_signed(&self.url, a.body);
+                // A form's pairs are signed after the URL; any other body through its hash in it.
+                let signed = match a.query {
+                    super::PathQuery::Plain => twilio_signed(&self.url, a.body),
+                    super::PathQuery::BodySha256 => a.query.apply(&self.url, a.body).into_owned(),
+                };
                 let sig = STANDARD.encode(mac_sha1(self.first(), signed.as_bytes()));
                 vec![("x-twilio-signature", sig), ("i-twilio-idempotency-token", id())]
             }
@@ -503,6 +509,7 @@ mod tests {
                 event_type: &v.event_type,
                 timestamp: v.timestamp,
                 body: v.body.as_bytes(),
+                query: super::super::PathQuery::Plain,
             };
             let ours: std::collections::BTreeMap<String, String> =
                 signer.headers(&attempt).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
@@ -526,6 +533,8 @@ mod tests {
         signed_body: String,
         signed_url: Option<String>,
         headers: std::collections::BTreeMap<String, String>,
+        #[serde(default)]
+        query: super::super::PathQuery,
     }
 
     /// Every header hookbench made for the ten providers' libraries to judge
@@ -549,6 +558,7 @@ mod tests {
                 event_type: &c.event_type,
                 timestamp: c.timestamp,
                 body: c.signed_body.as_bytes(),
+                query: c.query,
             };
             let mut ours: std::collections::BTreeMap<String, String> =
                 signer.headers(&attempt).into_iter().map(|(k, v)| (k.to_string(), v)).collect();
