@@ -10,14 +10,13 @@
 //! not expected refused). The unsafe mode (a check, then the effect, then the record) fails
 //! concurrent-copies under every scheme: the same tests can fail.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use hookbench::audit::{Check, Status};
-use serde_json::Value;
 
 use super::audit::{run_audit, verdicts};
+use super::provider_bodies::{ChildReceiver, listening};
 
 const RECEIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/providers/receiver.py");
 const PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/provider-vectors/.venv/bin/python");
@@ -41,19 +40,6 @@ const PROVIDERS: [(&str, Option<&str>); 11] = [
     ("twitch", Some("twitch-eventsub-secret-0123456789")),
 ];
 
-/// The receiver for `provider` on `db` in `mode`; killed when dropped.
-struct Receiver {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn python() -> &'static str {
     assert!(
         Path::new(PYTHON).exists(),
@@ -62,20 +48,12 @@ fn python() -> &'static str {
     PYTHON
 }
 
-fn receiver(provider: &str, db: &Path, mode: &str, key: (&str, &str)) -> Receiver {
-    let mut child = Command::new(python())
-        .arg(RECEIVER)
+fn receiver(provider: &str, db: &Path, mode: &str, key: (&str, &str)) -> ChildReceiver {
+    let mut cmd = Command::new(python());
+    cmd.arg(RECEIVER)
         .args(["--provider", provider, "--db", db.to_str().expect("utf-8"), "--mode", mode, "--port", "0"])
-        .args([key.0, key.1])
-        .stdout(Stdio::piped())
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("the receiver starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("first line");
-    let json: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{provider}: {e}: {line}"));
-    let addr = json["listening"].as_str().expect("listening").to_string();
-    Receiver { child, addr }
+        .args([key.0, key.1]);
+    listening(&mut cmd, provider)
 }
 
 /// A key pair for an asymmetric scheme: (private for --secret, public for the receiver).
