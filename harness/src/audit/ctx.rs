@@ -13,6 +13,7 @@ use crate::judge::{
 };
 use crate::load::{Load, checked};
 use crate::observe::Snapshot;
+use crate::report::model::Fate;
 use crate::report::{AttemptLog, Check, CheckResult};
 use crate::sender::{self, Progress, SendError, SenderConfig};
 use crate::wire::{Fields, IdSpace, Wire};
@@ -168,7 +169,15 @@ impl Ctx {
     /// Attempts until a 2xx or a 4xx, at most `tries` times.
     pub async fn until_answered(&self, sent: &mut Delivered, tries: usize, note: &str) {
         for _ in 0..tries {
-            let answer = self.deliver(&sent.fields, note).await;
+            // After an attempt, this one is a retry and carries what its provider adds to one
+            // (Slack's number and reason); an attempt heard no answer from timed out, to the
+            // provider.
+            let n = sent.attempts.len();
+            let (body, mut headers) = self.wire.attempt(&sent.fields, now_s());
+            if n > 0 {
+                headers.extend(self.wire.retry_headers(n, sent.last_fate.unwrap_or(Fate::TimedOut)));
+            }
+            let answer = self.probe.post(None, &headers, body, note).await;
             let done = answer.acked() || answer.refused();
             sent.push(answer);
             if done {
@@ -190,17 +199,20 @@ pub struct Delivered {
     pub attempts: Vec<AttemptLog>,
     /// How they were answered, as the judge reads it.
     pub answers: Answers,
+    /// How the last attempt with an answer ended (what a provider's retry names as its reason).
+    pub last_fate: Option<Fate>,
 }
 
 impl Delivered {
     /// `fields`, expected as `expect`, not sent yet.
     pub fn new(fields: Fields, expect: Expect) -> Self {
-        Self { fields, expect, attempts: Vec::new(), answers: Answers::default() }
+        Self { fields, expect, attempts: Vec::new(), answers: Answers::default(), last_fate: None }
     }
 
     /// One more attempt, answered (or not) as `answer` says.
     pub fn push(&mut self, answer: Answer) {
         let (acked, refused) = (answer.acked(), answer.refused());
+        self.last_fate = Some(answer.fate);
         self.unanswered(answer.log);
         let a = &mut self.answers;
         a.last_status = answer.status;

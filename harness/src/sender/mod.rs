@@ -260,7 +260,15 @@ impl Ctx {
     }
 
     /// One attempt, signed afresh; how it ended and the connection it went over.
-    async fn send(&self, worker: usize, fields: &Fields, body: &Bytes) -> (Fate, u64) {
+    /// `retry`: the retry's number (1-based) and how the attempt before it ended, for the headers
+    /// its provider adds to a retry.
+    async fn send(
+        &self,
+        worker: usize,
+        fields: &Fields,
+        body: &Bytes,
+        retry: Option<(usize, Fate)>,
+    ) -> (Fate, u64) {
         let ts = jiff::Timestamp::now().as_second();
         // A body that carries its attempt's time (Linear's) is written again for each attempt.
         let rewritten;
@@ -270,7 +278,10 @@ impl Ctx {
         } else {
             body
         };
-        let headers = self.wire.headers(fields, body, ts);
+        let mut headers = self.wire.headers(fields, body, ts);
+        if let Some((n, last)) = retry {
+            headers.extend(self.wire.retry_headers(n, last));
+        }
         let connection = pool::Connection::default();
         let post = self.pool.post(worker, &headers, body, &connection);
         let fate = match tokio::time::timeout(self.config.timeout, post).await {
@@ -335,6 +346,7 @@ impl Ctx {
         if let Some(b) = barrier {
             b.wait().await;
         }
+        let mut last = None;
         for retry in 0.. {
             let sent = Instant::now();
             Counters::bump(&c.deliveries);
@@ -344,12 +356,13 @@ impl Ctx {
             if retry == 0 && attempt == 1 {
                 self.first_attempt(planned, sent);
             }
-            let (fate, connection) = self.send(worker, fields, body).await;
+            let (fate, connection) = self.send(worker, fields, body, last.map(|f| (retry as usize, f))).await;
             // The article's lost ack: the receiver committed, the sender never heard.
             let fate = match fate {
                 Fate::Answered(s) if fate.stored() && w.ack_lost(id, attempt) => Fate::AckLost(s),
                 f => f,
             };
+            last = Some(fate);
             let done = Instant::now();
             self.last_status[event].store(fate.status().unwrap_or(0), Ordering::Relaxed);
             self.record(event, attempt, worker, Times { planned, sent, done }, (fate, connection));

@@ -160,6 +160,12 @@ impl Wire {
         if self.signer.scheme() == Scheme::Twilio && !form { PathQuery::BodySha256 } else { PathQuery::Plain }
     }
 
+    /// What the signing provider adds to its `n`th retry (1-based) of a delivery whose attempt
+    /// before ended as `last` (Slack's `x-slack-retry-num` and `-reason`).
+    pub fn retry_headers(&self, n: usize, last: crate::report::model::Fate) -> Vec<(&'static str, String)> {
+        self.signer.scheme().provider().map_or_else(Vec::new, |p| p.retry_headers(n, last))
+    }
+
     /// One attempt of `f` at `timestamp`: its body and headers.
     pub fn attempt(&self, f: &Fields, timestamp: i64) -> (Bytes, Vec<(&'static str, String)>) {
         let body = self.body(f, timestamp);

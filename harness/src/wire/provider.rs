@@ -341,7 +341,9 @@ impl Provider {
             Fate::TimedOut => "http_timeout",
             Fate::NoConnection => "connection_failed",
             Fate::Answered(_) => "http_error",
-            Fate::AckLost(_) | Fate::Reset => "unknown_error",
+            // An answer the sender never heard is a timeout to it.
+            Fate::AckLost(_) => "http_timeout",
+            Fate::Reset => "unknown_error",
         };
         vec![("x-slack-retry-num", n.to_string()), ("x-slack-retry-reason", reason.to_string())]
     }

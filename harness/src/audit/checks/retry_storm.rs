@@ -151,7 +151,6 @@ async fn deliver_on_schedule(
     mut sent: Delivered,
     start: Instant,
     waits: Arc<Vec<Duration>>,
-    provider: Provider,
 ) -> (Delivered, Vec<Timing>) {
     let mut at = start;
     let mut timings = Vec::new();
@@ -163,7 +162,7 @@ async fn deliver_on_schedule(
         let (body, mut headers) = ctx.wire.attempt(&sent.fields, now_s());
         if let Some(last) = last {
             // A retry carries what its provider adds to one (Slack's number and reason).
-            headers.extend(provider.retry_headers(n, last));
+            headers.extend(ctx.wire.retry_headers(n, last));
         }
         let answer = ctx.probe.post(None, &headers, body, &note).await;
         last = Some(answer.fate);
@@ -329,7 +328,7 @@ impl AuditCheck for RetryStorm<'_> {
         let mut tasks = JoinSet::new();
         for n in 0..s.events {
             let sent = Delivered::new(ctx.credit("storm", n, 100 + n as i64, self.reach())?, Expect::Once);
-            tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone(), self.provider));
+            tasks.spawn(deliver_on_schedule(ctx.clone(), sent, start, waits.clone()));
         }
         tokio::time::sleep_until(start + scale(s.outage)).await;
         s.control.start(&client).await?;
