@@ -288,11 +288,17 @@ impl Probe {
     }
 
     /// A request written by hand: a head declaring `content_length` body bytes, then `body`
-    /// (which may be fewer).
-    fn raw_request(&self, headers: &[(&'static str, String)], content_length: usize, body: &[u8]) -> Vec<u8> {
+    /// (which may be fewer); the URL's query is made from `signed`, the whole body as signed.
+    fn raw_request(
+        &self,
+        headers: &[(&'static str, String)],
+        content_length: usize,
+        body: &[u8],
+        signed: &[u8],
+    ) -> Vec<u8> {
         let mut head = format!(
             "POST {} HTTP/1.1\r\nhost: {}\r\ncontent-length: {content_length}\r\n",
-            self.query.apply(&self.path, body),
+            self.query.apply(&self.path, signed),
             self.authority
         );
         for (name, value) in headers {
@@ -316,7 +322,7 @@ impl Probe {
         let Ok((mut stream, port)) = self.open().await else {
             return self.log(at_ms, "no connection".into(), String::new(), "lost ack");
         };
-        let outcome = match stream.write_all(&self.raw_request(headers, body.len(), body)).await {
+        let outcome = match stream.write_all(&self.raw_request(headers, body.len(), body, body)).await {
             Ok(()) => {
                 tokio::time::sleep(linger).await;
                 "dropped before the answer".to_string()
@@ -327,22 +333,24 @@ impl Probe {
         self.log(at_ms, outcome, port, "lost ack: connection dropped")
     }
 
-    /// Sends the head and `sent` of `declared` body bytes, then nothing. The result is how long
-    /// the receiver took to answer or close, or `None` when it still held the connection after
-    /// `wait`.
+    /// Sends the head and the first `sent` bytes of `body` as `declared` body bytes, then nothing.
+    /// The result is how long the receiver took to answer or close, or `None` when it still held
+    /// the connection after `wait`. The URL is the one `body` as signed goes to (Twilio's carries
+    /// its hash), so a receiver cannot refuse the stalled request from its head alone.
     pub async fn stall(
         &self,
         headers: &[(&'static str, String)],
         declared: usize,
-        sent: &[u8],
+        (body, sent): (&[u8], usize),
         wait: Duration,
     ) -> (Option<Duration>, AttemptLog) {
+        let sent = &body[..sent.min(body.len())];
         let at_ms = self.now_ms();
         let Ok((mut stream, port)) = self.open().await else {
             return (None, self.log(at_ms, "no connection".into(), String::new(), "stalled body"));
         };
         let began = Instant::now();
-        if stream.write_all(&self.raw_request(headers, declared, sent)).await.is_err() {
+        if stream.write_all(&self.raw_request(headers, declared, sent, body)).await.is_err() {
             return (
                 Some(began.elapsed()),
                 self.log(at_ms, "closed while sending".into(), port, "stalled body"),

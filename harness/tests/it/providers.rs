@@ -8,7 +8,8 @@
 //! ones each library accepts, and its hostile cases expect refused only what each library refuses
 //! (a stale timestamp where the library reads no clock, a tampered body under GitLab's token, are
 //! not expected refused). The unsafe mode (a check, then the effect, then the record) fails
-//! concurrent-copies under every scheme: the same tests can fail.
+//! concurrent-copies under every scheme, and a mode that verifies nothing fails hostile-input
+//! under every scheme: the same tests can fail.
 
 use std::path::Path;
 use std::process::Command;
@@ -48,11 +49,16 @@ fn python() -> &'static str {
     PYTHON
 }
 
+/// `mode`: safe, unsafe (check, then act), or lax (safe, and no signature verified at all).
 fn receiver(provider: &str, db: &Path, mode: &str, key: (&str, &str)) -> ChildReceiver {
     let mut cmd = Command::new(python());
+    let (mode, lax) = if mode == "lax" { ("safe", true) } else { (mode, false) };
     cmd.arg(RECEIVER)
         .args(["--provider", provider, "--db", db.to_str().expect("utf-8"), "--mode", mode, "--port", "0"])
         .args([key.0, key.1]);
+    if lax {
+        cmd.arg("--no-verify");
+    }
     listening(&mut cmd, provider)
 }
 
@@ -143,6 +149,21 @@ fn a_check_then_act_receiver_fails_concurrent_copies_under_each_provider() {
     for (provider, secret) in PROVIDERS {
         let (code, v) = audit(dir.path(), provider, secret, "unsafe", "concurrent-copies");
         if code != 1 || v != [(Check::ConcurrentCopies, Status::Fail)] {
+            passed.push(format!("{provider}: exit {code}, {v:?}"));
+        }
+    }
+    assert!(passed.is_empty(), "{passed:#?}");
+}
+
+/// The same receivers verifying nothing take a tampered, wrongly signed or unsigned delivery:
+/// hostile-input fails under every scheme, so its expectations are not too lax to notice.
+#[test]
+fn a_receiver_that_verifies_nothing_fails_hostile_input_under_each_provider() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut passed = Vec::new();
+    for (provider, secret) in PROVIDERS {
+        let (code, v) = audit(dir.path(), provider, secret, "lax", "hostile-input");
+        if code != 1 || v != [(Check::HostileInput, Status::Fail)] {
             passed.push(format!("{provider}: exit {code}, {v:?}"));
         }
     }

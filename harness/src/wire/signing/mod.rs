@@ -154,6 +154,15 @@ impl Scheme {
         matches!(self, Self::Twilio | Self::Square)
     }
 
+    /// Whether a receiver following the provider's documentation refuses a delivery signed for its
+    /// URL and received at another path: Twilio's documentation validates the URL the request
+    /// arrived at. Square's examples pass a constant notification URL to its library instead, so a
+    /// receiver on a catch-all route rightly accepts the replay; Square signs the URL, but the
+    /// other path is not expected refused.
+    pub fn refuses_other_paths(self) -> bool {
+        self == Self::Twilio
+    }
+
     /// Whether the body is covered: GitLab's token is sent as it is, so a tampered body with the
     /// right token is what its provider would send.
     pub fn signs_body(self) -> bool {
@@ -575,6 +584,15 @@ mod tests {
             }
             assert_eq!(ours, theirs, "{what}");
         }
+    }
+
+    /// Of the two schemes that sign the URL, only Twilio's documented receivers verify the URL a
+    /// request arrived at.
+    #[test]
+    fn only_twilio_refuses_a_delivery_received_at_another_path() {
+        let refusing: Vec<Scheme> = Scheme::ALL.into_iter().filter(|s| s.refuses_other_paths()).collect();
+        assert_eq!(refusing, [Scheme::Twilio]);
+        assert!(Scheme::Square.signs_url() && !Scheme::Square.refuses_other_paths());
     }
 
     #[test]
