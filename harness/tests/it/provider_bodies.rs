@@ -6,15 +6,14 @@
 //! Stripe receiver of its own (examples/receivers/stripe-sqlite), reading real Event objects, is
 //! audited with `--payload stripe --signing stripe --event-type ... --field ...`.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use hookbench::audit::{Check, Status};
 use hookbench::wire::{EventTypeChoice, FieldMapping, Fields, Format, Kind, Payload};
 use serde_json::Value;
 
-use super::audit::{run_audit, verdicts};
+use super::audit::{Receiver, run_audit, start, verdicts};
 
 const SCHEMAS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/provider-schemas");
 const INSTALL: &str = "scripts/provider-schemas/install.sh";
@@ -208,40 +207,15 @@ fn shopify_bodies_match_the_admin_rest_resources() {
     assert!(!against(&resources["order"], &broken, "broken").is_empty(), "an undeclared key is found");
 }
 
-/// An example receiver started by a test; killed when dropped.
-pub(crate) struct ChildReceiver {
-    child: Child,
-    /// Where it listens, `127.0.0.1:PORT`.
-    pub(crate) addr: String,
-}
-
-impl Drop for ChildReceiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `cmd`, an example receiver that prints `{"listening": "127.0.0.1:PORT"}` once it
-/// listens, and waits for that line.
-pub(crate) fn listening(cmd: &mut Command, what: &str) -> ChildReceiver {
-    let mut child = cmd.stdout(Stdio::piped()).stdin(Stdio::null()).spawn().expect("the receiver starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("first line");
-    let json: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{what}: {e}: {line}"));
-    let addr = json["listening"].as_str().expect("listening").to_string();
-    ChildReceiver { child, addr }
-}
-
 /// The Stripe example receiver on `db` in `mode`, holding `secrets`.
-fn stripe_receiver(db: &Path, mode: &str, secrets: &[&str]) -> ChildReceiver {
+fn stripe_receiver(db: &Path, mode: &str, secrets: &[&str]) -> Receiver {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/stripe-sqlite/receiver.py");
     let mut cmd = Command::new("python3");
     cmd.arg(script).args(["--db", db.to_str().expect("utf-8"), "--mode", mode, "--port", "0"]);
     for s in secrets {
         cmd.args(["--secret", s]);
     }
-    listening(&mut cmd, "stripe")
+    start(cmd)
 }
 
 const STRIPE_SECRETS: [&str; 2] = ["whsec_stripe-audit-old", "whsec_stripe-audit-new"];

@@ -16,8 +16,7 @@ use std::process::Command;
 
 use hookbench::audit::{Check, Status};
 
-use super::audit::{run_audit, verdicts};
-use super::provider_bodies::{ChildReceiver, listening};
+use super::audit::{Receiver, run_audit, start, verdicts};
 
 const RECEIVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/providers/receiver.py");
 const PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/provider-vectors/.venv/bin/python");
@@ -50,7 +49,7 @@ fn python() -> &'static str {
 }
 
 /// `mode`: safe, unsafe (check, then act), or lax (safe, and no signature verified at all).
-fn receiver(provider: &str, db: &Path, mode: &str, key: (&str, &str)) -> ChildReceiver {
+fn receiver(provider: &str, db: &Path, mode: &str, key: (&str, &str)) -> Receiver {
     let mut cmd = Command::new(python());
     let (mode, lax) = if mode == "lax" { ("safe", true) } else { (mode, false) };
     cmd.arg(RECEIVER)
@@ -59,7 +58,7 @@ fn receiver(provider: &str, db: &Path, mode: &str, key: (&str, &str)) -> ChildRe
     if lax {
         cmd.arg("--no-verify");
     }
-    listening(&mut cmd, provider)
+    start(cmd)
 }
 
 /// A key pair for an asymmetric scheme: (private for --secret, public for the receiver).
