@@ -39,8 +39,9 @@
 //!    tables, `--metrics`, the index and `report compare`.
 //! 8. [`load`]: a sent workload as the judge reads it and as the history keeps its verdict; a
 //!    bench cell's row; an audit load's figures; a shard's partial result.
-//! 9. [`audit`], `bench`, [`merge`]: the three kinds of run, peers: the checklist against
-//!    anyone's receiver, the matrix of backend x design cells, and shards merged into one run.
+//! 9. [`audit`], `bench`, [`merge`], [`repro`]: the three kinds of run, peers: the checklist
+//!    against anyone's receiver, the matrix of backend x design cells, and shards merged into one
+//!    run; and an audit's FAIL written as a script that reproduces it without hookbench.
 //! 10. [`cli`]: the command line; `main.rs` only calls [`cli::main`].
 //!
 //! The receivers on trial are the `receivers` crate: only the code that runs one imports it
@@ -69,6 +70,7 @@ pub mod printable;
 mod progress;
 mod reason;
 pub mod report;
+pub mod repro;
 mod sender;
 mod serve;
 mod stats;

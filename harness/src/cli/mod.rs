@@ -20,6 +20,7 @@ mod model;
 mod perf;
 mod query_limits;
 mod report;
+mod repro;
 mod serve;
 mod sign;
 
@@ -132,6 +133,14 @@ pub enum Command {
     ///
     /// Example: hookbench sign --secret whsec_... --id evt_000001 body.json
     Sign(sign::SignArgs),
+    /// Write an audit's FAIL as a standalone Python 3 script (standard library only) that
+    /// reproduces it without hookbench: the same bodies under fresh ids, signed afresh, sent as the
+    /// check sent them, judged by the same query; exit 1 when reproduced, 0 when not, 2 when it
+    /// cannot run. The secret is read from HOOKBENCH_SECRET when the script runs, never written.
+    ///
+    /// Example: hookbench repro reports/audit --check concurrent-copies --applied-query "SELECT
+    /// event_id, count(*) FROM payments GROUP BY event_id" --out repro.py
+    Repro(repro::ReproArgs),
     /// Make a key pair for an asymmetric scheme (sendgrid: ECDSA P-256; discord: Ed25519). Prints
     /// `secret: ...` (base64 of the PKCS#8 private key, for --secret; keep it private) and
     /// `public-key: ...` (as the provider's dashboard shows it, for the receiver).
@@ -314,6 +323,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Model(args) => model::run(&args, out),
         Command::Sign(args) => sign::run(&args, out),
         Command::Keys(args) => sign::run_keys(&args, out),
+        Command::Repro(args) => repro::run(&args, out),
         Command::Serve(args) => serve::run(args, out),
         Command::Db(args) => db::run(&args, out),
     }

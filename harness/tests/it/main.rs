@@ -31,6 +31,7 @@ mod providers;
 mod provision;
 mod rates;
 mod reports;
+mod repro;
 mod serve_cli;
 mod shards;
 mod sign;

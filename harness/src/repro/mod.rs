@@ -1,0 +1,180 @@
+//! `hookbench repro`: an audit's FAIL as a standalone Python 3 script the user keeps and runs
+//! without hookbench. The script embeds what it needs as one JSON value: the audited URL, the
+//! check, the copies and trials, the applied query, and the credit body as the audit sent it with
+//! sentinel values where the event's id, account, amount and creation time go; it fills them in
+//! for fresh events, signs each attempt afresh (Standard Webhooks; the secret only from
+//! `HOOKBENCH_SECRET`, never written), sends them as the check did, and judges them with the query.
+//!
+//! The body is rendered here, by the audit's own payload code, so a template's shape or
+//! hookbench's own is kept byte for byte; the script only replaces the sentinels, which
+//! [`skeleton`] first proves is enough (the same text rendered with other values must equal the
+//! skeleton with those values put in).
+
+use serde_json::json;
+
+use crate::report::model::{CheckFigures, Status};
+use crate::report::{Check, Report};
+use crate::wire::{Fields, Kind, Payload};
+
+/// The Python the script is built from; `__HOOKBENCH_EMBED__` and `__HOOKBENCH_HEADER__` are
+/// filled in.
+const SCRIPT: &str = include_str!("script.py");
+
+/// The checks a script can reproduce so far.
+pub const CHECKS: [Check; 2] = [Check::ConcurrentCopies, Check::SequentialDuplicate];
+
+/// Sentinels: values no real event has, whose text appears nowhere else in a body.
+const SENTINELS: (&str, i64, i64, i64) =
+    ("__HOOKBENCH_ID__", 987_654_321_012_345, 987_654_321_054_321, 987_654_321_077_777);
+/// A second set, to prove that putting values in the skeleton's text renders the event.
+const PROOF: (&str, i64, i64, i64) =
+    ("__HOOKBENCH_PROOF__", 123_456_789_012_345, 123_456_789_054_321, 123_456_789_077_777);
+
+/// Why no script could be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReproError {
+    /// The run is a bench's.
+    #[error("{0} is not an audit's report")]
+    NotAnAudit(String),
+    /// The check did not run, or did not fail.
+    #[error("--check {check}: the audit's verdict is {status}; a reproduction is written for a FAIL")]
+    NotFailed {
+        /// The check.
+        check: &'static str,
+        /// Its verdict, or that it did not run.
+        status: String,
+    },
+    /// What this version cannot reproduce yet.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The payload's body is not one the sentinels can fill in.
+    #[error(
+        "the payload's credit body cannot be rebuilt by putting values in its text (a value is \
+         transformed, not copied); reproduce with hookbench's own bodies or a template that copies them"
+    )]
+    Skeleton,
+}
+
+/// The credit body of `payload` with the sentinels in it, once it is proved that putting other
+/// values in its text renders the body those values make.
+pub fn skeleton(payload: &Payload) -> Result<String, ReproError> {
+    let render =
+        |values| String::from_utf8(payload.render(&credit(values))).map_err(|_| ReproError::Skeleton);
+    if !payload.headers(&credit(SENTINELS)).is_empty() {
+        return Err(ReproError::Unsupported("a payload that sends headers of its own".to_string()));
+    }
+    let text = render(SENTINELS)?;
+    let (s, p) = (SENTINELS, PROOF);
+    let filled = text
+        .replace(s.0, p.0)
+        .replace(&s.1.to_string(), &p.1.to_string())
+        .replace(&s.2.to_string(), &p.2.to_string())
+        .replace(&s.3.to_string(), &p.3.to_string());
+    let holds = text.contains(s.0) && filled == render(PROOF)?;
+    if holds { Ok(text) } else { Err(ReproError::Skeleton) }
+}
+
+/// A credit with these values (id, account, amount, creation time).
+fn credit((id, account, amount, created): (&str, i64, i64, i64)) -> Fields {
+    Fields {
+        id: id.to_string(),
+        kind: Kind::Credit,
+        account,
+        amount,
+        plan: String::new(),
+        version: 0,
+        created,
+        poisoned: false,
+        object: None,
+    }
+}
+
+/// The Python script reproducing `check`'s FAIL in `report`, sending `payload`'s bodies and
+/// judging with `applied_query`.
+pub fn python_script(
+    report: &Report,
+    check: Check,
+    payload: &Payload,
+    applied_query: &str,
+) -> Result<String, ReproError> {
+    let audit = report.audit_section().ok_or_else(|| ReproError::NotAnAudit(report.header.run_id.clone()))?;
+    let name: &'static str = check.into();
+    if !CHECKS.contains(&check) {
+        let known: Vec<&str> = CHECKS.iter().map(|c| c.into()).collect();
+        return Err(ReproError::Unsupported(format!(
+            "--check {name}: this version writes reproductions of {} only",
+            known.join(" and ")
+        )));
+    }
+    let result = audit.checks.iter().find(|c| c.check == check);
+    match result {
+        Some(r) if r.status == Status::Fail => {}
+        other => {
+            let status = other.map_or_else(
+                || "that it did not run".to_string(),
+                |r| format!("{:?}", r.status).to_uppercase(),
+            );
+            return Err(ReproError::NotFailed { check: name, status });
+        }
+    }
+    if !matches!(audit.signing.as_str(), "standard-webhooks" | "none") {
+        return Err(ReproError::Unsupported(format!(
+            "the audit signed as {}; this version's scripts sign Standard Webhooks only",
+            audit.signing
+        )));
+    }
+    if matches!(payload, Payload::Provider(_)) {
+        return Err(ReproError::Unsupported(
+            "a provider's bodies: this version's scripts send hookbench's own bodies or a template"
+                .to_string(),
+        ));
+    }
+    let result = result.expect("matched above");
+    let (copies, trials) = match &result.figures {
+        Some(CheckFigures::Trials(t)) => (t.copies.max(2), t.sent.max(1)),
+        _ => (2, 20),
+    };
+    let witnesses: Vec<&str> = result.witnesses.iter().map(|w| w.id.as_str()).collect();
+    let tag = if check == Check::ConcurrentCopies { "cc" } else { "seq" };
+    let (s_id, s_account, s_amount, s_created) = SENTINELS;
+    let finding = json!({
+        "check": name,
+        "tag": tag,
+        "url": audit.url,
+        "signing": audit.signing,
+        "copies": copies,
+        "trials": trials,
+        "timeout_s": 10,
+        "content_type": payload.content_type(),
+        "headers": {},
+        "body": skeleton(payload)?,
+        "sentinels": {"id": s_id, "account": s_account, "amount": s_amount, "created": s_created},
+        "applied_query": applied_query,
+        "found": {
+            "run": report.header.run_id,
+            "at": report.header.started_at,
+            "commit": report.header.git_sha,
+            "evidence": result.evidence,
+            "witnesses": witnesses,
+        },
+    });
+    let embedded = serde_json::to_string(&finding.to_string()).expect("a string serializes");
+    let header = header_comment(report, name, &audit.url, &result.evidence);
+    Ok(SCRIPT.replace("__HOOKBENCH_EMBED__", &embedded).replacen("# __HOOKBENCH_HEADER__", &header, 1))
+}
+
+/// The script's top comment: what hookbench found, when, against what, and how to run it.
+fn header_comment(report: &Report, check: &str, url: &str, evidence: &str) -> String {
+    let commit = report.header.git_sha.as_deref().unwrap_or("unknown");
+    let lines = [
+        format!("hookbench audit {} found {check} FAILING against {url}", report.header.run_id),
+        format!("at {} (hookbench commit {commit}):", report.header.started_at),
+        format!("  {}", crate::printable::line(evidence)),
+        "Run it against a fresh instance of the receiver, its secret in the environment:".to_string(),
+        "  HOOKBENCH_SECRET=whsec_... python3 repro.py --url URL --db DATABASE [--trials N]".to_string(),
+    ];
+    lines.iter().map(|l| format!("# {l}")).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests;

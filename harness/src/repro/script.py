@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+# __HOOKBENCH_HEADER__
+"""Reproduces a finding of `hookbench audit` without hookbench: Python 3's standard library only
+(psycopg2 or psycopg for a Postgres observer, when installed).
+
+It rebuilds the finding's deliveries (the same body with fresh ids under a new prefix, so a re-run
+never collides with earlier rows; the same headers, signed afresh; the same copies released
+together, each on a connection of its own), runs them --trials times, and judges them with the
+query the audit used. Exit 1: reproduced ("reproduced: 14 of 20 trials applied twice"); exit 0: not
+reproduced in the trials run ("not reproduced in 20 trials (under 17 % at 95 %)"); exit 2: it could
+not run (no answer, a query that fails, no secret), naming the cause.
+
+    HOOKBENCH_SECRET=whsec_... python3 repro.py --url http://127.0.0.1:8000/webhooks --db app.db
+
+The secret comes only from HOOKBENCH_SECRET (several: separated by spaces); it is never written here.
+"""
+
+import argparse
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import math
+import os
+import sqlite3
+import sys
+import threading
+import time
+import urllib.parse
+
+FINDING = json.loads(__HOOKBENCH_EMBED__)
+ID, ACCOUNT, AMOUNT, CREATED = (FINDING["sentinels"][k] for k in ("id", "account", "amount", "created"))
+Z95 = 1.959963984540054
+
+
+class CannotRun(Exception):
+    """What keeps the reproduction from running: exit 2."""
+
+
+def body_of(event_id, account, amount, created):
+    body = FINDING["body"]
+    for sentinel, value in ((ID, event_id), (str(ACCOUNT), str(account)), (str(AMOUNT), str(amount)),
+                            (str(CREATED), str(created))):
+        body = body.replace(sentinel, value)
+    return body.encode("utf-8")
+
+
+def secrets():
+    if FINDING["signing"] == "none":
+        return []
+    found = os.environ.get("HOOKBENCH_SECRET", "").split()
+    if not found:
+        raise CannotRun("set HOOKBENCH_SECRET to the receiver's signing secret (whsec_...)")
+    keys = []
+    for s in found:
+        if not s.startswith("whsec_"):
+            raise CannotRun("HOOKBENCH_SECRET: a Standard Webhooks secret is whsec_ followed by base64")
+        keys.append(base64.b64decode(s[len("whsec_"):]))
+    return keys
+
+
+def headers_of(event_id, body, keys):
+    headers = {"content-type": FINDING["content_type"]}
+    headers.update(FINDING["headers"])
+    if FINDING["signing"] == "none":
+        headers["webhook-id"] = event_id
+        return headers
+    ts = str(int(time.time()))
+    signed = event_id.encode() + b"." + ts.encode() + b"." + body
+    sigs = ["v1," + base64.b64encode(hmac.new(k, signed, hashlib.sha256).digest()).decode() for k in keys]
+    headers.update({"webhook-id": event_id, "webhook-timestamp": ts, "webhook-signature": " ".join(sigs)})
+    return headers
+
+
+def post(url, headers, body, release=None):
+    """The status of one POST on a connection of its own, or None when none came."""
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=FINDING["timeout_s"])
+    try:
+        conn.connect()
+        if release is not None:
+            release.wait()
+        conn.request("POST", path, body=body, headers=headers)
+        return conn.getresponse().status
+    except OSError:
+        return None
+    finally:
+        conn.close()
+
+
+def deliver_until_answered(url, event, keys, tries=3):
+    """Sends `event` until it is acknowledged (2xx) or refused (4xx), as the audit does."""
+    for _ in range(tries):
+        body = body_of(*event)
+        status = post(url, headers_of(event[0], body, keys), body)
+        if status is not None and 200 <= status < 500:
+            return status
+        time.sleep(0.2)
+    return None
+
+
+def concurrent_copies(url, event, keys):
+    """The event's copies, each on its own connection, released together."""
+    copies = FINDING["copies"]
+    release = threading.Barrier(copies)
+    statuses = [None] * copies
+
+    def one(i):
+        body = body_of(*event)
+        headers = headers_of(event[0], body, keys)
+        statuses[i] = post(url, headers, body, release)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(copies)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if not any(s is not None and 200 <= s < 300 for s in statuses):
+        deliver_until_answered(url, event, keys)
+    return statuses
+
+
+def sequential_duplicate(url, event, keys):
+    """The event until answered, then once more."""
+    first = deliver_until_answered(url, event, keys)
+    body = body_of(*event)
+    return [first, post(url, headers_of(event[0], body, keys), body)]
+
+
+def connect(db):
+    if db.startswith(("postgres://", "postgresql://")):
+        try:
+            import psycopg2 as driver
+        except ImportError:
+            try:
+                import psycopg as driver
+            except ImportError:
+                raise CannotRun("--db is Postgres: install psycopg2 or psycopg")
+        conn = driver.connect(db)
+        conn.autocommit = True
+        return conn
+    path = db[len("sqlite://"):] if db.startswith("sqlite://") else db
+    if not os.path.exists(path):
+        raise CannotRun(f"--db {db}: no such SQLite file")
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def applied(db, prefix):
+    """How often each of this run's events was applied, as the audit's query says."""
+    conn = connect(db)
+    try:
+        cur = conn.cursor()
+        cur.execute(FINDING["applied_query"])
+        counts = {}
+        for row in cur.fetchall():
+            event_id = str(row[0])
+            if event_id.startswith(prefix):
+                n = int(row[1]) if len(row) > 1 and row[1] is not None else 1
+                counts[event_id] = counts.get(event_id, 0) + n
+        return counts
+    except Exception as e:  # the driver's error, whatever its kind
+        raise CannotRun(f"the applied query failed: {type(e).__name__}: {e}")
+    finally:
+        conn.close()
+
+
+def settled(db, prefix, expected):
+    """The counts once two reads a second apart agree (a receiver may apply after answering)."""
+    last = applied(db, prefix)
+    for _ in range(30):
+        time.sleep(1)
+        now = applied(db, prefix)
+        if now == last and len(now) >= expected:
+            return now
+        last = now
+    return last
+
+
+def under(k, n):
+    """Wilson's 95 % upper bound for k of n, as a percentage rounded up."""
+    z2 = Z95 * Z95
+    center = (k + z2 / 2) / (n + z2)
+    half = Z95 / (n + z2) * math.sqrt(k * (n - k) / n + z2 / 4)
+    p = (1.0 if k == n else min(center + half, 1.0)) * 100
+    return f"{math.ceil(p - 1e-9)}" if p >= 1 else f"{math.ceil(p * 10 - 1e-9) / 10:.1f}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default=FINDING["url"], help="the receiver's webhook URL (default: the audited one)")
+    parser.add_argument("--db", required=True, help="the observer's database: a SQLite path, sqlite:///path or postgres://...")
+    parser.add_argument("--trials", type=int, default=FINDING["trials"], help="how many fresh events to try")
+    args = parser.parse_args()
+    if args.trials < 1:
+        print("repro: --trials must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        keys = secrets()
+        applied(args.db, "")  # the query runs before anything is sent
+        stamp = int(time.time() * 1000)
+        prefix = "r" + base36(stamp) + "_"
+        send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate}[FINDING["check"]]
+        answered = 0
+        events = []
+        for n in range(1, args.trials + 1):
+            event = (f"{prefix}{FINDING['tag']}_{n:04d}", stamp % 10**9 * 1000 + n, 100 + n, int(time.time()))
+            events.append(event[0])
+            statuses = send(args.url, event, keys)
+            answered += any(s is not None for s in statuses)
+        if answered == 0:
+            raise CannotRun(f"no answer from {args.url} to any of {args.trials} trials")
+        counts = settled(args.db, prefix, args.trials)
+    except CannotRun as e:
+        print(f"repro: cannot run: {e}", file=sys.stderr)
+        return 2
+    ran = [e for e in events if counts.get(e, 0) >= 1]
+    twice = [e for e in ran if counts[e] > 1]
+    if twice:
+        print(f"reproduced: {len(twice)} of {len(ran)} trials applied twice (first: {twice[0]}, applied {counts[twice[0]]} times)")
+        return 1
+    if not ran:
+        print(f"not reproduced: none of {args.trials} trials was applied at all (is --db the receiver's database?)")
+        return 2
+    print(f"not reproduced in {len(ran)} trials (under {under(0, len(ran))} % at 95 %)")
+    return 0
+
+
+def base36(n):
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while n:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+    return out or "0"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

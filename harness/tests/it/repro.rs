@@ -1,0 +1,112 @@
+//! `hookbench repro` end to end: the Python example's check-then-act mode fails concurrent-copies;
+//! the script `repro` writes for that FAIL, run with `python3 -I` in an empty directory with no
+//! hookbench on its PATH and only the secret in its environment, reproduces it against a fresh
+//! instance (exit 1) and does not against the safe mode (exit 0); the script holds no secret.
+
+use std::path::Path;
+use std::process::Command;
+
+use testkit::SECRET;
+
+use super::audit::{COUNTS, SECRET_2, TEMPLATE, python_receiver_holding};
+
+/// `hookbench` with `args`: its exit code and what it printed.
+fn hookbench(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hookbench")).args(args).output().expect("hookbench runs");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), said)
+}
+
+/// Runs `script` as a user would: `python3 -I` in an empty directory, PATH without hookbench,
+/// the secret in HOOKBENCH_SECRET; its exit code and what it printed.
+fn run_script(script: &Path, url: &str, db: &Path) -> (i32, String) {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = Command::new("/usr/bin/env")
+        .arg("python3")
+        .args(["-I", script.to_str().expect("utf-8"), "--url", url, "--db", db.to_str().expect("utf-8")])
+        .args(["--trials", "10"])
+        .current_dir(empty.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOOKBENCH_SECRET", SECRET)
+        .output()
+        .expect("python3 runs");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), said)
+}
+
+#[test]
+fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = python_receiver_holding(&db, "unsafe", None, &[SECRET, SECRET_2]);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let run = dir.path().join("audit");
+    let observe = format!("sqlite://{}", db.display());
+    let (code, said) = hookbench(&[
+        "audit",
+        &url,
+        "--secret",
+        SECRET,
+        "--secret",
+        SECRET_2,
+        "--payload",
+        TEMPLATE,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        COUNTS,
+        "--checks",
+        "concurrent-copies",
+        "--copies",
+        "4",
+        "--no-progress",
+        "--out",
+        run.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "the unsafe mode fails concurrent-copies: {said}");
+    drop(receiver);
+
+    let script = dir.path().join("repro.py");
+    let (code, said) = hookbench(&[
+        "repro",
+        run.to_str().expect("utf-8"),
+        "--check",
+        "concurrent-copies",
+        "--applied-query",
+        COUNTS,
+        "--out",
+        script.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{said}");
+    let text = std::fs::read_to_string(&script).expect("the script");
+    for secret in [SECRET, SECRET_2, &SECRET[6..], &SECRET_2[6..]] {
+        assert!(!text.contains(secret), "the script holds no secret");
+    }
+    let (code, said) = hookbench(&[
+        "repro",
+        run.to_str().expect("utf-8"),
+        "--check",
+        "lost-ack",
+        "--applied-query",
+        COUNTS,
+        "--out",
+        "/dev/null/x",
+    ]);
+    assert_eq!(code, 2, "a check it cannot reproduce is a usage error: {said}");
+
+    for (mode, expected, words) in
+        [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 10 trials (under ")]
+    {
+        let db = dir.path().join(format!("{mode}.db"));
+        let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
+        let (code, said) = run_script(&script, &format!("http://{}/webhooks", fresh.addr), &db);
+        assert_eq!(code, expected, "{mode}: {said}");
+        assert!(said.starts_with(words), "{mode}: {said}");
+    }
+    // No receiver: it cannot run, and says so.
+    let db = dir.path().join("safe.db");
+    let (code, said) = run_script(&script, "http://127.0.0.1:9/webhooks", &db);
+    assert_eq!(code, 2, "{said}");
+    assert!(said.contains("no answer"), "{said}");
+}
