@@ -35,6 +35,9 @@ fi
 # The providers' receiver verifies with each provider's own library (PyPI and npm, pinned); without
 # them its tests fail, naming this script.
 ./scripts/provider-vectors/install.sh || echo "warning: the providers' libraries could not be installed"
+# The pytest modules `hookbench repro --pytest` writes are run by pytest (PyPI, pinned); without it
+# their test fails, naming this script.
+./scripts/pytest/install.sh || echo "warning: pytest could not be installed"
 # Tests that spawn the binary would append their runs' grids to a CI job's own step summary.
 unset GITHUB_STEP_SUMMARY
 cargo test --workspace --locked "$@"

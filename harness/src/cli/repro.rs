@@ -24,6 +24,11 @@ pub struct ReproArgs {
     /// one to read from here [default: the recorded one].
     #[arg(long, value_name = "FILE")]
     pub payload: Option<PathBuf>,
+    /// Write a pytest module instead (one test per class of the finding), reading
+    /// HOOKBENCH_REPRO_URL, HOOKBENCH_REPRO_DB and HOOKBENCH_SECRET: it fails while the receiver
+    /// still shows the finding and passes once it is fixed.
+    #[arg(long)]
+    pub pytest: bool,
     /// Where to write the script. It holds no secret: it reads HOOKBENCH_SECRET when it runs.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -37,7 +42,8 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         report.audit_section().ok_or_else(|| super::usage(format!("{}: not an audit", path.display())))?;
     let name = args.payload.as_ref().map_or_else(|| audit.payload.clone(), |p| p.display().to_string());
     let payload = Payload::with(&name, &[], &[]).map_err(|e| super::usage(format!("--payload: {e:#}")))?;
-    let script = crate::repro::python_script(&report, args.check, &payload, &args.applied_query)
+    let form = if args.pytest { crate::repro::Form::Pytest } else { crate::repro::Form::Script };
+    let script = crate::repro::python_script(&report, args.check, &payload, &args.applied_query, form)
         .map_err(super::usage)?;
     crate::files::write_nofollow(&args.out, script.as_bytes())
         .map_err(|e| super::usage(format!("--out {}: {e:#}", args.out.display())))?;

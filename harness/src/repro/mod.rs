@@ -20,6 +20,18 @@ use crate::wire::{Fields, Kind, Payload};
 /// filled in.
 const SCRIPT: &str = include_str!("script.py");
 
+/// What is written: a script run on its own, or the same as a pytest module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Form {
+    /// `python3 repro.py --url URL --db DB`: exits 1 while the finding reproduces.
+    #[default]
+    Script,
+    /// A pytest module (one test per class of the finding the script judges) reading
+    /// `HOOKBENCH_REPRO_URL`, `HOOKBENCH_REPRO_DB` and `HOOKBENCH_SECRET`: it fails while the
+    /// finding reproduces and passes once it is fixed, the regression test the user commits.
+    Pytest,
+}
+
 /// The checks a script can reproduce so far.
 pub const CHECKS: [Check; 2] = [Check::ConcurrentCopies, Check::SequentialDuplicate];
 
@@ -96,6 +108,7 @@ pub fn python_script(
     check: Check,
     payload: &Payload,
     applied_query: &str,
+    form: Form,
 ) -> Result<String, ReproError> {
     let audit = report.audit_section().ok_or_else(|| ReproError::NotAnAudit(report.header.run_id.clone()))?;
     let name: &'static str = check.into();
@@ -159,19 +172,59 @@ pub fn python_script(
         },
     });
     let embedded = serde_json::to_string(&finding.to_string()).expect("a string serializes");
-    let header = header_comment(report, name, &audit.url, &result.evidence);
-    Ok(SCRIPT.replace("__HOOKBENCH_EMBED__", &embedded).replacen("# __HOOKBENCH_HEADER__", &header, 1))
+    let header = header_comment(report, name, &audit.url, &result.evidence, form);
+    let tests = match form {
+        Form::Script => String::new(),
+        Form::Pytest => pytest_tests(name, &result.evidence, audit.signing != "none"),
+    };
+    Ok(SCRIPT
+        .replace("__HOOKBENCH_EMBED__", &embedded)
+        .replacen("# __HOOKBENCH_HEADER__", &header, 1)
+        .replacen("# __HOOKBENCH_TESTS__", &tests, 1))
+}
+
+/// The pytest functions: one per class of the finding the script judges (a duplicate: an event
+/// applied more than once), each failing while the receiver still shows it.
+fn pytest_tests(check: &str, evidence: &str, signed: bool) -> String {
+    let needed = if signed {
+        r#"("HOOKBENCH_REPRO_URL", "HOOKBENCH_REPRO_DB", "HOOKBENCH_SECRET")"#
+    } else {
+        r#"("HOOKBENCH_REPRO_URL", "HOOKBENCH_REPRO_DB")"#
+    };
+    let test = check.replace('-', "_");
+    let evidence = crate::printable::line(evidence).replace('"', "'").replace('\\', "/");
+    format!(
+        r#"def _repro_target():
+    missing = [name for name in {needed} if not os.environ.get(name)]
+    assert not missing, "set " + ", ".join(missing) + " (the receiver's URL, its database, its secret)"
+    trials = int(os.environ.get("HOOKBENCH_REPRO_TRIALS", FINDING["trials"]))
+    return os.environ["HOOKBENCH_REPRO_URL"], os.environ["HOOKBENCH_REPRO_DB"], trials
+
+
+def test_{test}_applies_each_event_once():
+    """{check}: hookbench found {evidence}. Fails while an event is applied more than once."""
+    code, said = reproduce(*_repro_target())
+    assert code != 2, said
+    assert code == 0, said
+"#
+    )
 }
 
 /// The script's top comment: what hookbench found, when, against what, and how to run it.
-fn header_comment(report: &Report, check: &str, url: &str, evidence: &str) -> String {
+fn header_comment(report: &Report, check: &str, url: &str, evidence: &str, form: Form) -> String {
     let commit = report.header.git_sha.as_deref().unwrap_or("unknown");
     let lines = [
         format!("hookbench audit {} found {check} FAILING against {url}", report.header.run_id),
         format!("at {} (hookbench commit {commit}):", report.header.started_at),
         format!("  {}", crate::printable::line(evidence)),
         "Run it against a fresh instance of the receiver, its secret in the environment:".to_string(),
-        "  HOOKBENCH_SECRET=whsec_... python3 repro.py --url URL --db DATABASE [--trials N]".to_string(),
+        match form {
+            Form::Script => "  HOOKBENCH_SECRET=whsec_... python3 repro.py --url URL --db DATABASE [--trials N]",
+            Form::Pytest => {
+                "  HOOKBENCH_REPRO_URL=URL HOOKBENCH_REPRO_DB=DATABASE HOOKBENCH_SECRET=whsec_... pytest test_repro.py"
+            }
+        }
+        .to_string(),
     ];
     lines.iter().map(|l| format!("# {l}")).collect::<Vec<_>>().join("\n")
 }

@@ -189,44 +189,47 @@ def under(k, n):
     return f"{math.ceil(p - 1e-9)}" if p >= 1 else f"{math.ceil(p * 10 - 1e-9) / 10:.1f}"
 
 
+def reproduce(url, db, trials):
+    """(exit code, what to say): 1 reproduced, 0 not, 2 it could not run."""
+    if trials < 1:
+        return 2, "repro: --trials must be at least 1"
+    try:
+        keys = secrets()
+        applied(db, "")  # the query runs before anything is sent
+        stamp = int(time.time() * 1000)
+        prefix = "r" + base36(stamp) + "_"
+        send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate}[FINDING["check"]]
+        answered = 0
+        events = []
+        for n in range(1, trials + 1):
+            event = (f"{prefix}{FINDING['tag']}_{n:04d}", stamp % 10**9 * 1000 + n, 100 + n, int(time.time()))
+            events.append(event[0])
+            statuses = send(url, event, keys)
+            answered += any(s is not None for s in statuses)
+        if answered == 0:
+            raise CannotRun(f"no answer from {url} to any of {trials} trials")
+        counts = settled(db, prefix, trials)
+    except CannotRun as e:
+        return 2, f"repro: cannot run: {e}"
+    ran = [e for e in events if counts.get(e, 0) >= 1]
+    twice = [e for e in ran if counts[e] > 1]
+    if twice:
+        first = twice[0]
+        return 1, f"reproduced: {len(twice)} of {len(ran)} trials applied twice (first: {first}, applied {counts[first]} times)"
+    if not ran:
+        return 2, f"repro: cannot run: none of {trials} trials was applied at all (is --db the receiver's database?)"
+    return 0, f"not reproduced in {len(ran)} trials (under {under(0, len(ran))} % at 95 %)"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default=FINDING["url"], help="the receiver's webhook URL (default: the audited one)")
     parser.add_argument("--db", required=True, help="the observer's database: a SQLite path, sqlite:///path or postgres://...")
     parser.add_argument("--trials", type=int, default=FINDING["trials"], help="how many fresh events to try")
     args = parser.parse_args()
-    if args.trials < 1:
-        print("repro: --trials must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        keys = secrets()
-        applied(args.db, "")  # the query runs before anything is sent
-        stamp = int(time.time() * 1000)
-        prefix = "r" + base36(stamp) + "_"
-        send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate}[FINDING["check"]]
-        answered = 0
-        events = []
-        for n in range(1, args.trials + 1):
-            event = (f"{prefix}{FINDING['tag']}_{n:04d}", stamp % 10**9 * 1000 + n, 100 + n, int(time.time()))
-            events.append(event[0])
-            statuses = send(args.url, event, keys)
-            answered += any(s is not None for s in statuses)
-        if answered == 0:
-            raise CannotRun(f"no answer from {args.url} to any of {args.trials} trials")
-        counts = settled(args.db, prefix, args.trials)
-    except CannotRun as e:
-        print(f"repro: cannot run: {e}", file=sys.stderr)
-        return 2
-    ran = [e for e in events if counts.get(e, 0) >= 1]
-    twice = [e for e in ran if counts[e] > 1]
-    if twice:
-        print(f"reproduced: {len(twice)} of {len(ran)} trials applied twice (first: {twice[0]}, applied {counts[twice[0]]} times)")
-        return 1
-    if not ran:
-        print(f"not reproduced: none of {args.trials} trials was applied at all (is --db the receiver's database?)")
-        return 2
-    print(f"not reproduced in {len(ran)} trials (under {under(0, len(ran))} % at 95 %)")
-    return 0
+    code, said = reproduce(args.url, args.db, args.trials)
+    print(said, file=sys.stderr if code == 2 else sys.stdout)
+    return code
 
 
 def base36(n):
@@ -237,6 +240,8 @@ def base36(n):
         out = digits[r] + out
     return out or "0"
 
+
+# __HOOKBENCH_TESTS__
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -36,9 +36,14 @@ fn hookbench_bodies_and_a_template_are_rebuilt_from_their_text() {
 #[test]
 fn a_script_is_written_for_a_fail_and_holds_no_secret() {
     let report = failed_audit("standard-webhooks");
-    let script =
-        python_script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "SELECT event_id FROM t")
-            .expect("a script");
+    let script = python_script(
+        &report,
+        Check::ConcurrentCopies,
+        &Payload::Hookbench,
+        "SELECT event_id FROM t",
+        Form::Script,
+    )
+    .expect("a script");
     assert!(script.starts_with("#!/usr/bin/env python3\n# hookbench audit "), "{}", &script[..200]);
     assert!(!script.contains("__HOOKBENCH_EMBED__") && script.contains("\\\"copies\\\":4"));
     // The script reads its secret only from the environment (tests/it/repro.rs holds that a
@@ -49,12 +54,14 @@ fn a_script_is_written_for_a_fail_and_holds_no_secret() {
 #[test]
 fn what_cannot_be_reproduced_is_refused_saying_why() {
     let report = failed_audit("stripe");
-    let err = python_script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "q").expect_err("stripe");
+    let err = python_script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "q", Form::Script)
+        .expect_err("stripe");
     assert!(err.to_string().contains("Standard Webhooks only"), "{err}");
     let report = failed_audit("standard-webhooks");
-    let err =
-        python_script(&report, Check::SequentialDuplicate, &Payload::Hookbench, "q").expect_err("not run");
+    let err = python_script(&report, Check::SequentialDuplicate, &Payload::Hookbench, "q", Form::Script)
+        .expect_err("not run");
     assert!(err.to_string().contains("did not run"), "{err}");
-    let err = python_script(&report, Check::LostAck, &Payload::Hookbench, "q").expect_err("not yet");
+    let err =
+        python_script(&report, Check::LostAck, &Payload::Hookbench, "q", Form::Script).expect_err("not yet");
     assert!(err.to_string().contains("concurrent-copies and sequential-duplicate only"), "{err}");
 }

@@ -1,7 +1,8 @@
 //! `hookbench repro` end to end: the Python example's check-then-act mode fails concurrent-copies;
 //! the script `repro` writes for that FAIL, run with `python3 -I` in an empty directory with no
 //! hookbench on its PATH and only the secret in its environment, reproduces it against a fresh
-//! instance (exit 1) and does not against the safe mode (exit 0); the script holds no secret.
+//! instance (exit 1) and does not against the safe mode (exit 0); the script holds no secret. Its
+//! pytest form (`--pytest`) fails against the first and passes against the second.
 
 use std::path::Path;
 use std::process::Command;
@@ -31,6 +32,33 @@ fn run_script(script: &Path, url: &str, db: &Path) -> (i32, String) {
         .env("HOOKBENCH_SECRET", SECRET)
         .output()
         .expect("python3 runs");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), said)
+}
+
+const PYTEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pytest/.venv/bin/python");
+
+/// Runs the pytest `module` in an empty directory with the receiver's URL, database and secret in
+/// its environment, as a user's CI would; pytest's exit code and what it printed.
+fn run_pytest(module: &Path, url: &str, db: &Path) -> (i32, String) {
+    assert!(
+        Path::new(PYTEST).exists(),
+        "{PYTEST} is missing: run scripts/pytest/install.sh (PyPI, pinned) first"
+    );
+    let empty = tempfile::tempdir().expect("tempdir");
+    let copy = empty.path().join("test_repro.py");
+    std::fs::copy(module, &copy).expect("the module copied");
+    let out = Command::new(PYTEST)
+        .args(["-I", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_repro.py"])
+        .current_dir(empty.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOOKBENCH_REPRO_URL", url)
+        .env("HOOKBENCH_REPRO_DB", db)
+        .env("HOOKBENCH_SECRET", SECRET)
+        .env("HOOKBENCH_REPRO_TRIALS", "10")
+        .output()
+        .expect("pytest runs");
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap_or(-1), said)
 }
@@ -104,6 +132,28 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
         assert_eq!(code, expected, "{mode}: {said}");
         assert!(said.starts_with(words), "{mode}: {said}");
     }
+    // The same as a pytest module: it fails while the receiver doubles and passes on the safe mode.
+    let module = dir.path().join("test_repro.py");
+    let (code, said) = hookbench(&[
+        "repro",
+        run.to_str().expect("utf-8"),
+        "--check",
+        "concurrent-copies",
+        "--applied-query",
+        COUNTS,
+        "--pytest",
+        "--out",
+        module.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{said}");
+    for (mode, expected) in [("unsafe", 1), ("safe", 0)] {
+        let db = dir.path().join(format!("pytest-{mode}.db"));
+        let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
+        let (code, said) = run_pytest(&module, &format!("http://{}/webhooks", fresh.addr), &db);
+        assert_eq!(code, expected, "pytest on the {mode} mode: {said}");
+        assert!(said.contains(if expected == 0 { "1 passed" } else { "1 failed" }), "{mode}: {said}");
+    }
+
     // No receiver: it cannot run, and says so.
     let db = dir.path().join("safe.db");
     let (code, said) = run_script(&script, "http://127.0.0.1:9/webhooks", &db);
