@@ -324,6 +324,7 @@ impl Found<'_> {
             checks,
             wall_s: self.start.elapsed().as_secs_f64(),
             stopped,
+            applied_query: self.config.watch.queries.applied.clone(),
         }
     }
 

@@ -16,10 +16,10 @@ pub struct ReproArgs {
     /// The failing check to reproduce (this version: concurrent-copies or sequential-duplicate).
     #[arg(long, value_enum)]
     pub check: Check,
-    /// The query the audit judged with (--applied-query), run by the script the same way: rows of
-    /// (event_id) or (event_id, count).
+    /// The query to judge with, rows of (event_id) or (event_id, count) [default: the one the
+    /// audit judged with, as report.json records it].
     #[arg(long = "applied-query", value_name = "SQL")]
-    pub applied_query: String,
+    pub applied_query: Option<String>,
     /// The template the audit sent, when its recorded path (report.json's `payload`) is not the
     /// one to read from here [default: the recorded one].
     #[arg(long, value_name = "FILE")]
@@ -42,9 +42,15 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         report.audit_section().ok_or_else(|| super::usage(format!("{}: not an audit", path.display())))?;
     let name = args.payload.as_ref().map_or_else(|| audit.payload.clone(), |p| p.display().to_string());
     let payload = Payload::with(&name, &[], &[]).map_err(|e| super::usage(format!("--payload: {e:#}")))?;
+    let query = args.applied_query.clone().or_else(|| audit.applied_query.clone()).ok_or_else(|| {
+        super::usage(format!(
+            "--applied-query: {} records no applied query (an older report, or an audit without one); give the query to judge with",
+            path.display()
+        ))
+    })?;
     let form = if args.pytest { crate::repro::Form::Pytest } else { crate::repro::Form::Script };
-    let script = crate::repro::python_script(&report, args.check, &payload, &args.applied_query, form)
-        .map_err(super::usage)?;
+    let script =
+        crate::repro::python_script(&report, args.check, &payload, &query, form).map_err(super::usage)?;
     crate::files::write_nofollow(&args.out, script.as_bytes())
         .map_err(|e| super::usage(format!("--out {}: {e:#}", args.out.display())))?;
     writeln!(

@@ -70,5 +70,6 @@ pub async fn judge_shards(
         checks: vec![result],
         wall_s,
         stopped: None,
+        applied_query: None,
     })
 }

@@ -565,6 +565,11 @@ pub struct AuditSection {
     /// Why the audit stopped before it finished, when it did (its checks are those that ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The applied query the SQL observer judged with (`--applied-query`), so that `hookbench
+    /// repro` judges a reproduction the same way; absent in reports before it was recorded and
+    /// when no such query was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_query: Option<String>,
 }
 
 impl AuditSection {

@@ -316,6 +316,7 @@ pub(super) mod tests {
             checks,
             wall_s: 2.5,
             stopped: None,
+            applied_query: None,
         };
         Report::audit("audit-test".into(), section)
     }
