@@ -333,6 +333,9 @@ pub(super) fn run(args: &AuditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     write!(out, "{}", report.table())?;
     write!(out, "{}", crate::threshold::render(&report.header.thresholds))?;
     writeln!(out, "\nreport: {}", path.display())?;
+    for command in crate::repro::commands(&report, &dir) {
+        writeln!(out, "reproduce it without hookbench: {command}")?;
+    }
     audit_exit(&report, &args.checks, stopped.map(anyhow::Error::from))
 }
 

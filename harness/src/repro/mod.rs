@@ -67,6 +67,24 @@ pub enum ReproError {
     Skeleton,
 }
 
+/// For each FAIL of `report` this version can reproduce, the command that writes its script (the
+/// audit's directory as `dir`): what the terminal's last lines name.
+pub fn commands(report: &Report, dir: &std::path::Path) -> Vec<String> {
+    let Some(audit) = report.audit_section() else { return Vec::new() };
+    if !matches!(audit.signing.as_str(), "standard-webhooks" | "none") {
+        return Vec::new();
+    }
+    audit
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail && CHECKS.contains(&c.check))
+        .map(|c| {
+            let name: &'static str = c.check.into();
+            format!("hookbench repro {} --check {name} --out repro-{name}.py", dir.display())
+        })
+        .collect()
+}
+
 /// The credit body of `payload` with the sentinels in it, once it is proved that putting other
 /// values in its text renders the body those values make.
 pub fn skeleton(payload: &Payload) -> Result<String, ReproError> {

@@ -65,3 +65,19 @@ fn what_cannot_be_reproduced_is_refused_saying_why() {
         python_script(&report, Check::LostAck, &Payload::Hookbench, "q", Form::Script).expect_err("not yet");
     assert!(err.to_string().contains("concurrent-copies and sequential-duplicate only"), "{err}");
 }
+
+#[test]
+fn the_terminal_names_the_command_for_each_reproducible_fail_only() {
+    let dir = std::path::Path::new("reports/audit");
+    let report = failed_audit("standard-webhooks");
+    assert_eq!(
+        commands(&report, dir),
+        ["hookbench repro reports/audit --check concurrent-copies --out repro-concurrent-copies.py"]
+    );
+    assert!(commands(&failed_audit("stripe"), dir).is_empty(), "a scheme the scripts do not sign");
+    let mut passed = failed_audit("standard-webhooks");
+    if let crate::report::model::RunBody::Audit { audit } = &mut passed.body {
+        audit.checks[0].status = Status::Pass;
+    }
+    assert!(commands(&passed, dir).is_empty(), "nothing to reproduce");
+}

@@ -93,6 +93,10 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
         run.to_str().expect("utf-8"),
     ]);
     assert_eq!(code, 1, "the unsafe mode fails concurrent-copies: {said}");
+    assert!(
+        said.contains("reproduce it without hookbench: hookbench repro "),
+        "the last lines name it: {said}"
+    );
     drop(receiver);
 
     // The applied query is the one report.json records.
