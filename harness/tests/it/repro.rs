@@ -164,3 +164,58 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
     assert_eq!(code, 2, "{said}");
     assert!(said.contains("no answer"), "{said}");
 }
+
+/// hookbench's own naive receiver (`serve --design naive` on SQLite) applies a sequential
+/// duplicate twice; the script written for that FAIL reproduces it against a fresh naive worker
+/// (exit 1) and not against an atomic one (exit 0).
+#[test]
+fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let worker = |design: &str, db: &Path| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookbench"));
+        let url = format!("sqlite://{}", db.display());
+        cmd.args(["serve", "--design", design, "--database-url", &url, "--listen", "127.0.0.1:0"]);
+        cmd.args(["--secret", SECRET]);
+        super::audit::start(cmd)
+    };
+    let db = dir.path().join("audited.db");
+    let receiver = worker("naive", &db);
+    let run = dir.path().join("audit");
+    let observe = format!("sqlite://{}", db.display());
+    let (code, said) = hookbench(&[
+        "audit",
+        &format!("http://{}/webhooks/repro", receiver.addr),
+        "--secret",
+        SECRET,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        super::audit::APPLIED,
+        "--checks",
+        "sequential-duplicate",
+        "--no-progress",
+        "--out",
+        run.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "naive fails sequential-duplicate: {said}");
+    drop(receiver);
+    let script = dir.path().join("repro.py");
+    let (code, said) = hookbench(&[
+        "repro",
+        run.to_str().expect("utf-8"),
+        "--check",
+        "sequential-duplicate",
+        "--out",
+        script.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{said}");
+    for (design, expected, words) in
+        [("naive", 1, "reproduced: "), ("atomic", 0, "not reproduced in 10 trials")]
+    {
+        let db = dir.path().join(format!("{design}.db"));
+        let fresh = worker(design, &db);
+        let (code, said) = run_script(&script, &format!("http://{}/webhooks/repro", fresh.addr), &db);
+        assert_eq!(code, expected, "{design}: {said}");
+        assert!(said.starts_with(words), "{design}: {said}");
+    }
+}
