@@ -33,7 +33,7 @@ pub enum Form {
 }
 
 /// The checks a script can reproduce so far.
-pub const CHECKS: [Check; 2] = [Check::ConcurrentCopies, Check::SequentialDuplicate];
+pub use crate::report::model::REPRODUCIBLE as CHECKS;
 
 /// Sentinels: values no real event has, whose text appears nowhere else in a body.
 const SENTINELS: (&str, i64, i64, i64) =
@@ -70,16 +70,11 @@ pub enum ReproError {
 /// For each FAIL of `report` this version can reproduce, the command that writes its script (the
 /// audit's directory as `dir`): what the terminal's last lines name.
 pub fn commands(report: &Report, dir: &std::path::Path) -> Vec<String> {
-    let Some(audit) = report.audit_section() else { return Vec::new() };
-    if !matches!(audit.signing.as_str(), "standard-webhooks" | "none") {
-        return Vec::new();
-    }
-    audit
-        .checks
-        .iter()
-        .filter(|c| c.status == Status::Fail && CHECKS.contains(&c.check))
-        .map(|c| {
-            let name: &'static str = c.check.into();
+    let fails = report.audit_section().map(|a| a.reproducible_fails()).unwrap_or_default();
+    fails
+        .into_iter()
+        .map(|check| {
+            let name: &'static str = check.into();
             format!("hookbench repro {} --check {name} --out repro-{name}.py", dir.display())
         })
         .collect()

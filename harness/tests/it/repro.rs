@@ -97,6 +97,12 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
         said.contains("reproduce it without hookbench: hookbench repro "),
         "the last lines name it: {said}"
     );
+    for page in ["report.md", "report.html"] {
+        let text = std::fs::read_to_string(run.join(page)).expect(page);
+        let named =
+            text.contains("Reproduce it without hookbench") && text.contains("--check concurrent-copies");
+        assert!(named, "{page} names the repro command");
+    }
     drop(receiver);
 
     // The applied query is the one report.json records.

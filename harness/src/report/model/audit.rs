@@ -572,7 +572,21 @@ pub struct AuditSection {
     pub applied_query: Option<String>,
 }
 
+/// The checks whose FAIL `hookbench repro` writes a script for, so far.
+pub const REPRODUCIBLE: [Check; 2] = [Check::ConcurrentCopies, Check::SequentialDuplicate];
+
 impl AuditSection {
+    /// The failed checks `hookbench repro` can write a script for: [`REPRODUCIBLE`] ones, of an
+    /// audit signed as Standard Webhooks or not at all (the schemes its scripts sign).
+    pub fn reproducible_fails(&self) -> Vec<Check> {
+        if !matches!(self.signing.as_str(), "standard-webhooks" | "none") {
+            return Vec::new();
+        }
+        let fails =
+            self.checks.iter().filter(|c| c.status == Status::Fail && REPRODUCIBLE.contains(&c.check));
+        fails.map(|c| c.check).collect()
+    }
+
     /// Whether a check that ran failed.
     pub fn failed(&self) -> bool {
         self.checks.iter().any(|c| c.status == Status::Fail)

@@ -103,6 +103,15 @@ pub fn audit_markdown(header: &Header, a: &AuditSection) -> String {
         for w in &c.witnesses {
             witness_md(&mut md, w);
         }
+        if a.reproducible_fails().contains(&c.check) {
+            let name: &'static str = c.check.into();
+            let _ = writeln!(
+                md,
+                "\nReproduce it without hookbench, as a script the receiver's maintainers can run: {} \
+                 (docs/audit.md, \"Reproducing a FAIL without hookbench\").",
+                code(&format!("hookbench repro {} --check {name} --out repro-{name}.py", header.run_id))
+            );
+        }
     }
     for c in &a.checks {
         if let Some(f) = &c.figures {
