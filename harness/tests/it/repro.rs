@@ -36,6 +36,14 @@ fn run_script(script: &Path, url: &str, db: &Path) -> (i32, String) {
     (out.status.code().unwrap_or(-1), said)
 }
 
+/// `hookbench repro` of `run`'s `check` into `out` with `extra` flags, which must succeed.
+fn write_repro(run: &Path, check: &str, out: &Path, extra: &[&str]) -> std::path::PathBuf {
+    let (run_dir, file) = (run.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
+    let (code, said) = hookbench(&[&["repro", run_dir, "--check", check, "--out", file][..], extra].concat());
+    assert_eq!(code, 0, "{said}");
+    out.to_path_buf()
+}
+
 const PYTEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pytest/.venv/bin/python");
 
 /// Runs the pytest `module` in an empty directory with the receiver's URL, database and secret in
@@ -106,16 +114,7 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
     drop(receiver);
 
     // The applied query is the one report.json records.
-    let script = dir.path().join("repro.py");
-    let (code, said) = hookbench(&[
-        "repro",
-        run.to_str().expect("utf-8"),
-        "--check",
-        "concurrent-copies",
-        "--out",
-        script.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{said}");
+    let script = write_repro(&run, "concurrent-copies", &dir.path().join("repro.py"), &[]);
     let text = std::fs::read_to_string(&script).expect("the script");
     assert!(text.contains("GROUP BY event_id"), "the recorded query is the script's");
     for secret in [SECRET, SECRET_2, &SECRET[6..], &SECRET_2[6..]] {
@@ -143,19 +142,7 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
         assert!(said.starts_with(words), "{mode}: {said}");
     }
     // The same as a pytest module: it fails while the receiver doubles and passes on the safe mode.
-    let module = dir.path().join("test_repro.py");
-    let (code, said) = hookbench(&[
-        "repro",
-        run.to_str().expect("utf-8"),
-        "--check",
-        "concurrent-copies",
-        "--applied-query",
-        COUNTS,
-        "--pytest",
-        "--out",
-        module.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{said}");
+    let module = write_repro(&run, "concurrent-copies", &dir.path().join("test_repro.py"), &["--pytest"]);
     for (mode, expected) in [("unsafe", 1), ("safe", 0)] {
         let db = dir.path().join(format!("pytest-{mode}.db"));
         let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
@@ -205,16 +192,7 @@ fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic() {
     ]);
     assert_eq!(code, 1, "naive fails sequential-duplicate: {said}");
     drop(receiver);
-    let script = dir.path().join("repro.py");
-    let (code, said) = hookbench(&[
-        "repro",
-        run.to_str().expect("utf-8"),
-        "--check",
-        "sequential-duplicate",
-        "--out",
-        script.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "{said}");
+    let script = write_repro(&run, "sequential-duplicate", &dir.path().join("repro.py"), &[]);
     for (design, expected, words) in
         [("naive", 1, "reproduced: "), ("atomic", 0, "not reproduced in 10 trials")]
     {
