@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use testkit::SECRET;
+use receivers::store::Backend;
+use testkit::{Db, SECRET};
 
 use super::audit::{COUNTS, SECRET_2, TEMPLATE, python_receiver_holding};
 
@@ -21,10 +22,15 @@ fn hookbench(args: &[&str]) -> (i32, String) {
 /// Runs `script` as a user would: `python3 -I` in an empty directory, PATH without hookbench,
 /// the secret in HOOKBENCH_SECRET; its exit code and what it printed.
 fn run_script(script: &Path, url: &str, db: &Path) -> (i32, String) {
+    run_script_with("python3", script, url, db.to_str().expect("utf-8"))
+}
+
+/// [`run_script`] with the interpreter `python` and any `--db`.
+fn run_script_with(python: &str, script: &Path, url: &str, db: &str) -> (i32, String) {
     let empty = tempfile::tempdir().expect("tempdir");
     let out = Command::new("/usr/bin/env")
-        .arg("python3")
-        .args(["-I", script.to_str().expect("utf-8"), "--url", url, "--db", db.to_str().expect("utf-8")])
+        .arg(python)
+        .args(["-I", script.to_str().expect("utf-8"), "--url", url, "--db", db])
         .args(["--trials", "10"])
         .current_dir(empty.path())
         .env_clear()
@@ -158,30 +164,41 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
     assert!(said.contains("no answer"), "{said}");
 }
 
-/// hookbench's own naive receiver (`serve --design naive` on SQLite) applies a sequential
-/// duplicate twice; the script written for that FAIL reproduces it against a fresh naive worker
-/// (exit 1) and not against an atomic one (exit 0).
-#[test]
-fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic() {
+/// Where a sequential-duplicate reproduction's workers keep their data: a fresh SQLite file, or
+/// a fresh Postgres database; the URL the worker, the audit and the script are given.
+fn fresh_db(rt: &tokio::runtime::Runtime, backend: Backend, dir: &Path, name: &str) -> (String, Option<Db>) {
+    match backend {
+        Backend::Sqlite => (format!("sqlite://{}", dir.join(format!("{name}.db")).display()), None),
+        Backend::Postgres => {
+            let db = rt.block_on(Db::fresh(Backend::Postgres));
+            (db.url.clone(), Some(db))
+        }
+    }
+}
+
+/// hookbench's own naive receiver (`serve --design naive`) applies a sequential duplicate twice;
+/// the script written for that FAIL reproduces it against a fresh naive worker (exit 1) and not
+/// against an atomic one (exit 0), its observer on `backend`: SQLite through the standard
+/// library, Postgres through psycopg2 (the balances example's venv, which has it).
+fn sequential_duplicate_on(backend: Backend) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let worker = |design: &str, db: &Path| {
+    let worker = |design: &str, url: &str| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_hookbench"));
-        let url = format!("sqlite://{}", db.display());
-        cmd.args(["serve", "--design", design, "--database-url", &url, "--listen", "127.0.0.1:0"]);
+        cmd.args(["serve", "--design", design, "--database-url", url, "--listen", "127.0.0.1:0"]);
         cmd.args(["--secret", SECRET]);
         super::audit::start(cmd)
     };
-    let db = dir.path().join("audited.db");
+    let (db, _keep) = fresh_db(&rt, backend, dir.path(), "audited");
     let receiver = worker("naive", &db);
     let run = dir.path().join("audit");
-    let observe = format!("sqlite://{}", db.display());
     let (code, said) = hookbench(&[
         "audit",
         &format!("http://{}/webhooks/repro", receiver.addr),
         "--secret",
         SECRET,
         "--observe-db",
-        &observe,
+        &db,
         "--applied-query",
         super::audit::APPLIED,
         "--checks",
@@ -193,13 +210,36 @@ fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic() {
     assert_eq!(code, 1, "naive fails sequential-duplicate: {said}");
     drop(receiver);
     let script = write_repro(&run, "sequential-duplicate", &dir.path().join("repro.py"), &[]);
+    let python = match backend {
+        Backend::Sqlite => "python3".to_string(),
+        Backend::Postgres => {
+            let venv =
+                concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/balances/.venv/bin/python");
+            assert!(
+                Path::new(venv).exists(),
+                "psycopg2: run examples/receivers/balances/install.sh ({venv})"
+            );
+            venv.to_string()
+        }
+    };
     for (design, expected, words) in
         [("naive", 1, "reproduced: "), ("atomic", 0, "not reproduced in 10 trials")]
     {
-        let db = dir.path().join(format!("{design}.db"));
+        let (db, _keep) = fresh_db(&rt, backend, dir.path(), design);
         let fresh = worker(design, &db);
-        let (code, said) = run_script(&script, &format!("http://{}/webhooks/repro", fresh.addr), &db);
-        assert_eq!(code, expected, "{design}: {said}");
-        assert!(said.starts_with(words), "{design}: {said}");
+        let (code, said) =
+            run_script_with(&python, &script, &format!("http://{}/webhooks/repro", fresh.addr), &db);
+        assert_eq!(code, expected, "{design} on {backend:?}: {said}");
+        assert!(said.starts_with(words), "{design} on {backend:?}: {said}");
     }
+}
+
+#[test]
+fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic_on_sqlite() {
+    sequential_duplicate_on(Backend::Sqlite);
+}
+
+#[test]
+fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic_on_postgres() {
+    sequential_duplicate_on(Backend::Postgres);
 }
