@@ -129,7 +129,7 @@ pub fn python_script(
         let known: Vec<&str> = CHECKS.iter().map(|c| c.into()).collect();
         return Err(ReproError::Unsupported(format!(
             "--check {name}: this version writes reproductions of {} only",
-            known.join(" and ")
+            known.join(", ")
         )));
     }
     let result = audit.checks.iter().find(|c| c.check == check);
@@ -161,7 +161,11 @@ pub fn python_script(
         _ => (2, 20),
     };
     let witnesses: Vec<&str> = result.witnesses.iter().map(|w| w.id.as_str()).collect();
-    let tag = if check == Check::ConcurrentCopies { "cc" } else { "seq" };
+    let tag = match check {
+        Check::ConcurrentCopies => "cc",
+        Check::LostAck => "ack",
+        _ => "seq",
+    };
     let (s_id, s_account, s_amount, s_created) = SENTINELS;
     let finding = json!({
         "check": name,

@@ -23,6 +23,7 @@ import http.client
 import json
 import math
 import os
+import socket
 import sqlite3
 import sys
 import threading
@@ -124,6 +125,30 @@ def concurrent_copies(url, event, keys):
     return statuses
 
 
+def post_and_drop(url, headers, body, linger=0.05):
+    """Sends the whole request, waits `linger`, and closes the connection without reading the
+    answer: the receiver may commit, the sender never hears it (a lost acknowledgement)."""
+    parts = urllib.parse.urlsplit(url)
+    path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    head = f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-length: {len(body)}\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "connection: close\r\n\r\n"
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 80), timeout=FINDING["timeout_s"]) as s:
+            s.sendall(head.encode("latin-1") + body)
+            time.sleep(linger)
+        return 0
+    except OSError:
+        return None
+
+
+def lost_ack(url, event, keys):
+    """The event with its answer dropped, then sent again until answered, as the audit does."""
+    body = body_of(*event)
+    dropped = post_and_drop(url, headers_of(event[0], body, keys), body)
+    time.sleep(0.1)
+    return [dropped, deliver_until_answered(url, event, keys, tries=5)]
+
+
 def sequential_duplicate(url, event, keys):
     """The event until answered, then once more."""
     first = deliver_until_answered(url, event, keys)
@@ -198,7 +223,8 @@ def reproduce(url, db, trials):
         applied(db, "")  # the query runs before anything is sent
         stamp = int(time.time() * 1000)
         prefix = "r" + base36(stamp) + "_"
-        send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate}[FINDING["check"]]
+        send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate,
+                "lost-ack": lost_ack}[FINDING["check"]]
         answered = 0
         events = []
         for n in range(1, trials + 1):

@@ -176,11 +176,12 @@ fn fresh_db(rt: &tokio::runtime::Runtime, backend: Backend, dir: &Path, name: &s
     }
 }
 
-/// hookbench's own naive receiver (`serve --design naive`) applies a sequential duplicate twice;
-/// the script written for that FAIL reproduces it against a fresh naive worker (exit 1) and not
-/// against an atomic one (exit 0), its observer on `backend`: SQLite through the standard
-/// library, Postgres through psycopg2 (the balances example's venv, which has it).
-fn sequential_duplicate_on(backend: Backend) {
+/// hookbench's own naive receiver (`serve --design naive`) applies a sequential duplicate, and a
+/// retry after a lost acknowledgement, twice; the script written for `check`'s FAIL reproduces it
+/// against a fresh naive worker (exit 1) and not against an atomic one (exit 0), its observer on
+/// `backend`: SQLite through the standard library, Postgres through psycopg2 (the balances
+/// example's venv, which has it).
+fn reproduced_against_naive_not_atomic(backend: Backend, check: &str) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
     let worker = |design: &str, url: &str| {
@@ -202,14 +203,14 @@ fn sequential_duplicate_on(backend: Backend) {
         "--applied-query",
         super::audit::APPLIED,
         "--checks",
-        "sequential-duplicate",
+        check,
         "--no-progress",
         "--out",
         run.to_str().expect("utf-8"),
     ]);
-    assert_eq!(code, 1, "naive fails sequential-duplicate: {said}");
+    assert_eq!(code, 1, "naive fails {check}: {said}");
     drop(receiver);
-    let script = write_repro(&run, "sequential-duplicate", &dir.path().join("repro.py"), &[]);
+    let script = write_repro(&run, check, &dir.path().join("repro.py"), &[]);
     let python = match backend {
         Backend::Sqlite => "python3".to_string(),
         Backend::Postgres => {
@@ -236,10 +237,15 @@ fn sequential_duplicate_on(backend: Backend) {
 
 #[test]
 fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic_on_sqlite() {
-    sequential_duplicate_on(Backend::Sqlite);
+    reproduced_against_naive_not_atomic(Backend::Sqlite, "sequential-duplicate");
 }
 
 #[test]
 fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic_on_postgres() {
-    sequential_duplicate_on(Backend::Postgres);
+    reproduced_against_naive_not_atomic(Backend::Postgres, "sequential-duplicate");
+}
+
+#[test]
+fn a_lost_ack_fail_is_reproduced_against_naive_and_not_atomic() {
+    reproduced_against_naive_not_atomic(Backend::Sqlite, "lost-ack");
 }

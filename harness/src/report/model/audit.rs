@@ -573,7 +573,7 @@ pub struct AuditSection {
 }
 
 /// The checks whose FAIL `hookbench repro` writes a script for, so far.
-pub const REPRODUCIBLE: [Check; 2] = [Check::ConcurrentCopies, Check::SequentialDuplicate];
+pub const REPRODUCIBLE: [Check; 3] = [Check::ConcurrentCopies, Check::SequentialDuplicate, Check::LostAck];
 
 impl AuditSection {
     /// The failed checks `hookbench repro` can write a script for: [`REPRODUCIBLE`] ones, of an
