@@ -160,10 +160,20 @@ pub fn python_script(
         Some(CheckFigures::Trials(t)) => (t.copies.max(2), t.sent.max(1)),
         _ => (2, 20),
     };
+    // The race window's spacings where pairs doubled (all of them when none is known).
+    let spacings_ms: Vec<f64> = match &result.figures {
+        Some(CheckFigures::Spacings(s)) => {
+            let doubled: Vec<f64> =
+                s.spacings.iter().filter(|x| x.rate.doubled > 0).map(|x| x.spacing_ms).collect();
+            if doubled.is_empty() { s.spacings.iter().map(|x| x.spacing_ms).collect() } else { doubled }
+        }
+        _ => vec![0.0],
+    };
     let witnesses: Vec<&str> = result.witnesses.iter().map(|w| w.id.as_str()).collect();
     let tag = match check {
         Check::ConcurrentCopies => "cc",
         Check::LostAck => "ack",
+        Check::RaceWindow => "rw",
         _ => "seq",
     };
     let (s_id, s_account, s_amount, s_created) = SENTINELS;
@@ -173,6 +183,7 @@ pub fn python_script(
         "url": audit.url,
         "signing": audit.signing,
         "copies": copies,
+        "spacings_ms": spacings_ms,
         "trials": trials,
         "timeout_s": 10,
         "content_type": payload.content_type(),

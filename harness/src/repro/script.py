@@ -74,8 +74,9 @@ def headers_of(event_id, body, keys):
     return headers
 
 
-def post(url, headers, body, release=None):
-    """The status of one POST on a connection of its own, or None when none came."""
+def post(url, headers, body, release=None, delay=0.0):
+    """The status of one POST on a connection of its own, or None when none came; with `release`,
+    connected first and sent `delay` seconds after the release."""
     parts = urllib.parse.urlsplit(url)
     path = parts.path or "/"
     if parts.query:
@@ -85,6 +86,8 @@ def post(url, headers, body, release=None):
         conn.connect()
         if release is not None:
             release.wait()
+            if delay:
+                time.sleep(delay)
         conn.request("POST", path, body=body, headers=headers)
         return conn.getresponse().status
     except OSError:
@@ -116,6 +119,28 @@ def concurrent_copies(url, event, keys):
         statuses[i] = post(url, headers, body, release)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(copies)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if not any(s is not None and 200 <= s < 300 for s in statuses):
+        deliver_until_answered(url, event, keys)
+    return statuses
+
+
+def race_window(url, event, keys):
+    """Two copies, each connected and signed first, the second sent a spacing after the first:
+    the spacings at which the audit saw the race, taken in turn."""
+    spacings = FINDING["spacings_ms"]
+    spacing = spacings[int(event[0].rsplit("_", 1)[1]) % len(spacings)] / 1000
+    release = threading.Barrier(2)
+    statuses = [None, None]
+
+    def one(i):
+        body = body_of(*event)
+        statuses[i] = post(url, headers_of(event[0], body, keys), body, release, delay=spacing * i)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
     for t in threads:
         t.start()
     for t in threads:
@@ -224,7 +249,7 @@ def reproduce(url, db, trials):
         stamp = int(time.time() * 1000)
         prefix = "r" + base36(stamp) + "_"
         send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate,
-                "lost-ack": lost_ack}[FINDING["check"]]
+                "lost-ack": lost_ack, "race-window": race_window}[FINDING["check"]]
         answered = 0
         events = []
         for n in range(1, trials + 1):

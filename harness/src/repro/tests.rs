@@ -61,9 +61,12 @@ fn what_cannot_be_reproduced_is_refused_saying_why() {
     let err = python_script(&report, Check::SequentialDuplicate, &Payload::Hookbench, "q", Form::Script)
         .expect_err("not run");
     assert!(err.to_string().contains("did not run"), "{err}");
-    let err = python_script(&report, Check::RaceWindow, &Payload::Hookbench, "q", Form::Script)
+    let err = python_script(&report, Check::OutOfOrder, &Payload::Hookbench, "q", Form::Script)
         .expect_err("not yet");
-    assert!(err.to_string().contains("concurrent-copies, sequential-duplicate, lost-ack only"), "{err}");
+    assert!(
+        err.to_string().contains("concurrent-copies, sequential-duplicate, lost-ack, race-window only"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -130,7 +130,7 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
         "repro",
         run.to_str().expect("utf-8"),
         "--check",
-        "lost-ack",
+        "out-of-order",
         "--applied-query",
         COUNTS,
         "--out",
@@ -248,4 +248,47 @@ fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic_on_pos
 #[test]
 fn a_lost_ack_fail_is_reproduced_against_naive_and_not_atomic() {
     reproduced_against_naive_not_atomic(Backend::Sqlite, "lost-ack");
+}
+
+/// The Python example's check-then-act mode doubles pairs released up to its 50 ms window apart:
+/// the race-window FAIL's script, sending pairs at the spacings that doubled, reproduces it
+/// against a fresh unsafe instance (exit 1) and not against the safe mode (exit 0).
+#[test]
+fn a_race_window_fail_is_reproduced_at_its_spacings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = python_receiver_holding(&db, "unsafe", None, &[SECRET]);
+    let run = dir.path().join("audit");
+    let observe = format!("sqlite://{}", db.display());
+    let (code, said) = hookbench(&[
+        "audit",
+        &format!("http://{}/webhooks", receiver.addr),
+        "--secret",
+        SECRET,
+        "--payload",
+        TEMPLATE,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        COUNTS,
+        "--checks",
+        "race-window",
+        "--race-window",
+        "--trials",
+        "3",
+        "--no-progress",
+        "--out",
+        run.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "the unsafe mode fails the race window: {said}");
+    drop(receiver);
+    let script = write_repro(&run, "race-window", &dir.path().join("repro.py"), &[]);
+    for (mode, expected, words) in [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 10 trials")]
+    {
+        let db = dir.path().join(format!("{mode}.db"));
+        let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
+        let (code, said) = run_script(&script, &format!("http://{}/webhooks", fresh.addr), &db);
+        assert_eq!(code, expected, "{mode}: {said}");
+        assert!(said.starts_with(words), "{mode}: {said}");
+    }
 }

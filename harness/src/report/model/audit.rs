@@ -573,7 +573,8 @@ pub struct AuditSection {
 }
 
 /// The checks whose FAIL `hookbench repro` writes a script for, so far.
-pub const REPRODUCIBLE: [Check; 3] = [Check::ConcurrentCopies, Check::SequentialDuplicate, Check::LostAck];
+pub const REPRODUCIBLE: [Check; 4] =
+    [Check::ConcurrentCopies, Check::SequentialDuplicate, Check::LostAck, Check::RaceWindow];
 
 impl AuditSection {
     /// The failed checks `hookbench repro` can write a script for: [`REPRODUCIBLE`] ones, of an
