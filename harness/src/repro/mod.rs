@@ -36,11 +36,19 @@ pub enum Form {
 pub use crate::report::model::REPRODUCIBLE as CHECKS;
 
 /// Sentinels: values no real event has, whose text appears nowhere else in a body.
-const SENTINELS: (&str, i64, i64, i64) =
-    ("__HOOKBENCH_ID__", 987_654_321_012_345, 987_654_321_054_321, 987_654_321_077_777);
+const SENTINELS: Values =
+    ("__HOOKBENCH_ID__", 987_654_321_012_345, 987_654_321_054_321, 987_654_321_077_777, "__HOOKBENCH_OBJ__");
 /// A second set, to prove that putting values in the skeleton's text renders the event.
-const PROOF: (&str, i64, i64, i64) =
-    ("__HOOKBENCH_PROOF__", 123_456_789_012_345, 123_456_789_054_321, 123_456_789_077_777);
+const PROOF: Values = (
+    "__HOOKBENCH_PROOF__",
+    123_456_789_012_345,
+    123_456_789_054_321,
+    123_456_789_077_777,
+    "__HOOKBENCH_PROOF_OBJ__",
+);
+
+/// An event's id, account, amount, creation time and the object it is about.
+type Values = (&'static str, i64, i64, i64, &'static str);
 
 /// Why no script could be written.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +99,7 @@ pub fn skeleton(payload: &Payload) -> Result<String, ReproError> {
     let text = render(SENTINELS)?;
     let (s, p) = (SENTINELS, PROOF);
     let filled = text
+        .replace(s.4, p.4)
         .replace(s.0, p.0)
         .replace(&s.1.to_string(), &p.1.to_string())
         .replace(&s.2.to_string(), &p.2.to_string())
@@ -99,8 +108,8 @@ pub fn skeleton(payload: &Payload) -> Result<String, ReproError> {
     if holds { Ok(text) } else { Err(ReproError::Skeleton) }
 }
 
-/// A credit with these values (id, account, amount, creation time).
-fn credit((id, account, amount, created): (&str, i64, i64, i64)) -> Fields {
+/// A credit with these values.
+fn credit((id, account, amount, created, object): Values) -> Fields {
     Fields {
         id: id.to_string(),
         kind: Kind::Credit,
@@ -110,7 +119,7 @@ fn credit((id, account, amount, created): (&str, i64, i64, i64)) -> Fields {
         version: 0,
         created,
         poisoned: false,
-        object: None,
+        object: Some(object.to_string()),
     }
 }
 
@@ -135,6 +144,8 @@ pub fn python_script(
     let result = audit.checks.iter().find(|c| c.check == check);
     match result {
         Some(r) if r.status == Status::Fail => {}
+        // A semantic duplicate warns unless --strict made it fail: a finding either way.
+        Some(r) if r.status == Status::Warn && check == Check::SemanticDuplicate => {}
         other => {
             let status = other.map_or_else(
                 || "that it did not run".to_string(),
@@ -174,9 +185,10 @@ pub fn python_script(
         Check::ConcurrentCopies => "cc",
         Check::LostAck => "ack",
         Check::RaceWindow => "rw",
+        Check::SemanticDuplicate => "sem",
         _ => "seq",
     };
-    let (s_id, s_account, s_amount, s_created) = SENTINELS;
+    let (s_id, s_account, s_amount, s_created, s_object) = SENTINELS;
     let finding = json!({
         "check": name,
         "tag": tag,
@@ -189,7 +201,7 @@ pub fn python_script(
         "content_type": payload.content_type(),
         "headers": {},
         "body": skeleton(payload)?,
-        "sentinels": {"id": s_id, "account": s_account, "amount": s_amount, "created": s_created},
+        "sentinels": {"id": s_id, "account": s_account, "amount": s_amount, "created": s_created, "object": s_object},
         "applied_query": applied_query,
         "found": {
             "run": report.header.run_id,
@@ -220,6 +232,11 @@ fn pytest_tests(check: &str, evidence: &str, signed: bool) -> String {
         r#"("HOOKBENCH_REPRO_URL", "HOOKBENCH_REPRO_DB")"#
     };
     let test = check.replace('-', "_");
+    let (name, fails_while) = if check == "semantic-duplicate" {
+        ("applies_each_change_once", "both events of one change are applied")
+    } else {
+        ("applies_each_event_once", "an event is applied more than once")
+    };
     let evidence = crate::printable::line(evidence).replace('"', "'").replace('\\', "/");
     format!(
         r#"def _repro_target():
@@ -229,8 +246,8 @@ fn pytest_tests(check: &str, evidence: &str, signed: bool) -> String {
     return os.environ["HOOKBENCH_REPRO_URL"], os.environ["HOOKBENCH_REPRO_DB"], trials
 
 
-def test_{test}_applies_each_event_once():
-    """{check}: hookbench found {evidence}. Fails while an event is applied more than once."""
+def test_{test}_{name}():
+    """{check}: hookbench found {evidence}. Fails while {fails_while}."""
     code, said = reproduce(*_repro_target())
     assert code != 2, said
     assert code == 0, said
@@ -242,7 +259,7 @@ def test_{test}_applies_each_event_once():
 fn header_comment(report: &Report, check: &str, url: &str, evidence: &str, form: Form) -> String {
     let commit = report.header.git_sha.as_deref().unwrap_or("unknown");
     let lines = [
-        format!("hookbench audit {} found {check} FAILING against {url}", report.header.run_id),
+        format!("hookbench audit {} found {check} against {url}", report.header.run_id),
         format!("at {} (hookbench commit {commit}):", report.header.started_at),
         format!("  {}", crate::printable::line(evidence)),
         "Run it against a fresh instance of the receiver, its secret in the environment:".to_string(),

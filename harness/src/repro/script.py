@@ -31,7 +31,7 @@ import time
 import urllib.parse
 
 FINDING = json.loads(__HOOKBENCH_EMBED__)
-ID, ACCOUNT, AMOUNT, CREATED = (FINDING["sentinels"][k] for k in ("id", "account", "amount", "created"))
+ID, ACCOUNT, AMOUNT, CREATED, OBJECT = (FINDING["sentinels"][k] for k in ("id", "account", "amount", "created", "object"))
 Z95 = 1.959963984540054
 
 
@@ -39,10 +39,11 @@ class CannotRun(Exception):
     """What keeps the reproduction from running: exit 2."""
 
 
-def body_of(event_id, account, amount, created):
+def body_of(event_id, account, amount, created, obj=None):
+    """The body of one event; `obj`, the object it is about, is its own id unless two events share one."""
     body = FINDING["body"]
-    for sentinel, value in ((ID, event_id), (str(ACCOUNT), str(account)), (str(AMOUNT), str(amount)),
-                            (str(CREATED), str(created))):
+    for sentinel, value in ((OBJECT, obj or event_id), (ID, event_id), (str(ACCOUNT), str(account)),
+                            (str(AMOUNT), str(amount)), (str(CREATED), str(created))):
         body = body.replace(sentinel, value)
     return body.encode("utf-8")
 
@@ -239,6 +240,32 @@ def under(k, n):
     return f"{math.ceil(p - 1e-9)}" if p >= 1 else f"{math.ceil(p * 10 - 1e-9) / 10:.1f}"
 
 
+def semantic_pairs(url, prefix, stamp, trials, keys):
+    """Pairs of events about one object under two ids, the second created a second later, each sent
+    until answered: the same change twice, as the audit sent it. Their ids, and how many were
+    answered at all."""
+    pairs, answered = [], 0
+    for n in range(trials):
+        obj = f"{prefix}sem_obj_{n:04d}"
+        account, amount, created = stamp % 10**9 * 1000 + n, 100 + n, int(time.time())
+        first = (f"{prefix}sem_{2 * n:04d}", account, amount, created, obj)
+        second = (f"{prefix}sem_{2 * n + 1:04d}", account, amount, created + 1, obj)
+        answered += sum(deliver_until_answered(url, e, keys) is not None for e in (first, second))
+        pairs.append((first[0], second[0]))
+    return pairs, answered
+
+
+def judge_pairs(pairs, counts, trials):
+    """Reproduced when both events of one change were applied."""
+    ran = [p for p in pairs if counts.get(p[0], 0) + counts.get(p[1], 0) >= 1]
+    both = [p for p in ran if counts.get(p[0], 0) >= 1 and counts.get(p[1], 0) >= 1]
+    if both:
+        return 1, f"reproduced: {len(both)} of {len(ran)} pairs applied both events of one change (first: {both[0][0]} and {both[0][1]})"
+    if not ran:
+        return 2, f"repro: cannot run: none of {trials} pairs was applied at all (is --db the receiver's database?)"
+    return 0, f"not reproduced in {len(ran)} pairs (under {under(0, len(ran))} % at 95 %)"
+
+
 def reproduce(url, db, trials):
     """(exit code, what to say): 1 reproduced, 0 not, 2 it could not run."""
     if trials < 1:
@@ -248,6 +275,12 @@ def reproduce(url, db, trials):
         applied(db, "")  # the query runs before anything is sent
         stamp = int(time.time() * 1000)
         prefix = "r" + base36(stamp) + "_"
+        if FINDING["check"] == "semantic-duplicate":
+            pairs, answered = semantic_pairs(url, prefix, stamp, trials, keys)
+            if answered == 0:
+                raise CannotRun(f"no answer from {url} to any of {trials} pairs")
+            # A receiver right to dedupe on the object applies one event of each pair.
+            return judge_pairs(pairs, settled(db, prefix, trials), trials)
         send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate,
                 "lost-ack": lost_ack, "race-window": race_window}[FINDING["check"]]
         answered = 0

@@ -64,7 +64,9 @@ fn what_cannot_be_reproduced_is_refused_saying_why() {
     let err = python_script(&report, Check::OutOfOrder, &Payload::Hookbench, "q", Form::Script)
         .expect_err("not yet");
     assert!(
-        err.to_string().contains("concurrent-copies, sequential-duplicate, lost-ack, race-window only"),
+        err.to_string().contains(
+            "concurrent-copies, sequential-duplicate, lost-ack, race-window, semantic-duplicate only"
+        ),
         "{err}"
     );
 }

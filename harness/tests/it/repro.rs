@@ -292,3 +292,44 @@ fn a_race_window_fail_is_reproduced_at_its_spacings() {
         assert!(said.starts_with(words), "{mode}: {said}");
     }
 }
+
+/// The Python example's safe mode dedupes on the event id, so one change sent under two ids is
+/// applied twice (a semantic duplicate, WARN); the script for that finding reproduces it against
+/// a fresh safe instance (exit 1) and not against the mode that dedupes on the object (exit 0).
+#[test]
+fn a_semantic_duplicate_is_reproduced_until_the_receiver_dedupes_on_the_object() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = python_receiver_holding(&db, "safe", None, &[SECRET]);
+    let run = dir.path().join("audit");
+    let observe = format!("sqlite://{}", db.display());
+    let (code, said) = hookbench(&[
+        "audit",
+        &format!("http://{}/webhooks", receiver.addr),
+        "--secret",
+        SECRET,
+        "--payload",
+        TEMPLATE,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        COUNTS,
+        "--checks",
+        "semantic-duplicate",
+        "--no-progress",
+        "--out",
+        run.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "a semantic duplicate warns: {said}");
+    drop(receiver);
+    let script = write_repro(&run, "semantic-duplicate", &dir.path().join("repro.py"), &[]);
+    for (mode, expected, words) in
+        [("safe", 1, "reproduced: "), ("dedupe-object", 0, "not reproduced in 10 pairs")]
+    {
+        let db = dir.path().join(format!("{mode}.db"));
+        let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
+        let (code, said) = run_script(&script, &format!("http://{}/webhooks", fresh.addr), &db);
+        assert_eq!(code, expected, "{mode}: {said}");
+        assert!(said.starts_with(words), "{mode}: {said}");
+    }
+}

@@ -573,8 +573,13 @@ pub struct AuditSection {
 }
 
 /// The checks whose FAIL `hookbench repro` writes a script for, so far.
-pub const REPRODUCIBLE: [Check; 4] =
-    [Check::ConcurrentCopies, Check::SequentialDuplicate, Check::LostAck, Check::RaceWindow];
+pub const REPRODUCIBLE: [Check; 5] = [
+    Check::ConcurrentCopies,
+    Check::SequentialDuplicate,
+    Check::LostAck,
+    Check::RaceWindow,
+    Check::SemanticDuplicate,
+];
 
 impl AuditSection {
     /// The failed checks `hookbench repro` can write a script for: [`REPRODUCIBLE`] ones, of an
@@ -583,8 +588,11 @@ impl AuditSection {
         if !matches!(self.signing.as_str(), "standard-webhooks" | "none") {
             return Vec::new();
         }
-        let fails =
-            self.checks.iter().filter(|c| c.status == Status::Fail && REPRODUCIBLE.contains(&c.check));
+        // A semantic duplicate warns unless --strict made it fail: a finding either way.
+        let found = |c: &&CheckResult| {
+            c.status == Status::Fail || (c.status == Status::Warn && c.check == Check::SemanticDuplicate)
+        };
+        let fails = self.checks.iter().filter(found).filter(|c| REPRODUCIBLE.contains(&c.check));
         fails.map(|c| c.check).collect()
     }
 
