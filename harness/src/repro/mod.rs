@@ -20,6 +20,9 @@ use crate::wire::{Fields, Kind, Payload};
 /// filled in.
 const SCRIPT: &str = include_str!("script.py");
 
+/// The signing schemes the scripts sign as.
+pub use crate::report::model::REPRODUCIBLE_SIGNING as SIGNS;
+
 /// What is written: a script run on its own, or the same as a pytest module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Form {
@@ -154,10 +157,11 @@ pub fn python_script(
             return Err(ReproError::NotFailed { check: name, status });
         }
     }
-    if !matches!(audit.signing.as_str(), "standard-webhooks" | "none") {
+    if !SIGNS.contains(&audit.signing.as_str()) {
         return Err(ReproError::Unsupported(format!(
-            "the audit signed as {}; this version's scripts sign Standard Webhooks only",
-            audit.signing
+            "the audit signed as {}; this version's scripts sign {} only",
+            audit.signing,
+            SIGNS.join(", ")
         )));
     }
     if matches!(payload, Payload::Provider(_)) {

@@ -54,6 +54,9 @@ def secrets():
     found = os.environ.get("HOOKBENCH_SECRET", "").split()
     if not found:
         raise CannotRun("set HOOKBENCH_SECRET to the receiver's signing secret (whsec_...)")
+    if FINDING["signing"] == "stripe":
+        # Stripe's key is the whsec_ string itself.
+        return [s.encode() for s in found]
     keys = []
     for s in found:
         if not s.startswith("whsec_"):
@@ -69,6 +72,11 @@ def headers_of(event_id, body, keys):
         headers["webhook-id"] = event_id
         return headers
     ts = str(int(time.time()))
+    if FINDING["signing"] == "stripe":
+        # Stripe-Signature: t=<timestamp>,v1=<hex HMAC-SHA256 of "timestamp.body">, one v1 per secret.
+        v1 = [hmac.new(k, ts.encode() + b"." + body, hashlib.sha256).hexdigest() for k in keys]
+        headers["stripe-signature"] = f"t={ts}" + "".join(f",v1={v}" for v in v1)
+        return headers
     signed = event_id.encode() + b"." + ts.encode() + b"." + body
     sigs = ["v1," + base64.b64encode(hmac.new(k, signed, hashlib.sha256).digest()).decode() for k in keys]
     headers.update({"webhook-id": event_id, "webhook-timestamp": ts, "webhook-signature": " ".join(sigs)})

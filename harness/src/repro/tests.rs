@@ -53,10 +53,10 @@ fn a_script_is_written_for_a_fail_and_holds_no_secret() {
 
 #[test]
 fn what_cannot_be_reproduced_is_refused_saying_why() {
-    let report = failed_audit("stripe");
+    let report = failed_audit("github");
     let err = python_script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "q", Form::Script)
         .expect_err("stripe");
-    assert!(err.to_string().contains("Standard Webhooks only"), "{err}");
+    assert!(err.to_string().contains("standard-webhooks, stripe, none only"), "{err}");
     let report = failed_audit("standard-webhooks");
     let err = python_script(&report, Check::SequentialDuplicate, &Payload::Hookbench, "q", Form::Script)
         .expect_err("not run");
@@ -79,7 +79,7 @@ fn the_terminal_names_the_command_for_each_reproducible_fail_only() {
         commands(&report, dir),
         ["hookbench repro reports/audit --check concurrent-copies --out repro-concurrent-copies.py"]
     );
-    assert!(commands(&failed_audit("stripe"), dir).is_empty(), "a scheme the scripts do not sign");
+    assert!(commands(&failed_audit("github"), dir).is_empty(), "a scheme the scripts do not sign");
     let mut passed = failed_audit("standard-webhooks");
     if let crate::report::model::RunBody::Audit { audit } = &mut passed.body {
         audit.checks[0].status = Status::Pass;

@@ -22,11 +22,11 @@ fn hookbench(args: &[&str]) -> (i32, String) {
 /// Runs `script` as a user would: `python3 -I` in an empty directory, PATH without hookbench,
 /// the secret in HOOKBENCH_SECRET; its exit code and what it printed.
 fn run_script(script: &Path, url: &str, db: &Path) -> (i32, String) {
-    run_script_with("python3", script, url, db.to_str().expect("utf-8"))
+    run_script_with("python3", script, url, db.to_str().expect("utf-8"), SECRET)
 }
 
-/// [`run_script`] with the interpreter `python` and any `--db`.
-fn run_script_with(python: &str, script: &Path, url: &str, db: &str) -> (i32, String) {
+/// [`run_script`] with the interpreter `python`, any `--db` and `secret`.
+fn run_script_with(python: &str, script: &Path, url: &str, db: &str, secret: &str) -> (i32, String) {
     let empty = tempfile::tempdir().expect("tempdir");
     let out = Command::new("/usr/bin/env")
         .arg(python)
@@ -35,7 +35,7 @@ fn run_script_with(python: &str, script: &Path, url: &str, db: &str) -> (i32, St
         .current_dir(empty.path())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
-        .env("HOOKBENCH_SECRET", SECRET)
+        .env("HOOKBENCH_SECRET", secret)
         .output()
         .expect("python3 runs");
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -229,7 +229,7 @@ fn reproduced_against_naive_not_atomic(backend: Backend, check: &str) {
         let (db, _keep) = fresh_db(&rt, backend, dir.path(), design);
         let fresh = worker(design, &db);
         let (code, said) =
-            run_script_with(&python, &script, &format!("http://{}/webhooks/repro", fresh.addr), &db);
+            run_script_with(&python, &script, &format!("http://{}/webhooks/repro", fresh.addr), &db, SECRET);
         assert_eq!(code, expected, "{design} on {backend:?}: {said}");
         assert!(said.starts_with(words), "{design} on {backend:?}: {said}");
     }
@@ -329,6 +329,72 @@ fn a_semantic_duplicate_is_reproduced_until_the_receiver_dedupes_on_the_object()
         let db = dir.path().join(format!("{mode}.db"));
         let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
         let (code, said) = run_script(&script, &format!("http://{}/webhooks", fresh.addr), &db);
+        assert_eq!(code, expected, "{mode}: {said}");
+        assert!(said.starts_with(words), "{mode}: {said}");
+    }
+}
+
+/// Stripe Events as a template: what a Stripe handler reads (`data.object.customer`,
+/// `data.object.amount`), signed as Stripe signs.
+const STRIPE_TEMPLATE: &str = r#"{
+  "credit": {"id": "{{id}}", "object": "event", "type": "payment_intent.succeeded", "created": "{{created}}",
+             "data": {"object": {"id": "pi_{{object}}", "object": "payment_intent",
+                                 "customer": "cus_{{account}}", "amount": "{{amount}}"}}},
+  "update": {"id": "{{id}}", "object": "event", "type": "customer.updated", "created": "{{created}}",
+             "data": {"object": {"id": "cus_{{account}}", "object": "customer"}}}
+}"#;
+
+/// The Stripe example receiver (Stripe's signature, Stripe Events) in check-then-act mode fails
+/// concurrent-copies under `--signing stripe`; the script, signing as Stripe does with the
+/// secret from HOOKBENCH_SECRET, reproduces it against a fresh unsafe instance and not the safe one.
+#[test]
+fn a_stripe_signed_fail_is_reproduced_signed_as_stripe() {
+    const STRIPE_SECRET: &str = "whsec_stripe-repro-secret";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let template = dir.path().join("stripe-template.json");
+    std::fs::write(&template, STRIPE_TEMPLATE).expect("the template");
+    let stripe = |db: &Path, mode: &str| {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/stripe-sqlite/receiver.py");
+        let mut cmd = Command::new("python3");
+        cmd.arg(script).args(["--db", db.to_str().expect("utf-8"), "--mode", mode, "--port", "0"]);
+        cmd.args(["--secret", STRIPE_SECRET]);
+        super::audit::start(cmd)
+    };
+    let db = dir.path().join("audited.db");
+    let receiver = stripe(&db, "unsafe");
+    let run = dir.path().join("audit");
+    let observe = format!("sqlite://{}", db.display());
+    let applied = "SELECT event_id, count(*) FROM payments GROUP BY event_id";
+    let (code, said) = hookbench(&[
+        "audit",
+        &format!("http://{}/webhooks", receiver.addr),
+        "--signing",
+        "stripe",
+        "--secret",
+        STRIPE_SECRET,
+        "--payload",
+        template.to_str().expect("utf-8"),
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        applied,
+        "--checks",
+        "concurrent-copies",
+        "--no-progress",
+        "--out",
+        run.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "the unsafe Stripe handler fails concurrent-copies: {said}");
+    drop(receiver);
+    let script = write_repro(&run, "concurrent-copies", &dir.path().join("repro.py"), &[]);
+    assert!(!std::fs::read_to_string(&script).expect("script").contains(STRIPE_SECRET), "no secret");
+    for (mode, expected, words) in [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 10 trials")]
+    {
+        let db = dir.path().join(format!("{mode}.db"));
+        let fresh = stripe(&db, mode);
+        let url = format!("http://{}/webhooks", fresh.addr);
+        let (code, said) =
+            run_script_with("python3", &script, &url, db.to_str().expect("utf-8"), STRIPE_SECRET);
         assert_eq!(code, expected, "{mode}: {said}");
         assert!(said.starts_with(words), "{mode}: {said}");
     }

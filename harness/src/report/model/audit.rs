@@ -572,6 +572,9 @@ pub struct AuditSection {
     pub applied_query: Option<String>,
 }
 
+/// The signing schemes `hookbench repro`'s scripts sign as, so far.
+pub const REPRODUCIBLE_SIGNING: [&str; 3] = ["standard-webhooks", "stripe", "none"];
+
 /// The checks whose FAIL `hookbench repro` writes a script for, so far.
 pub const REPRODUCIBLE: [Check; 5] = [
     Check::ConcurrentCopies,
@@ -585,7 +588,7 @@ impl AuditSection {
     /// The failed checks `hookbench repro` can write a script for: [`REPRODUCIBLE`] ones, of an
     /// audit signed as Standard Webhooks or not at all (the schemes its scripts sign).
     pub fn reproducible_fails(&self) -> Vec<Check> {
-        if !matches!(self.signing.as_str(), "standard-webhooks" | "none") {
+        if !REPRODUCIBLE_SIGNING.contains(&self.signing.as_str()) {
             return Vec::new();
         }
         // A semantic duplicate warns unless --strict made it fail: a finding either way.
