@@ -116,18 +116,18 @@ def deliver_until_answered(url, event, keys, tries=3):
     return None
 
 
-def concurrent_copies(url, event, keys):
-    """The event's copies, each on its own connection, released together."""
-    copies = FINDING["copies"]
-    release = threading.Barrier(copies)
-    statuses = [None] * copies
+def released(url, event, keys, delays):
+    """Copies of `event`, one per delay, each connected and signed first, then released together,
+    each sent its delay (seconds) after the release; sent again until answered when no copy was
+    acknowledged, as the audit does."""
+    release = threading.Barrier(len(delays))
+    statuses = [None] * len(delays)
 
     def one(i):
         body = body_of(*event)
-        headers = headers_of(event[0], body, keys)
-        statuses[i] = post(url, headers, body, release)
+        statuses[i] = post(url, headers_of(event[0], body, keys), body, release, delay=delays[i])
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(copies)]
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(delays))]
     for t in threads:
         t.start()
     for t in threads:
@@ -135,28 +135,19 @@ def concurrent_copies(url, event, keys):
     if not any(s is not None and 200 <= s < 300 for s in statuses):
         deliver_until_answered(url, event, keys)
     return statuses
+
+
+def concurrent_copies(url, event, keys):
+    """The event's copies, each on its own connection, released together."""
+    return released(url, event, keys, [0.0] * FINDING["copies"])
 
 
 def race_window(url, event, keys):
-    """Two copies, each connected and signed first, the second sent a spacing after the first:
-    the spacings at which the audit saw the race, taken in turn."""
+    """Two copies, the second sent a spacing after the first: the spacings at which the audit saw
+    the race, taken in turn."""
     spacings = FINDING["spacings_ms"]
     spacing = spacings[int(event[0].rsplit("_", 1)[1]) % len(spacings)] / 1000
-    release = threading.Barrier(2)
-    statuses = [None, None]
-
-    def one(i):
-        body = body_of(*event)
-        statuses[i] = post(url, headers_of(event[0], body, keys), body, release, delay=spacing * i)
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if not any(s is not None and 200 <= s < 300 for s in statuses):
-        deliver_until_answered(url, event, keys)
-    return statuses
+    return released(url, event, keys, [0.0, spacing])
 
 
 def post_and_drop(url, headers, body, linger=0.05):

@@ -250,41 +250,32 @@ fn a_lost_ack_fail_is_reproduced_against_naive_and_not_atomic() {
     reproduced_against_naive_not_atomic(Backend::Sqlite, "lost-ack");
 }
 
-/// The Python example's check-then-act mode doubles pairs released up to its 50 ms window apart:
-/// the race-window FAIL's script, sending pairs at the spacings that doubled, reproduces it
-/// against a fresh unsafe instance (exit 1) and not against the safe mode (exit 0).
-#[test]
-fn a_race_window_fail_is_reproduced_at_its_spacings() {
+/// Audits the Python example in `mode` with its template and `checks` (and `extra` flags), expecting
+/// `audit_exit`; writes the repro script of `check`; runs it against a fresh instance of each of
+/// `cases` (mode, expected exit, the words it must start with).
+fn python_example_repro(
+    (mode, checks, extra, audit_exit): (&str, &str, &[&str], i32),
+    check: &str,
+    cases: [(&str, i32, &str); 2],
+) {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("audited.db");
-    let receiver = python_receiver_holding(&db, "unsafe", None, &[SECRET]);
+    let receiver = python_receiver_holding(&db, mode, None, &[SECRET]);
     let run = dir.path().join("audit");
     let observe = format!("sqlite://{}", db.display());
-    let (code, said) = hookbench(&[
-        "audit",
-        &format!("http://{}/webhooks", receiver.addr),
-        "--secret",
-        SECRET,
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-        "--checks",
-        "race-window",
-        "--race-window",
-        "--trials",
-        "3",
-        "--no-progress",
-        "--out",
-        run.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 1, "the unsafe mode fails the race window: {said}");
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let run_dir = run.to_str().expect("utf-8");
+    let args = ["audit", &url, "--secret", SECRET, "--payload", TEMPLATE, "--observe-db", &observe];
+    let args = [
+        &args[..],
+        &["--applied-query", COUNTS, "--checks", checks, "--no-progress", "--out", run_dir],
+        extra,
+    ];
+    let (code, said) = hookbench(&args.concat());
+    assert_eq!(code, audit_exit, "the {mode} mode's {checks}: {said}");
     drop(receiver);
-    let script = write_repro(&run, "race-window", &dir.path().join("repro.py"), &[]);
-    for (mode, expected, words) in [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 10 trials")]
-    {
+    let script = write_repro(&run, check, &dir.path().join("repro.py"), &[]);
+    for (mode, expected, words) in cases {
         let db = dir.path().join(format!("{mode}.db"));
         let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
         let (code, said) = run_script(&script, &format!("http://{}/webhooks", fresh.addr), &db);
@@ -293,45 +284,28 @@ fn a_race_window_fail_is_reproduced_at_its_spacings() {
     }
 }
 
+/// The Python example's check-then-act mode doubles pairs released up to its 50 ms window apart:
+/// the race-window FAIL's script, sending pairs at the spacings that doubled, reproduces it
+/// against a fresh unsafe instance (exit 1) and not against the safe mode (exit 0).
+#[test]
+fn a_race_window_fail_is_reproduced_at_its_spacings() {
+    python_example_repro(
+        ("unsafe", "race-window", &["--race-window", "--trials", "3"], 1),
+        "race-window",
+        [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 10 trials")],
+    );
+}
+
 /// The Python example's safe mode dedupes on the event id, so one change sent under two ids is
 /// applied twice (a semantic duplicate, WARN); the script for that finding reproduces it against
 /// a fresh safe instance (exit 1) and not against the mode that dedupes on the object (exit 0).
 #[test]
 fn a_semantic_duplicate_is_reproduced_until_the_receiver_dedupes_on_the_object() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("audited.db");
-    let receiver = python_receiver_holding(&db, "safe", None, &[SECRET]);
-    let run = dir.path().join("audit");
-    let observe = format!("sqlite://{}", db.display());
-    let (code, said) = hookbench(&[
-        "audit",
-        &format!("http://{}/webhooks", receiver.addr),
-        "--secret",
-        SECRET,
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-        "--checks",
+    python_example_repro(
+        ("safe", "semantic-duplicate", &[], 0),
         "semantic-duplicate",
-        "--no-progress",
-        "--out",
-        run.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 0, "a semantic duplicate warns: {said}");
-    drop(receiver);
-    let script = write_repro(&run, "semantic-duplicate", &dir.path().join("repro.py"), &[]);
-    for (mode, expected, words) in
-        [("safe", 1, "reproduced: "), ("dedupe-object", 0, "not reproduced in 10 pairs")]
-    {
-        let db = dir.path().join(format!("{mode}.db"));
-        let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
-        let (code, said) = run_script(&script, &format!("http://{}/webhooks", fresh.addr), &db);
-        assert_eq!(code, expected, "{mode}: {said}");
-        assert!(said.starts_with(words), "{mode}: {said}");
-    }
+        [("safe", 1, "reproduced: "), ("dedupe-object", 0, "not reproduced in 10 pairs")],
+    );
 }
 
 /// Stripe Events as a template: what a Stripe handler reads (`data.object.customer`,
