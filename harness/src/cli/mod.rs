@@ -138,8 +138,7 @@ pub enum Command {
     /// check sent them, judged by the same query; exit 1 when reproduced, 0 when not, 2 when it
     /// cannot run. The secret is read from HOOKBENCH_SECRET when the script runs, never written.
     ///
-    /// Example: hookbench repro reports/audit --check concurrent-copies --applied-query "SELECT
-    /// event_id, count(*) FROM payments GROUP BY event_id" --out repro.py
+    /// Example: hookbench repro reports/audit --check concurrent-copies --out repro.py
     Repro(repro::ReproArgs),
     /// Make a key pair for an asymmetric scheme (sendgrid: ECDSA P-256; discord: Ed25519). Prints
     /// `secret: ...` (base64 of the PKCS#8 private key, for --secret; keep it private) and

@@ -13,7 +13,9 @@ use crate::wire::Payload;
 pub struct ReproArgs {
     /// The audit's directory (where its report.json is).
     pub run_dir: PathBuf,
-    /// The failing check to reproduce (this version: concurrent-copies or sequential-duplicate).
+    /// The check whose finding to reproduce (this version: concurrent-copies, sequential-duplicate,
+    /// lost-ack, race-window or semantic-duplicate, of an audit signed as Standard Webhooks or
+    /// Stripe, or not signed, with hookbench's bodies or a template).
     #[arg(long, value_enum)]
     pub check: Check,
     /// The query to judge with, rows of (event_id) or (event_id, count) [default: the one the
