@@ -228,41 +228,11 @@ pub enum RetryOn {
 
 impl Provider {
     /// Every provider, as `--provider` lists them.
-    pub const ALL: [Self; 14] = [
-        Self::Stripe,
-        Self::Github,
-        Self::Shopify,
-        Self::StandardWebhooks,
-        Self::Slack,
-        Self::Twilio,
-        Self::Square,
-        Self::Paddle,
-        Self::Sendgrid,
-        Self::Discord,
-        Self::Linear,
-        Self::Gitlab,
-        Self::Zoom,
-        Self::Twitch,
-    ];
+    pub const ALL: &[Self] = <Self as strum::VariantArray>::VARIANTS;
 
-    /// The name `--provider` takes.
+    /// The name `--provider` takes (the serde and clap name too).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Stripe => "stripe",
-            Self::Github => "github",
-            Self::Shopify => "shopify",
-            Self::StandardWebhooks => "standard-webhooks",
-            Self::Slack => "slack",
-            Self::Twilio => "twilio",
-            Self::Square => "square",
-            Self::Paddle => "paddle",
-            Self::Sendgrid => "sendgrid",
-            Self::Discord => "discord",
-            Self::Linear => "linear",
-            Self::Gitlab => "gitlab",
-            Self::Zoom => "zoom",
-            Self::Twitch => "twitch",
-        }
+        self.into()
     }
 
     /// How long the provider waits for an answer before it counts the delivery as failed, when
@@ -506,7 +476,7 @@ mod tests {
         assert_eq!(Provider::Square.retry_delays()[..3], [60, 120, 240].map(Duration::from_secs));
         assert_eq!(Provider::Slack.retry_delays(), [0, 60, 300].map(Duration::from_secs));
         assert_eq!(Provider::Zoom.retry_delays(), [300, 1200, 3600].map(Duration::from_secs));
-        for p in Provider::ALL {
+        for p in Provider::ALL.iter().copied() {
             let never = matches!(p.retries_on(), RetryOn::Never | RetryOn::Undocumented);
             assert_eq!(
                 never,
@@ -540,7 +510,7 @@ mod tests {
     /// Every provider a scheme names is the scheme's own, and each name is the same on both.
     #[test]
     fn each_scheme_names_its_provider() {
-        for scheme in Scheme::ALL {
+        for scheme in Scheme::ALL.iter().copied() {
             match scheme.provider() {
                 Some(p) => assert_eq!(p.as_str(), scheme.as_str()),
                 None => assert_eq!(scheme, Scheme::None),

@@ -433,7 +433,7 @@ mod tests {
     #[test]
     fn a_tampered_body_is_expected_refused_only_where_the_body_is_signed() {
         assert_eq!(tampered_expect(Scheme::Gitlab).0, Expect::AtMostOnce);
-        for scheme in Scheme::ALL.into_iter().filter(|s| s.signs() && *s != Scheme::Gitlab) {
+        for scheme in Scheme::ALL.iter().copied().filter(|s| s.signs() && *s != Scheme::Gitlab) {
             assert_eq!(tampered_expect(scheme).0, Expect::Refused, "{}", scheme.as_str());
         }
     }

@@ -20,7 +20,8 @@ use super::spec::{EventSpec, Owner, Subject};
 use super::{Fields, Kind, PayloadError};
 
 /// The providers hookbench writes bodies for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Format {
     /// A Stripe Event (`object: "event"`, `data.object` of the named type).
     Stripe,
@@ -56,43 +57,11 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--payload` names them.
-    pub const ALL: [Self; 15] = [
-        Self::Stripe,
-        Self::Github,
-        Self::Shopify,
-        Self::StandardWebhooks,
-        Self::Slack,
-        Self::Twilio,
-        Self::TwilioJson,
-        Self::Square,
-        Self::Paddle,
-        Self::Sendgrid,
-        Self::Discord,
-        Self::Linear,
-        Self::Gitlab,
-        Self::Zoom,
-        Self::Twitch,
-    ];
+    pub const ALL: &[Self] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The name `--payload` takes.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Stripe => "stripe",
-            Self::Github => "github",
-            Self::Shopify => "shopify",
-            Self::StandardWebhooks => "standard-webhooks",
-            Self::Slack => "slack",
-            Self::Twilio => "twilio",
-            Self::TwilioJson => "twilio-json",
-            Self::Square => "square",
-            Self::Paddle => "paddle",
-            Self::Sendgrid => "sendgrid",
-            Self::Discord => "discord",
-            Self::Linear => "linear",
-            Self::Gitlab => "gitlab",
-            Self::Zoom => "zoom",
-            Self::Twitch => "twitch",
-        }
+        self.into()
     }
 
     /// The body's media type: `application/x-www-form-urlencoded` for Twilio's, JSON for the
@@ -112,7 +81,7 @@ impl Format {
 
     /// The format `--payload` names `s`, if it names one.
     pub fn named(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.as_str() == s)
+        Self::ALL.iter().copied().find(|f| f.as_str() == s)
     }
 
     /// The bodies of the provider whose signatures `scheme` makes (`None` for an unsigned one).

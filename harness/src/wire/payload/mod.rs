@@ -143,7 +143,7 @@ pub enum PayloadError {
 
 /// The providers `--payload` names, as messages list them.
 fn provider_names() -> String {
-    Format::ALL.map(Format::as_str).join(", ")
+    Format::ALL.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 impl FromStr for Payload {

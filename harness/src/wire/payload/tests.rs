@@ -215,7 +215,7 @@ fn a_field_that_cannot_be_reached_is_refused_at_start_naming_the_flag() {
 
 #[test]
 fn every_types_default_places_are_reached() {
-    for format in Format::ALL {
+    for format in Format::ALL.iter().copied() {
         let types: Vec<&str> = match format {
             Format::StandardWebhooks => vec!["credit.added"],
             _ => format
@@ -309,28 +309,28 @@ fn form(p: &Payload, f: &Fields) -> std::collections::BTreeMap<String, String> {
 
 #[test]
 fn every_signing_scheme_of_a_provider_implies_its_bodies() {
-    for scheme in crate::wire::Scheme::ALL {
+    for scheme in crate::wire::Scheme::ALL.iter().copied() {
         match Format::signed_by(scheme) {
             Some(format) => assert_eq!(format.as_str(), scheme.as_str()),
             None => assert_eq!(scheme, crate::wire::Scheme::None),
         }
     }
     assert_eq!(Format::ALL.len(), 15);
-    for format in Format::ALL {
+    for format in Format::ALL.iter().copied() {
         assert_eq!(Format::named(format.as_str()), Some(format));
     }
     let names =
         ["slack", "twilio", "square", "paddle", "sendgrid", "discord", "linear", "gitlab", "zoom", "twitch"];
     for name in names {
         assert!(Format::named(name).is_some(), "{name}");
-        let scheme = crate::wire::Scheme::ALL.into_iter().find(|s| s.as_str() == name).expect("a scheme");
+        let scheme = crate::wire::Scheme::ALL.iter().copied().find(|s| s.as_str() == name).expect("a scheme");
         assert_eq!(Payload::implied(None, Some(scheme)), name);
     }
 }
 
 #[test]
 fn only_twilio_is_form_encoded_and_only_linear_is_timestamped() {
-    for format in Format::ALL {
+    for format in Format::ALL.iter().copied() {
         let p = Payload::provider(format);
         let form = format == Format::Twilio;
         let expected = if form { "application/x-www-form-urlencoded" } else { "application/json" };

@@ -46,9 +46,21 @@ pub(crate) const SHOPIFY_API_VERSION: &str = "2025-10";
 
 /// How deliveries are signed (`--signing`).
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::IntoStaticStr,
+    strum::VariantArray,
 )]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Scheme {
     /// Standard Webhooks (Svix and the providers built on it): `webhook-id`, `webhook-timestamp`,
     /// `webhook-signature`.
@@ -95,43 +107,11 @@ pub enum Scheme {
 
 impl Scheme {
     /// Every scheme, as `--signing` lists them.
-    pub const ALL: [Self; 15] = [
-        Self::StandardWebhooks,
-        Self::Stripe,
-        Self::Github,
-        Self::Shopify,
-        Self::Slack,
-        Self::Twilio,
-        Self::Square,
-        Self::Paddle,
-        Self::Sendgrid,
-        Self::Discord,
-        Self::Linear,
-        Self::Gitlab,
-        Self::Zoom,
-        Self::Twitch,
-        Self::None,
-    ];
+    pub const ALL: &[Self] = <Self as strum::VariantArray>::VARIANTS;
 
-    /// The name `--signing` takes.
+    /// The name `--signing` takes (the serde and clap name too).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::StandardWebhooks => "standard-webhooks",
-            Self::Stripe => "stripe",
-            Self::Github => "github",
-            Self::Shopify => "shopify",
-            Self::Slack => "slack",
-            Self::Twilio => "twilio",
-            Self::Square => "square",
-            Self::Paddle => "paddle",
-            Self::Sendgrid => "sendgrid",
-            Self::Discord => "discord",
-            Self::Linear => "linear",
-            Self::Gitlab => "gitlab",
-            Self::Zoom => "zoom",
-            Self::Twitch => "twitch",
-            Self::None => "none",
-        }
+        self.into()
     }
 
     /// Whether the scheme signs a timestamp (so stale and future timestamps can be sent). Linear's
@@ -590,7 +570,7 @@ mod tests {
     /// request arrived at.
     #[test]
     fn only_twilio_refuses_a_delivery_received_at_another_path() {
-        let refusing: Vec<Scheme> = Scheme::ALL.into_iter().filter(|s| s.refuses_other_paths()).collect();
+        let refusing: Vec<Scheme> = Scheme::ALL.iter().copied().filter(|s| s.refuses_other_paths()).collect();
         assert_eq!(refusing, [Scheme::Twilio]);
         assert!(Scheme::Square.signs_url() && !Scheme::Square.refuses_other_paths());
     }
