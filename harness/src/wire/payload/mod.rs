@@ -157,6 +157,29 @@ impl FromStr for Payload {
 }
 
 impl Payload {
+    /// The payload a report names (`audit.payload`): `hookbench`, a template's path, or a
+    /// provider's bodies as [`Bodies::name`] writes them, `github (credit=issues.opened,
+    /// update=issues.edited, amount=/x)`, rebuilt with the same types and fields.
+    pub fn from_report_name(recorded: &str) -> Result<Self, PayloadError> {
+        let Some((name, rest)) = recorded.split_once(" (").filter(|(n, _)| Format::named(n).is_some()) else {
+            return Self::with(recorded, &[], &[]);
+        };
+        let (mut types, mut fields) = (Vec::new(), Vec::new());
+        for part in rest.trim_end_matches(')').split(", ") {
+            let bad = |problem: String| PayloadError::Flag {
+                flag: "--payload",
+                value: recorded.to_string(),
+                problem,
+            };
+            if part.starts_with("credit=") || part.starts_with("update=") {
+                types.push(part.parse::<EventTypeChoice>().map_err(|e| bad(e.to_string()))?);
+            } else {
+                fields.push(part.parse::<FieldMapping>().map_err(|e| bad(e.to_string()))?);
+            }
+        }
+        Self::with(name, &types, &fields)
+    }
+
     /// The payload `--payload name` names, its types chosen by `types` (`--event-type`) and its
     /// fields placed by `fields` (`--field`); both are for a provider's bodies only.
     pub fn with(

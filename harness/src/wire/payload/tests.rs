@@ -803,3 +803,17 @@ fn the_ten_providers_objects_follow_fields_object_and_otherwise_the_event() {
     let (a, b) = (form(&twilio, &with("e1", None)), form(&twilio, &with("e2", None)));
     assert_ne!(a["MessageSid"], b["MessageSid"]);
 }
+
+#[test]
+fn a_reports_payload_name_rebuilds_the_same_bodies() {
+    let types =
+        ["credit=issues.opened".parse().expect("a type"), "update=issues.closed".parse().expect("a type")];
+    let fields = ["amount=/issue/comments".parse().expect("a mapping")];
+    let given = Payload::with("github", &types, &fields).expect("github's bodies");
+    let Payload::Provider(bodies) = &given else { panic!("a provider's bodies") };
+    let rebuilt = Payload::from_report_name(&bodies.name()).expect("the recorded name");
+    assert_eq!(rebuilt.render(&credit()), given.render(&credit()));
+    assert!(matches!(Payload::from_report_name("hookbench"), Ok(Payload::Hookbench)));
+    let err = Payload::from_report_name("github (credit=nope.nope, update=issues.edited)").map(|_| ());
+    assert!(err.expect_err("an unknown type").to_string().contains("nope.nope"));
+}
