@@ -133,10 +133,11 @@ pub enum Command {
     ///
     /// Example: hookbench sign --secret whsec_... --id evt_000001 body.json
     Sign(sign::SignArgs),
-    /// Write an audit's FAIL as a standalone Python 3 script (standard library only) that
-    /// reproduces it without hookbench: the same bodies under fresh ids, signed afresh, sent as the
-    /// check sent them, judged by the same query; exit 1 when reproduced, 0 when not, 2 when it
-    /// cannot run. The secret is read from HOOKBENCH_SECRET when the script runs, never written.
+    /// Write an audit's FAIL as a standalone Python 3 script (standard library only), a pytest
+    /// module (--pytest) or a Node script (--node) that reproduces it without hookbench: the same
+    /// bodies and headers under fresh ids, signed afresh, sent as the check sent them, judged by
+    /// the same query; exit 1 when reproduced, 0 when not, 2 when it cannot run. The secret is read
+    /// from HOOKBENCH_SECRET when the script runs, never written.
     ///
     /// Example: hookbench repro reports/audit --check concurrent-copies --out repro.py
     Repro(repro::ReproArgs),

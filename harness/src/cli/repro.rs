@@ -1,4 +1,4 @@
-//! `hookbench repro`: an audit's FAIL as a standalone Python 3 script (crate::repro).
+//! `hookbench repro`: an audit's FAIL as a standalone Python 3 or Node script (crate::repro).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,9 +13,12 @@ use crate::wire::Payload;
 pub struct ReproArgs {
     /// The audit's directory (where its report.json is).
     pub run_dir: PathBuf,
-    /// The check whose finding to reproduce (this version: concurrent-copies, sequential-duplicate,
-    /// lost-ack, race-window or semantic-duplicate, of an audit signed as Standard Webhooks or
-    /// Stripe, or not signed, with hookbench's bodies or a template).
+    /// The check whose finding to reproduce: concurrent-copies, sequential-duplicate, lost-ack,
+    /// race-window, semantic-duplicate, late-replay (the script takes --retention-cmd and
+    /// --replay-after), hostile-input (the cases its witnesses show: tampered, wrong secret,
+    /// unsigned, stale or future timestamps, one id with another body) or crash (the script takes
+    /// --kill-cmd and --start-cmd), of an audit signed as Standard Webhooks, Stripe, GitHub,
+    /// Shopify, Slack, Square, Paddle, GitLab, Zoom, Twitch or not at all.
     #[arg(long, value_enum)]
     pub check: Check,
     /// The query to judge with, rows of (event_id) or (event_id, count) [default: the one the
@@ -29,8 +32,13 @@ pub struct ReproArgs {
     /// Write a pytest module instead (one test per class of the finding), reading
     /// HOOKBENCH_REPRO_URL, HOOKBENCH_REPRO_DB and HOOKBENCH_SECRET: it fails while the receiver
     /// still shows the finding and passes once it is fixed.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "node")]
     pub pytest: bool,
+    /// Write the script for Node 18+ instead (node:http, node:crypto; `pg` for a Postgres
+    /// observer, node:sqlite on Node 22.5+ or better-sqlite3 for SQLite), for receivers written in
+    /// JavaScript: `node repro.js --url URL --db DATABASE`.
+    #[arg(long)]
+    pub node: bool,
     /// Where to write the script. It holds no secret: it reads HOOKBENCH_SECRET when it runs.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -42,23 +50,35 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let report = Report::read_json(&path).map_err(|e| super::usage(format!("{}: {e:#}", path.display())))?;
     let audit =
         report.audit_section().ok_or_else(|| super::usage(format!("{}: not an audit", path.display())))?;
-    let name = args.payload.as_ref().map_or_else(|| audit.payload.clone(), |p| p.display().to_string());
-    let payload = Payload::with(&name, &[], &[]).map_err(|e| super::usage(format!("--payload: {e:#}")))?;
+    let payload = match &args.payload {
+        Some(p) => Payload::with(&p.display().to_string(), &[], &[]),
+        None => Payload::from_report_name(&audit.payload),
+    }
+    .map_err(|e| super::usage(format!("--payload: {e:#}")))?;
     let query = args.applied_query.clone().or_else(|| audit.applied_query.clone()).ok_or_else(|| {
         super::usage(format!(
             "--applied-query: {} records no applied query (an older report, or an audit without one); give the query to judge with",
             path.display()
         ))
     })?;
-    let form = if args.pytest { crate::repro::Form::Pytest } else { crate::repro::Form::Script };
-    let script =
-        crate::repro::python_script(&report, args.check, &payload, &query, form).map_err(super::usage)?;
+    let form = match (args.pytest, args.node) {
+        (true, _) => crate::repro::Form::Pytest,
+        (_, true) => crate::repro::Form::Node,
+        _ => crate::repro::Form::Script,
+    };
+    let script = crate::repro::script(&report, args.check, &payload, &query, form).map_err(super::usage)?;
     crate::files::write_nofollow(&args.out, script.as_bytes())
         .map_err(|e| super::usage(format!("--out {}: {e:#}", args.out.display())))?;
+    let run = match form {
+        crate::repro::Form::Node => format!("node {} --url URL --db DATABASE", args.out.display()),
+        crate::repro::Form::Pytest => {
+            format!("HOOKBENCH_REPRO_URL=URL HOOKBENCH_REPRO_DB=DATABASE pytest {}", args.out.display())
+        }
+        crate::repro::Form::Script => format!("python3 {} --url URL --db DATABASE", args.out.display()),
+    };
     writeln!(
         out,
-        "wrote {}: run it against a fresh receiver, its secret in HOOKBENCH_SECRET: python3 {} --url URL --db DATABASE",
-        args.out.display(),
+        "wrote {}: run it against a fresh receiver, its secret in HOOKBENCH_SECRET: {run}",
         args.out.display()
     )?;
     Ok(())

@@ -1,24 +1,31 @@
-//! `hookbench repro`: an audit's FAIL as a standalone Python 3 script the user keeps and runs
-//! without hookbench. The script embeds what it needs as one JSON value: the audited URL, the
-//! check, the copies and trials, the applied query, and the credit body as the audit sent it with
-//! sentinel values where the event's id, account, amount and creation time go; it fills them in
-//! for fresh events, signs each attempt afresh (Standard Webhooks; the secret only from
-//! `HOOKBENCH_SECRET`, never written), sends them as the check did, and judges them with the query.
-//!
-//! The body is rendered here, by the audit's own payload code, so a template's shape or
-//! hookbench's own is kept byte for byte; the script only replaces the sentinels, which
-//! [`skeleton`] first proves is enough (the same text rendered with other values must equal the
-//! skeleton with those values put in).
+//! `hookbench repro`: an audit's FAIL as a standalone script the user keeps and runs without
+//! hookbench: Python 3 (standard library only), the same as a pytest module, or Node 18+. The
+//! script embeds what it needs as one JSON value: the audited URL, the check, the copies, spacings
+//! and trials, the hostile cases its witnesses showed, the applied query, and the credit's body and
+//! headers as the audit sent them with sentinels where the event's values go
+//! ([`skeleton`](skeleton::skeleton)). It fills them in for fresh events under a new prefix, signs
+//! each attempt afresh as the audit's scheme does (the secret only from `HOOKBENCH_SECRET`, never
+//! written), sends them as the check did, and judges them with the query.
+
+use std::str::FromStr;
 
 use serde_json::json;
 
+use crate::report::model::Witness;
 use crate::report::model::{CheckFigures, Status};
 use crate::report::{Check, Report};
-use crate::wire::{Fields, Kind, Payload};
+use crate::wire::Payload;
+use crate::wire::signing::Scheme;
+
+mod skeleton;
+
+pub use skeleton::{Skeleton, skeleton};
 
 /// The Python the script is built from; `__HOOKBENCH_EMBED__` and `__HOOKBENCH_HEADER__` are
 /// filled in.
 const SCRIPT: &str = include_str!("script.py");
+/// The same for Node (CommonJS, so that any file name runs).
+const NODE_SCRIPT: &str = include_str!("script.js");
 
 /// The signing schemes the scripts sign as.
 pub use crate::report::model::REPRODUCIBLE_SIGNING as SIGNS;
@@ -33,25 +40,13 @@ pub enum Form {
     /// `HOOKBENCH_REPRO_URL`, `HOOKBENCH_REPRO_DB` and `HOOKBENCH_SECRET`: it fails while the
     /// finding reproduces and passes once it is fixed, the regression test the user commits.
     Pytest,
+    /// The script for Node 18+ (`node:http`, `node:crypto`; `pg` for Postgres, `node:sqlite` or
+    /// `better-sqlite3` for SQLite), for receivers written in JavaScript.
+    Node,
 }
 
 /// The checks a script can reproduce so far.
 pub use crate::report::model::REPRODUCIBLE as CHECKS;
-
-/// Sentinels: values no real event has, whose text appears nowhere else in a body.
-const SENTINELS: Values =
-    ("__HOOKBENCH_ID__", 987_654_321_012_345, 987_654_321_054_321, 987_654_321_077_777, "__HOOKBENCH_OBJ__");
-/// A second set, to prove that putting values in the skeleton's text renders the event.
-const PROOF: Values = (
-    "__HOOKBENCH_PROOF__",
-    123_456_789_012_345,
-    123_456_789_054_321,
-    123_456_789_077_777,
-    "__HOOKBENCH_PROOF_OBJ__",
-);
-
-/// An event's id, account, amount, creation time and the object it is about.
-type Values = (&'static str, i64, i64, i64, &'static str);
 
 /// Why no script could be written.
 #[derive(Debug, thiserror::Error)]
@@ -91,44 +86,9 @@ pub fn commands(report: &Report, dir: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-/// The credit body of `payload` with the sentinels in it, once it is proved that putting other
-/// values in its text renders the body those values make.
-pub fn skeleton(payload: &Payload) -> Result<String, ReproError> {
-    let render =
-        |values| String::from_utf8(payload.render(&credit(values))).map_err(|_| ReproError::Skeleton);
-    if !payload.headers(&credit(SENTINELS)).is_empty() {
-        return Err(ReproError::Unsupported("a payload that sends headers of its own".to_string()));
-    }
-    let text = render(SENTINELS)?;
-    let (s, p) = (SENTINELS, PROOF);
-    let filled = text
-        .replace(s.4, p.4)
-        .replace(s.0, p.0)
-        .replace(&s.1.to_string(), &p.1.to_string())
-        .replace(&s.2.to_string(), &p.2.to_string())
-        .replace(&s.3.to_string(), &p.3.to_string());
-    let holds = text.contains(s.0) && filled == render(PROOF)?;
-    if holds { Ok(text) } else { Err(ReproError::Skeleton) }
-}
-
-/// A credit with these values.
-fn credit((id, account, amount, created, object): Values) -> Fields {
-    Fields {
-        id: id.to_string(),
-        kind: Kind::Credit,
-        account,
-        amount,
-        plan: String::new(),
-        version: 0,
-        created,
-        poisoned: false,
-        object: Some(object.to_string()),
-    }
-}
-
-/// The Python script reproducing `check`'s FAIL in `report`, sending `payload`'s bodies and
+/// The script reproducing `check`'s FAIL in `report`, sending `payload`'s bodies and
 /// judging with `applied_query`.
-pub fn python_script(
+pub fn script(
     report: &Report,
     check: Check,
     payload: &Payload,
@@ -164,16 +124,31 @@ pub fn python_script(
             SIGNS.join(", ")
         )));
     }
-    if matches!(payload, Payload::Provider(_)) {
-        return Err(ReproError::Unsupported(
-            "a provider's bodies: this version's scripts send hookbench's own bodies or a template"
-                .to_string(),
-        ));
-    }
+    let scheme = <Scheme as clap::ValueEnum>::from_str(&audit.signing, false).map_err(|_| {
+        ReproError::Unsupported(format!(
+            "the audit signed as {}, a scheme this version does not know",
+            audit.signing
+        ))
+    })?;
+    let started = jiff::Timestamp::from_str(&report.header.started_at).map_or(0, |t| t.as_second());
+    let sk = skeleton(payload, scheme, started)?;
     let result = result.expect("matched above");
+    let cases = match check {
+        Check::HostileInput => hostile_cases(result)?,
+        _ => Vec::new(),
+    };
     let (copies, trials) = match &result.figures {
         Some(CheckFigures::Trials(t)) => (t.copies.max(2), t.sent.max(1)),
-        _ => (2, 20),
+        _ => (
+            2,
+            match check {
+                Check::HostileInput => 5,
+                Check::LateReplay => 10,
+                // Duplicates come from the deliveries in flight at a kill: many events, sent at once.
+                Check::Crash => 500,
+                _ => 20,
+            },
+        ),
     };
     // The race window's spacings where pairs doubled (all of them when none is known).
     let spacings_ms: Vec<f64> = match &result.figures {
@@ -190,9 +165,12 @@ pub fn python_script(
         Check::LostAck => "ack",
         Check::RaceWindow => "rw",
         Check::SemanticDuplicate => "sem",
+        Check::LateReplay => "late",
+        Check::HostileInput => "hos",
+        Check::Crash => "crash",
         _ => "seq",
     };
-    let (s_id, s_account, s_amount, s_created, s_object) = SENTINELS;
+    let (s_id, s_account, s_amount, s_created, s_object) = skeleton::SENTINELS;
     let finding = json!({
         "check": name,
         "tag": tag,
@@ -201,11 +179,16 @@ pub fn python_script(
         "copies": copies,
         "spacings_ms": spacings_ms,
         "trials": trials,
+        "cases": cases,
         "timeout_s": 10,
-        "content_type": payload.content_type(),
-        "headers": {},
-        "body": skeleton(payload)?,
-        "sentinels": {"id": s_id, "account": s_account, "amount": s_amount, "created": s_created, "object": s_object},
+        "account_base": audit.account_base,
+        "headers": sk.headers,
+        "body": sk.body,
+        "kept": sk.kept,
+        "sentinels": {
+            "id": s_id, "account": s_account, "amount": s_amount, "object": s_object,
+            "created": if sk.fresh_created { Some(s_created) } else { None },
+        },
         "applied_query": applied_query,
         "found": {
             "run": report.header.run_id,
@@ -216,15 +199,50 @@ pub fn python_script(
         },
     });
     let embedded = serde_json::to_string(&finding.to_string()).expect("a string serializes");
-    let header = header_comment(report, name, &audit.url, &result.evidence, form);
-    let tests = match form {
-        Form::Script => String::new(),
-        Form::Pytest => pytest_tests(name, &result.evidence, audit.signing != "none"),
-    };
-    Ok(SCRIPT
-        .replace("__HOOKBENCH_EMBED__", &embedded)
-        .replacen("# __HOOKBENCH_HEADER__", &header, 1)
-        .replacen("# __HOOKBENCH_TESTS__", &tests, 1))
+    let header = header_comment(report, name, &audit.url, &result.evidence, &sk.kept, form);
+    Ok(match form {
+        Form::Node => NODE_SCRIPT.replace("__HOOKBENCH_EMBED__", &embedded).replacen(
+            "// __HOOKBENCH_HEADER__",
+            &header,
+            1,
+        ),
+        Form::Script | Form::Pytest => {
+            let tests = match form {
+                Form::Pytest => pytest_tests(name, &result.evidence, audit.signing != "none"),
+                _ => String::new(),
+            };
+            SCRIPT
+                .replace("__HOOKBENCH_EMBED__", &embedded)
+                .replacen("# __HOOKBENCH_HEADER__", &header, 1)
+                .replacen("# __HOOKBENCH_TESTS__", &tests, 1)
+        }
+    })
+}
+
+/// The hostile-input cases a script re-sends, named by the notes of the witnesses' attempts: what
+/// must be refused (a tampered body, a wrong secret, no signature, a timestamp the provider's
+/// library refuses) and one id sent with another body. The others (malformed JSON, an oversized
+/// or stalled body, other paths, overflowing credits) are not written yet.
+fn hostile_cases(result: &crate::report::model::CheckResult) -> Result<Vec<&'static str>, ReproError> {
+    const CASES: [(&str, &str); 6] = [
+        ("tampered body", "tampered"),
+        ("wrong secret", "wrong-secret"),
+        ("no signature headers", "unsigned"),
+        ("timestamp an hour old", "stale"),
+        ("timestamp an hour ahead", "future"),
+        ("the same id with another body", "rebodied"),
+    ];
+    let notes = |w: &Witness| w.attempts.iter().map(|a| a.note.clone()).collect::<Vec<_>>();
+    let all: Vec<String> = result.witnesses.iter().flat_map(notes).collect();
+    let cases: Vec<&str> =
+        CASES.iter().filter(|(note, _)| all.iter().any(|n| n == note)).map(|(_, case)| *case).collect();
+    if cases.is_empty() {
+        return Err(ReproError::Unsupported(format!(
+            "--check hostile-input: its witnesses are cases a script does not send yet ({})",
+            all.iter().filter(|n| !n.is_empty()).cloned().collect::<Vec<_>>().join("; ")
+        )));
+    }
+    Ok(cases)
 }
 
 /// The pytest functions: one per class of the finding the script judges (a duplicate: an event
@@ -260,22 +278,51 @@ def test_{test}_{name}():
 }
 
 /// The script's top comment: what hookbench found, when, against what, and how to run it.
-fn header_comment(report: &Report, check: &str, url: &str, evidence: &str, form: Form) -> String {
+fn header_comment(
+    report: &Report,
+    check: &str,
+    url: &str,
+    evidence: &str,
+    kept: &[String],
+    form: Form,
+) -> String {
     let commit = report.header.git_sha.as_deref().unwrap_or("unknown");
     let lines = [
-        format!("hookbench audit {} found {check} against {url}", report.header.run_id),
+        format!("hookbench audit (run {}) found {check} against {url}", report.header.run_id),
         format!("at {} (hookbench commit {commit}):", report.header.started_at),
         format!("  {}", crate::printable::line(evidence)),
         "Run it against a fresh instance of the receiver, its secret in the environment:".to_string(),
         match form {
-            Form::Script => "  HOOKBENCH_SECRET=whsec_... python3 repro.py --url URL --db DATABASE [--trials N]",
+            Form::Script => "  HOOKBENCH_SECRET=... python3 repro.py --url URL --db DATABASE [--trials N]",
+            Form::Node => "  HOOKBENCH_SECRET=... node repro.js --url URL --db DATABASE [--trials N]",
             Form::Pytest => {
-                "  HOOKBENCH_REPRO_URL=URL HOOKBENCH_REPRO_DB=DATABASE HOOKBENCH_SECRET=whsec_... pytest test_repro.py"
+                "  HOOKBENCH_REPRO_URL=URL HOOKBENCH_REPRO_DB=DATABASE HOOKBENCH_SECRET=... pytest test_repro.py"
             }
         }
         .to_string(),
     ];
-    lines.iter().map(|l| format!("# {l}")).collect::<Vec<_>>().join("\n")
+    let mut lines = lines.to_vec();
+    match check {
+        "crash" => lines.push("  with --kill-cmd CMD --start-cmd CMD [--kills N]: how to kill your receiver and start it".to_string()),
+        "late-replay" => lines.push("  [--retention-cmd CMD] [--replay-after SECONDS]: your purge job, and the wait before the replay".to_string()),
+        _ => {}
+    }
+    if !kept.is_empty() {
+        // A provider's body: what the script cannot make fresh is said, not hidden.
+        lines.push(
+            "The body is the audit's provider body with a fresh event id, account and amount; its dates"
+                .to_string(),
+        );
+        lines.push(
+            "keep the audit's time, and these places its values (hookbench derives them from the id):"
+                .to_string(),
+        );
+        for chunk in kept.chunks(6) {
+            lines.push(format!("  {}", chunk.join(", ")));
+        }
+    }
+    let mark = if form == Form::Node { "//" } else { "#" };
+    lines.iter().map(|l| format!("{mark} {l}")).collect::<Vec<_>>().join("\n")
 }
 
 #[cfg(test)]

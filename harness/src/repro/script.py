@@ -12,11 +12,14 @@ not run (no answer, a query that fails, no secret), naming the cause.
 
     HOOKBENCH_SECRET=whsec_... python3 repro.py --url http://127.0.0.1:8000/webhooks --db app.db
 
-The secret comes only from HOOKBENCH_SECRET (several: separated by spaces); it is never written here.
+It signs as the audit did (Standard Webhooks, Stripe, GitHub, Shopify, Slack, Square, Paddle,
+GitLab, Zoom, Twitch, or not at all). The secret comes only from HOOKBENCH_SECRET (several:
+separated by spaces); it is never written here.
 """
 
 import argparse
 import base64
+import concurrent.futures
 import hashlib
 import hmac
 import http.client
@@ -25,13 +28,14 @@ import math
 import os
 import socket
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
 import urllib.parse
 
 FINDING = json.loads(__HOOKBENCH_EMBED__)
-ID, ACCOUNT, AMOUNT, CREATED, OBJECT = (FINDING["sentinels"][k] for k in ("id", "account", "amount", "created", "object"))
+SENTINELS = FINDING["sentinels"]
 Z95 = 1.959963984540054
 
 
@@ -39,13 +43,23 @@ class CannotRun(Exception):
     """What keeps the reproduction from running: exit 2."""
 
 
-def body_of(event_id, account, amount, created, obj=None):
-    """The body of one event; `obj`, the object it is about, is its own id unless two events share one."""
-    body = FINDING["body"]
-    for sentinel, value in ((OBJECT, obj or event_id), (ID, event_id), (str(ACCOUNT), str(account)),
-                            (str(AMOUNT), str(amount)), (str(CREATED), str(created))):
-        body = body.replace(sentinel, value)
-    return body.encode("utf-8")
+def fill(text, event):
+    """`text` (the audit's body or a header) with the event's values where the audit's sentinels
+    are: (id, account, amount, created[, object]); the object is the event's own id unless two
+    events share one."""
+    event_id, account, amount, created = event[:4]
+    obj = event[4] if len(event) > 4 else None
+    pairs = [(SENTINELS["object"], obj or event_id), (SENTINELS["id"], event_id),
+             (str(SENTINELS["account"]), str(account)), (str(SENTINELS["amount"]), str(amount))]
+    if SENTINELS["created"] is not None:
+        pairs.append((str(SENTINELS["created"]), str(created)))
+    for sentinel, value in pairs:
+        text = text.replace(sentinel, value)
+    return text
+
+
+def body_of(*event):
+    return fill(FINDING["body"], event).encode("utf-8")
 
 
 def secrets():
@@ -53,9 +67,9 @@ def secrets():
         return []
     found = os.environ.get("HOOKBENCH_SECRET", "").split()
     if not found:
-        raise CannotRun("set HOOKBENCH_SECRET to the receiver's signing secret (whsec_...)")
-    if FINDING["signing"] == "stripe":
-        # Stripe's key is the whsec_ string itself.
+        raise CannotRun("set HOOKBENCH_SECRET to the receiver's signing secret")
+    if FINDING["signing"] != "standard-webhooks":
+        # Every other scheme's key is the secret's text itself.
         return [s.encode() for s in found]
     keys = []
     for s in found:
@@ -65,21 +79,63 @@ def secrets():
     return keys
 
 
-def headers_of(event_id, body, keys):
-    headers = {"content-type": FINDING["content_type"]}
-    headers.update(FINDING["headers"])
-    if FINDING["signing"] == "none":
-        headers["webhook-id"] = event_id
-        return headers
-    ts = str(int(time.time()))
-    if FINDING["signing"] == "stripe":
-        # Stripe-Signature: t=<timestamp>,v1=<hex HMAC-SHA256 of "timestamp.body">, one v1 per secret.
-        v1 = [hmac.new(k, ts.encode() + b"." + body, hashlib.sha256).hexdigest() for k in keys]
-        headers["stripe-signature"] = f"t={ts}" + "".join(f",v1={v}" for v in v1)
-        return headers
-    signed = event_id.encode() + b"." + ts.encode() + b"." + body
-    sigs = ["v1," + base64.b64encode(hmac.new(k, signed, hashlib.sha256).digest()).decode() for k in keys]
-    headers.update({"webhook-id": event_id, "webhook-timestamp": ts, "webhook-signature": " ".join(sigs)})
+def stranger_keys():
+    """A key no receiver holds, of the kind the scheme takes."""
+    return [os.urandom(16).hex().encode()]
+
+
+def signature(event_id, body, keys, ts, signed_url):
+    """The headers that sign `body` for `event_id` at `ts` (Unix seconds), as the provider does."""
+    scheme, t = FINDING["signing"], str(ts)
+    if scheme == "none":
+        return {}
+
+    def mac(key, message):
+        return hmac.new(key, message, hashlib.sha256)
+
+    def b64(digest):
+        return base64.b64encode(digest).decode()
+
+    k = keys[0]
+    if scheme == "standard-webhooks":
+        signed = event_id.encode() + b"." + t.encode() + b"." + body
+        sigs = " ".join("v1," + b64(mac(key, signed).digest()) for key in keys)
+        return {"webhook-timestamp": t, "webhook-signature": sigs}
+    if scheme == "stripe":
+        # One v1 per secret, as Stripe signs while a secret is rolled.
+        v1 = "".join(",v1=" + mac(key, t.encode() + b"." + body).hexdigest() for key in keys)
+        return {"stripe-signature": "t=" + t + v1}
+    if scheme == "github":
+        return {"x-hub-signature-256": "sha256=" + mac(k, body).hexdigest()}
+    if scheme == "shopify":
+        return {"x-shopify-hmac-sha256": b64(mac(k, body).digest())}
+    if scheme == "slack":
+        return {"x-slack-signature": "v0=" + mac(k, b"v0:" + t.encode() + b":" + body).hexdigest(),
+                "x-slack-request-timestamp": t}
+    if scheme == "square":
+        return {"x-square-hmacsha256-signature": b64(mac(k, signed_url.encode() + body).digest())}
+    if scheme == "paddle":
+        return {"paddle-signature": f"ts={t};h1=" + mac(k, t.encode() + b":" + body).hexdigest()}
+    if scheme == "gitlab":
+        return {"x-gitlab-token": k.decode()}
+    if scheme == "zoom":
+        return {"x-zm-signature": "v0=" + mac(k, b"v0:" + t.encode() + b":" + body).hexdigest(),
+                "x-zm-request-timestamp": t}
+    if scheme == "twitch":
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+        sig = mac(k, event_id.encode() + at.encode() + body).hexdigest()
+        return {"twitch-eventsub-message-signature": "sha256=" + sig, "twitch-eventsub-message-timestamp": at}
+    raise CannotRun(f"this script does not sign as {scheme}")
+
+
+SIGNED_URL = [FINDING["url"]]
+
+
+def headers_of(event, body, keys, ts=None):
+    """Every header of one attempt of `event` with `body`, signed afresh (at `ts`, default now)."""
+    headers = {name: fill(value, event) for name, value in FINDING["headers"]}
+    ts = int(time.time()) if ts is None else ts
+    headers.update(signature(event[0], body, keys, ts, SIGNED_URL[0]))
     return headers
 
 
@@ -109,7 +165,7 @@ def deliver_until_answered(url, event, keys, tries=3):
     """Sends `event` until it is acknowledged (2xx) or refused (4xx), as the audit does."""
     for _ in range(tries):
         body = body_of(*event)
-        status = post(url, headers_of(event[0], body, keys), body)
+        status = post(url, headers_of(event, body, keys), body)
         if status is not None and 200 <= status < 500:
             return status
         time.sleep(0.2)
@@ -125,7 +181,7 @@ def released(url, event, keys, delays):
 
     def one(i):
         body = body_of(*event)
-        statuses[i] = post(url, headers_of(event[0], body, keys), body, release, delay=delays[i])
+        statuses[i] = post(url, headers_of(event, body, keys), body, release, delay=delays[i])
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(delays))]
     for t in threads:
@@ -169,7 +225,7 @@ def post_and_drop(url, headers, body, linger=0.05):
 def lost_ack(url, event, keys):
     """The event with its answer dropped, then sent again until answered, as the audit does."""
     body = body_of(*event)
-    dropped = post_and_drop(url, headers_of(event[0], body, keys), body)
+    dropped = post_and_drop(url, headers_of(event, body, keys), body)
     time.sleep(0.1)
     return [dropped, deliver_until_answered(url, event, keys, tries=5)]
 
@@ -178,7 +234,7 @@ def sequential_duplicate(url, event, keys):
     """The event until answered, then once more."""
     first = deliver_until_answered(url, event, keys)
     body = body_of(*event)
-    return [first, post(url, headers_of(event[0], body, keys), body)]
+    return [first, post(url, headers_of(event, body, keys), body)]
 
 
 def connect(db):
@@ -190,7 +246,10 @@ def connect(db):
                 import psycopg as driver
             except ImportError:
                 raise CannotRun("--db is Postgres: install psycopg2 or psycopg")
-        conn = driver.connect(db)
+        try:
+            conn = driver.connect(db)
+        except Exception as e:  # the driver's error, whatever its kind
+            raise CannotRun(f"--db {db}: cannot connect: {type(e).__name__}: {e}")
         conn.autocommit = True
         return conn
     path = db[len("sqlite://"):] if db.startswith("sqlite://") else db
@@ -246,7 +305,7 @@ def semantic_pairs(url, prefix, stamp, trials, keys):
     pairs, answered = [], 0
     for n in range(trials):
         obj = f"{prefix}sem_obj_{n:04d}"
-        account, amount, created = stamp % 10**9 * 1000 + n, 100 + n, int(time.time())
+        account, amount, created = FINDING["account_base"] + n, 100 + n, int(time.time())
         first = (f"{prefix}sem_{2 * n:04d}", account, amount, created, obj)
         second = (f"{prefix}sem_{2 * n + 1:04d}", account, amount, created + 1, obj)
         answered += sum(deliver_until_answered(url, e, keys) is not None for e in (first, second))
@@ -265,27 +324,177 @@ def judge_pairs(pairs, counts, trials):
     return 0, f"not reproduced in {len(ran)} pairs (under {under(0, len(ran))} % at 95 %)"
 
 
-def reproduce(url, db, trials):
+def event_of(prefix, stamp, n, tag=None):
+    """The `n`th fresh event of this run: its id under the run's prefix, an account from the
+    audit's base (a receiver may know only the accounts the audit used), its amount, now."""
+    return (f"{prefix}{tag or FINDING['tag']}_{n:04d}", FINDING["account_base"] + n, 100 + n, int(time.time()))
+
+
+def judge_twice(events, counts, trials, how="trials"):
+    """Reproduced when an event was applied more than once."""
+    ran = [e for e in events if counts.get(e, 0) >= 1]
+    twice = [e for e in ran if counts[e] > 1]
+    if twice:
+        first = twice[0]
+        return 1, f"reproduced: {len(twice)} of {len(ran)} {how} applied twice (first: {first}, applied {counts[first]} times)"
+    if not ran:
+        return 2, f"repro: cannot run: none of {trials} {how} was applied at all (is --db the receiver's database?)"
+    return 0, f"not reproduced in {len(ran)} {how} (under {under(0, len(ran))} % at 95 %)"
+
+
+def run_cmd(flag, cmd):
+    """Runs the user's shell command; a failure stops the reproduction."""
+    done = subprocess.run(cmd, shell=True, check=False)
+    if done.returncode != 0:
+        raise CannotRun(f"{flag} {cmd!r} exited {done.returncode}")
+
+
+def late_replay(url, db, prefix, stamp, trials, keys, opts):
+    """Events delivered until answered and applied once; then, after --retention-cmd and
+    --replay-after, each re-sent signed afresh."""
+    events = [event_of(prefix, stamp, n) for n in range(1, trials + 1)]
+    answers = [deliver_until_answered(url, e, keys) for e in events]
+    if all(a is None for a in answers):
+        raise CannotRun(f"no answer from {url} to any of {trials} events")
+    first = settled(db, prefix, trials)
+    once = [e for e in events if first.get(e[0], 0) == 1]
+    if opts.retention_cmd:
+        run_cmd("--retention-cmd", opts.retention_cmd)
+    time.sleep(opts.replay_after)
+    for e in once:
+        body = body_of(*e)
+        post(url, headers_of(e, body, keys), body)
+    counts = settled(db, prefix, len(once))
+    return judge_twice([e[0] for e in once], counts, trials)
+
+
+def tampered(body, event):
+    """The body with the amount raised, or, where the body carries none, a key added."""
+    raised = body_of(event[0], event[1], event[2] + 1_000_001, event[3])
+    if raised != body:
+        return raised
+    at = body.find(b"{")
+    return body[:at + 1] + b'"hookbench_tampered":true,' + body[at + 1:] if at >= 0 else body + b" "
+
+
+def hostile_case(url, case, event, keys):
+    """One case of hostile-input for `event`: the statuses of what was sent."""
+    body = body_of(*event)
+    if case == "tampered":
+        return [post(url, headers_of(event, body, keys), tampered(body, event))]
+    if case == "wrong-secret":
+        return [post(url, headers_of(event, body, stranger_keys()), body)]
+    if case == "unsigned":
+        return [post(url, {"content-type": "application/json"}, body)]
+    if case in ("stale", "future"):
+        offset = -3600 if case == "stale" else 3600
+        return [post(url, headers_of(event, body, keys, int(time.time()) + offset), body)]
+    # rebodied: the event until answered, then its id with another amount, as the audit sends it.
+    other = (event[0], event[1], 999, event[3])
+    return [deliver_until_answered(url, event, keys), deliver_until_answered(url, other, keys)]
+
+
+def hostile_input(url, db, prefix, stamp, trials, keys):
+    """Each case the audit's witnesses showed, --trials times: what must be refused (4xx, never
+    applied), and one id sent with another body (applied at most once)."""
+    sent, n = [], 0
+    for _ in range(trials):
+        for case in FINDING["cases"]:
+            n += 1
+            event = event_of(prefix, stamp, n, tag=f"hos_{case.replace('-', '')}")
+            sent.append((case, event[0], hostile_case(url, case, event, keys)))
+    if all(s is None for _, _, statuses in sent for s in statuses):
+        raise CannotRun(f"no answer from {url} to any of {len(sent)} requests")
+    counts = settled(db, prefix, sum(case == "rebodied" for case, _, _ in sent))
+    found = {}
+    for case, event_id, statuses in sent:
+        applied_n = counts.get(event_id, 0)
+        if case == "rebodied":
+            bad = applied_n > 1 and f"applied {applied_n} times"
+        else:
+            wrong = [s for s in statuses if s is not None and not 400 <= s < 500]
+            bad = (applied_n and f"applied {applied_n} times") or (wrong and f"answered {wrong[0]}, not 4xx")
+        if bad:
+            found.setdefault(case, []).append(f"{event_id} {bad}")
+    if found:
+        said = "; ".join(f"{case}: {len(w)} of {trials} ({w[0]})" for case, w in found.items())
+        return 1, f"reproduced: {said}"
+    return 0, f"not reproduced in {trials} trials of {', '.join(FINDING['cases'])} (under {under(0, trials)} % at 95 %)"
+
+
+def crash(url, db, prefix, stamp, trials, keys, opts):
+    """--trials events sent by 16 senders, each until acknowledged (2xx), while the receiver is
+    killed with --kill-cmd and started with --start-cmd: reproduced when an event was applied
+    twice or acknowledged and never applied."""
+    if not (opts.kill_cmd and opts.start_cmd):
+        raise CannotRun("--check crash needs --kill-cmd and --start-cmd (your receiver's kill and start commands)")
+    events = [event_of(prefix, stamp, n) for n in range(1, trials + 1)]
+    acked, stop = set(), threading.Event()
+    deadline = time.time() + 300
+
+    def until_acked(event):
+        while time.time() < deadline and not stop.is_set():
+            body = body_of(*event)
+            status = post(url, headers_of(event, body, keys), body)
+            if status is not None and 200 <= status < 300:
+                acked.add(event[0])
+                return
+            time.sleep(0.2)
+
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(until_acked, e) for e in events]
+        try:
+            for k in range(opts.kills):
+                # Kill once a share of the events is in, while the rest are in flight.
+                while sum(f.done() for f in futures) < trials * (k + 1) // (opts.kills + 1) and time.time() < deadline:
+                    time.sleep(0.005)
+                run_cmd("--kill-cmd", opts.kill_cmd)
+                run_cmd("--start-cmd", opts.start_cmd)
+        except CannotRun:
+            stop.set()
+            raise
+        concurrent.futures.wait(futures)
+    if not acked:
+        raise CannotRun(f"no event was acknowledged by {url}")
+    counts = settled(db, prefix, len(acked))
+    lost = [e for e in sorted(acked) if counts.get(e, 0) == 0]
+    code, said = judge_twice([e[0] for e in events], counts, trials, f"events under {opts.kills} kills")
+    if lost:
+        return 1, f"reproduced: {len(lost)} of {len(acked)} acknowledged events never applied (first: {lost[0]}); " + said.split(": ", 1)[-1]
+    return code, said
+
+
+def reproduce(url, db, trials, opts=None):
     """(exit code, what to say): 1 reproduced, 0 not, 2 it could not run."""
+    opts = opts or argparse.Namespace(retention_cmd=None, replay_after=0.0, kill_cmd=None, start_cmd=None,
+                                      kills=1, signed_url=None)
     if trials < 1:
         return 2, "repro: --trials must be at least 1"
+    SIGNED_URL[0] = opts.signed_url or url
     try:
         keys = secrets()
         applied(db, "")  # the query runs before anything is sent
         stamp = int(time.time() * 1000)
         prefix = "r" + base36(stamp) + "_"
-        if FINDING["check"] == "semantic-duplicate":
+        check = FINDING["check"]
+        if check == "semantic-duplicate":
             pairs, answered = semantic_pairs(url, prefix, stamp, trials, keys)
             if answered == 0:
                 raise CannotRun(f"no answer from {url} to any of {trials} pairs")
             # A receiver right to dedupe on the object applies one event of each pair.
             return judge_pairs(pairs, settled(db, prefix, trials), trials)
+        if check == "late-replay":
+            return late_replay(url, db, prefix, stamp, trials, keys, opts)
+        if check == "hostile-input":
+            return hostile_input(url, db, prefix, stamp, trials, keys)
+        if check == "crash":
+            return crash(url, db, prefix, stamp, trials, keys, opts)
         send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate,
-                "lost-ack": lost_ack, "race-window": race_window}[FINDING["check"]]
+                "lost-ack": lost_ack, "race-window": race_window}[check]
         answered = 0
         events = []
         for n in range(1, trials + 1):
-            event = (f"{prefix}{FINDING['tag']}_{n:04d}", stamp % 10**9 * 1000 + n, 100 + n, int(time.time()))
+            event = event_of(prefix, stamp, n)
             events.append(event[0])
             statuses = send(url, event, keys)
             answered += any(s is not None for s in statuses)
@@ -294,14 +503,7 @@ def reproduce(url, db, trials):
         counts = settled(db, prefix, trials)
     except CannotRun as e:
         return 2, f"repro: cannot run: {e}"
-    ran = [e for e in events if counts.get(e, 0) >= 1]
-    twice = [e for e in ran if counts[e] > 1]
-    if twice:
-        first = twice[0]
-        return 1, f"reproduced: {len(twice)} of {len(ran)} trials applied twice (first: {first}, applied {counts[first]} times)"
-    if not ran:
-        return 2, f"repro: cannot run: none of {trials} trials was applied at all (is --db the receiver's database?)"
-    return 0, f"not reproduced in {len(ran)} trials (under {under(0, len(ran))} % at 95 %)"
+    return judge_twice(events, counts, trials)
 
 
 def main():
@@ -309,8 +511,25 @@ def main():
     parser.add_argument("--url", default=FINDING["url"], help="the receiver's webhook URL (default: the audited one)")
     parser.add_argument("--db", required=True, help="the observer's database: a SQLite path, sqlite:///path or postgres://...")
     parser.add_argument("--trials", type=int, default=FINDING["trials"], help="how many fresh events to try")
+    parser.add_argument("--signed-url", help="the URL the provider signs (Square), when not --url")
+    if FINDING["check"] == "late-replay":
+        parser.add_argument("--retention-cmd", help="a shell command run before the replay (your purge job)")
+        parser.add_argument("--replay-after", type=float, default=0.0, help="seconds to wait before the replay")
+    if FINDING["check"] == "crash":
+        parser.add_argument("--kill-cmd", required=True, help="a shell command that kills the receiver")
+        parser.add_argument("--start-cmd", required=True, help="a shell command that starts it and returns once it answers")
+        parser.add_argument("--kills", type=int, default=1, help="how many times to kill it during the run")
     args = parser.parse_args()
-    code, said = reproduce(args.url, args.db, args.trials)
+    opts = argparse.Namespace(retention_cmd=None, replay_after=0.0, kill_cmd=None, start_cmd=None, kills=1)
+    opts.__dict__.update(vars(args))
+    try:
+        code, said = reproduce(args.url, args.db, args.trials, opts)
+    except CannotRun as e:
+        code, said = 2, f"repro: cannot run: {e}"
+    except KeyboardInterrupt:
+        code, said = 2, "repro: interrupted"
+    except Exception as e:  # anything unforeseen is "cannot run", never a verdict
+        code, said = 2, f"repro: cannot run: {type(e).__name__}: {e}"
     print(said, file=sys.stderr if code == 2 else sys.stdout)
     return code
 

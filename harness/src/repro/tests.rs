@@ -1,4 +1,5 @@
 use super::*;
+use crate::report::model::{AttemptLog, Witness};
 use crate::report::model::{CheckResult, RateFigure, TrialsFigures};
 
 /// A report of an audit whose concurrent-copies failed, read from the JSON an audit wrote (a
@@ -22,28 +23,11 @@ fn failed_audit(signing: &str) -> Report {
 }
 
 #[test]
-fn hookbench_bodies_and_a_template_are_rebuilt_from_their_text() {
-    let body = skeleton(&Payload::Hookbench).expect("hookbench's bodies");
-    assert!(body.contains(SENTINELS.0) && body.contains(&SENTINELS.2.to_string()), "{body}");
-    let text = r#"{"credit": {"event_id": "{{id}}", "customer": "cus_{{account}}", "amount": "{{amount}}"},
-                   "update": {"event_id": "{{id}}"}}"#;
-    let template =
-        crate::wire::payload::Template::from_text(std::path::Path::new("t.json"), text).expect("a template");
-    let body = skeleton(&Payload::Template(template)).expect("a template copying its values");
-    assert!(body.contains(&format!("cus_{}", SENTINELS.1)), "{body}");
-}
-
-#[test]
 fn a_script_is_written_for_a_fail_and_holds_no_secret() {
     let report = failed_audit("standard-webhooks");
-    let script = python_script(
-        &report,
-        Check::ConcurrentCopies,
-        &Payload::Hookbench,
-        "SELECT event_id FROM t",
-        Form::Script,
-    )
-    .expect("a script");
+    let script =
+        script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "SELECT event_id FROM t", Form::Script)
+            .expect("a script");
     assert!(script.starts_with("#!/usr/bin/env python3\n# hookbench audit "), "{}", &script[..200]);
     assert!(!script.contains("__HOOKBENCH_EMBED__") && script.contains("\\\"copies\\\":4"));
     // The script reads its secret only from the environment (tests/it/repro.rs holds that a
@@ -53,19 +37,19 @@ fn a_script_is_written_for_a_fail_and_holds_no_secret() {
 
 #[test]
 fn what_cannot_be_reproduced_is_refused_saying_why() {
-    let report = failed_audit("github");
-    let err = python_script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "q", Form::Script)
-        .expect_err("stripe");
-    assert!(err.to_string().contains("standard-webhooks, stripe, none only"), "{err}");
+    let report = failed_audit("sendgrid");
+    let err = script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "q", Form::Script)
+        .expect_err("an asymmetric scheme");
+    assert!(err.to_string().contains("zoom, twitch, none only"), "{err}");
     let report = failed_audit("standard-webhooks");
-    let err = python_script(&report, Check::SequentialDuplicate, &Payload::Hookbench, "q", Form::Script)
+    let err = script(&report, Check::SequentialDuplicate, &Payload::Hookbench, "q", Form::Script)
         .expect_err("not run");
     assert!(err.to_string().contains("did not run"), "{err}");
-    let err = python_script(&report, Check::OutOfOrder, &Payload::Hookbench, "q", Form::Script)
-        .expect_err("not yet");
+    let err =
+        script(&report, Check::OutOfOrder, &Payload::Hookbench, "q", Form::Script).expect_err("not yet");
     assert!(
         err.to_string().contains(
-            "concurrent-copies, sequential-duplicate, lost-ack, race-window, semantic-duplicate only"
+            "concurrent-copies, sequential-duplicate, lost-ack, race-window, semantic-duplicate, late-replay, hostile-input, crash only"
         ),
         "{err}"
     );
@@ -79,10 +63,87 @@ fn the_terminal_names_the_command_for_each_reproducible_fail_only() {
         commands(&report, dir),
         ["hookbench repro reports/audit --check concurrent-copies --out repro-concurrent-copies.py"]
     );
-    assert!(commands(&failed_audit("github"), dir).is_empty(), "a scheme the scripts do not sign");
+    assert!(commands(&failed_audit("sendgrid"), dir).is_empty(), "a scheme the scripts do not sign");
     let mut passed = failed_audit("standard-webhooks");
     if let crate::report::model::RunBody::Audit { audit } = &mut passed.body {
         audit.checks[0].status = Status::Pass;
     }
     assert!(commands(&passed, dir).is_empty(), "nothing to reproduce");
+}
+
+#[test]
+fn hostile_input_resends_the_cases_its_witnesses_show() {
+    let witness = |note: &str| Witness {
+        id: "a_hos_0001".to_string(),
+        problem: "applied".to_string(),
+        attempts: vec![AttemptLog {
+            at_ms: 1.0,
+            outcome: "200".to_string(),
+            connection: "1".to_string(),
+            note: note.to_string(),
+        }],
+        observed: "applied 1 times".to_string(),
+    };
+    let result = |notes: &[&str]| CheckResult {
+        status: Status::Fail,
+        witnesses: notes.iter().map(|n| witness(n)).collect(),
+        ..CheckResult::skipped(Check::HostileInput, "x")
+    };
+    let cases = hostile_cases(&result(&["wrong secret", "the same id with another body", "first body"]));
+    assert_eq!(cases.expect("two cases"), ["wrong-secret", "rebodied"]);
+    // A timestamp the provider's library accepts was never a refusal: not re-sent as one.
+    let err = hostile_cases(&result(&["timestamp an hour ahead (the provider's library accepts it)"]))
+        .expect_err("nothing a script sends");
+    assert!(err.to_string().contains("does not send yet"), "{err}");
+    assert!(hostile_cases(&result(&[])).is_err(), "no witness, nothing to re-send");
+}
+
+/// Every scheme a script signs: the signature headers the written script computes for a body, an
+/// id, a time and a URL are those hookbench's signer computes, header for header (the signer is
+/// held to the providers' own libraries by tests/vectors/).
+#[test]
+fn the_scripts_sign_as_the_audit_signs() {
+    use crate::wire::signing::{Attempt, Signer};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secrets = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"];
+    let (id, body, at, url) =
+        ("evt_sig_01", r#"{"id":"evt_sig_01","amount":5}"#, 1_764_000_000, "https://h.example/hooks?x=1");
+    for name in SIGNS.iter().filter(|s| **s != "none") {
+        let scheme = <Scheme as clap::ValueEnum>::from_str(name, false).expect("a scheme");
+        let text =
+            script(&failed_audit(name), Check::ConcurrentCopies, &Payload::Hookbench, "q", Form::Script)
+                .expect("a script");
+        let path = dir.path().join(format!("{name}.py"));
+        std::fs::write(&path, text).expect("written");
+        let probe = "import importlib.util as u, json, sys\n\
+                     s = u.spec_from_file_location('repro', sys.argv[1]); m = u.module_from_spec(s); s.loader.exec_module(m)\n\
+                     print(json.dumps(m.signature(sys.argv[2], sys.argv[3].encode(), m.secrets(), int(sys.argv[4]), sys.argv[5])))";
+        let out = std::process::Command::new("python3")
+            .args(["-I", "-c", probe, path.to_str().expect("utf-8"), id, body, &at.to_string(), url])
+            .env("HOOKBENCH_SECRET", secrets.join(" "))
+            .output()
+            .expect("python3 runs");
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let python: std::collections::BTreeMap<String, String> =
+            serde_json::from_slice(&out.stdout).expect("the headers as JSON");
+        let several = matches!(scheme, Scheme::StandardWebhooks | Scheme::Stripe);
+        let given: Vec<String> =
+            secrets[..if several { 2 } else { 1 }].iter().map(|s| s.to_string()).collect();
+        let signer = Signer::new(scheme, &given).expect("a signer").for_url(url);
+        let attempt = Attempt {
+            id,
+            event_type: "",
+            timestamp: at,
+            body: body.as_bytes(),
+            query: crate::wire::PathQuery::Plain,
+        };
+        let signed = skeleton::signature_headers(scheme).expect("a scheme scripts sign");
+        let rust: std::collections::BTreeMap<String, String> = signer
+            .headers(&attempt)
+            .into_iter()
+            .filter(|(n, _)| signed.contains(n))
+            .map(|(n, v)| (n.to_string(), v))
+            .collect();
+        assert_eq!(python, rust, "{name}");
+    }
 }

@@ -573,20 +573,35 @@ pub struct AuditSection {
 }
 
 /// The signing schemes `hookbench repro`'s scripts sign as, so far.
-pub const REPRODUCIBLE_SIGNING: [&str; 3] = ["standard-webhooks", "stripe", "none"];
+pub const REPRODUCIBLE_SIGNING: [&str; 11] = [
+    "standard-webhooks",
+    "stripe",
+    "github",
+    "shopify",
+    "slack",
+    "square",
+    "paddle",
+    "gitlab",
+    "zoom",
+    "twitch",
+    "none",
+];
 
 /// The checks whose FAIL `hookbench repro` writes a script for, so far.
-pub const REPRODUCIBLE: [Check; 5] = [
+pub const REPRODUCIBLE: [Check; 8] = [
     Check::ConcurrentCopies,
     Check::SequentialDuplicate,
     Check::LostAck,
     Check::RaceWindow,
     Check::SemanticDuplicate,
+    Check::LateReplay,
+    Check::HostileInput,
+    Check::Crash,
 ];
 
 impl AuditSection {
     /// The failed checks `hookbench repro` can write a script for: [`REPRODUCIBLE`] ones, of an
-    /// audit signed as Standard Webhooks or not at all (the schemes its scripts sign).
+    /// audit signed by a scheme its scripts sign ([`REPRODUCIBLE_SIGNING`]).
     pub fn reproducible_fails(&self) -> Vec<Check> {
         if !REPRODUCIBLE_SIGNING.contains(&self.signing.as_str()) {
             return Vec::new();

@@ -1,0 +1,240 @@
+//! The body and headers a script sends, with sentinels where an event's values go.
+//!
+//! They are rendered by the audit's own payload and signing code, so a template's shape, a
+//! provider's or hookbench's own is kept byte for byte; the script only replaces the sentinels,
+//! and signs. What is proved before a skeleton is used: the same text rendered with a second set
+//! of values equals the skeleton with those values put in. A provider's body also derives values
+//! from the event's id by hashing (a GitHub issue's id and number) and writes times as dates; no
+//! text substitution rebuilds those, so for a provider's body the proof is weaker and said: the
+//! event's own id (where the provider puts it) and account are fresh, and every other place the
+//! two renderings differ keeps the audit's value, listed in [`Skeleton::kept`] and in the
+//! script's top comment.
+
+use serde_json::Value;
+
+use super::ReproError;
+use crate::wire::signing::{Scheme, Signer};
+use crate::wire::{Fields, IdSpace, Kind, Payload, Poison, Wire};
+
+/// An event's id, account, amount, creation time and the object it is about.
+pub(super) type Values = (&'static str, i64, i64, i64, &'static str);
+
+/// Sentinels: values no real event has, whose text appears nowhere else in a body.
+pub(super) const SENTINELS: Values =
+    ("__HOOKBENCH_ID__", 987_654_321_012_345, 987_654_321_054_321, 987_654_321_077_777, "__HOOKBENCH_OBJ__");
+/// A second set, to prove that putting values in the skeleton's text renders the event.
+const PROOF: Values = (
+    "__HOOKBENCH_PROOF__",
+    123_456_789_012_345,
+    123_456_789_054_321,
+    123_456_789_077_777,
+    "__HOOKBENCH_PROOF_OBJ__",
+);
+
+/// The headers a script computes itself, for each scheme it signs: the signature and the time
+/// it signs at. Every other header of the scheme and the payload is in the skeleton.
+pub(super) fn signature_headers(scheme: Scheme) -> Option<&'static [&'static str]> {
+    Some(match scheme {
+        Scheme::StandardWebhooks => &["webhook-timestamp", "webhook-signature"],
+        Scheme::Stripe => &["stripe-signature"],
+        Scheme::Github => &["x-hub-signature-256"],
+        Scheme::Shopify => &["x-shopify-hmac-sha256"],
+        Scheme::Slack => &["x-slack-signature", "x-slack-request-timestamp"],
+        Scheme::Square => &["x-square-hmacsha256-signature"],
+        Scheme::Paddle => &["paddle-signature"],
+        Scheme::Gitlab => &["x-gitlab-token"],
+        Scheme::Zoom => &["x-zm-signature", "x-zm-request-timestamp"],
+        Scheme::Twitch => &["twitch-eventsub-message-signature", "twitch-eventsub-message-timestamp"],
+        Scheme::None => &[],
+        // Twilio signs the form's pairs with SHA-1, Linear's time is in its body, SendGrid and
+        // Discord sign with a private key: not written yet.
+        Scheme::Twilio | Scheme::Linear | Scheme::Sendgrid | Scheme::Discord => return None,
+    })
+}
+
+/// What a script sends for one event, with [`SENTINELS`] in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skeleton {
+    /// The credit's body.
+    pub body: String,
+    /// Every header but the signature's, the content type included, in the order sent.
+    pub headers: Vec<(String, String)>,
+    /// Where a provider's body keeps the audit's values (JSON pointers, and `header NAME`): what
+    /// hookbench derives from the event's id by hashing, and times written as dates. Empty when
+    /// the whole body is rebuilt.
+    pub kept: Vec<String>,
+    /// Whether the creation time's sentinel is in the skeleton (a provider's dates keep the
+    /// audit's time instead).
+    pub fresh_created: bool,
+}
+
+/// One rendering: the body and the headers the script does not compute.
+#[derive(Debug, PartialEq, Eq)]
+struct Rendered {
+    body: String,
+    headers: Vec<(String, String)>,
+}
+
+impl Rendered {
+    /// `values` rendered through `wire`, the headers named in `signed` left out.
+    fn of(wire: &Wire, values: Values, signed: &[&str]) -> Result<Self, ReproError> {
+        let f = credit(values);
+        let body = wire.body(&f, values.3);
+        let headers = wire.headers(&f, &body, values.3);
+        let body = String::from_utf8(body.to_vec()).map_err(|_| ReproError::Skeleton)?;
+        let headers = headers
+            .into_iter()
+            .filter(|(name, _)| !signed.contains(name))
+            .map(|(name, value)| (name.to_string(), value))
+            .collect();
+        Ok(Self { body, headers })
+    }
+
+    /// This rendering of `from` with `to`'s values put in its text, as the script does.
+    fn filled(&self, from: Values, to: Values) -> Self {
+        let fill = |text: &str| {
+            text.replace(from.4, to.4)
+                .replace(from.0, to.0)
+                .replace(&from.1.to_string(), &to.1.to_string())
+                .replace(&from.2.to_string(), &to.2.to_string())
+                .replace(&from.3.to_string(), &to.3.to_string())
+        };
+        Self {
+            body: fill(&self.body),
+            headers: self.headers.iter().map(|(n, v)| (n.clone(), fill(v))).collect(),
+        }
+    }
+
+    fn mentions(&self, text: &str) -> bool {
+        self.body.contains(text) || self.headers.iter().any(|(_, v)| v.contains(text))
+    }
+}
+
+/// The skeleton of `payload`'s credit signed as `scheme`, once proved (see the module's
+/// comment). `at_s` is the time a provider's dates keep: the audit's.
+pub fn skeleton(payload: &Payload, scheme: Scheme, at_s: i64) -> Result<Skeleton, ReproError> {
+    let signed = signature_headers(scheme).ok_or_else(|| {
+        ReproError::Unsupported(format!("the scripts do not sign as {} yet", scheme.as_str()))
+    })?;
+    let wire = Wire {
+        // A key of no consequence: the signature headers are left out.
+        signer: Signer::from_key(scheme, vec![0x5a; 32]),
+        payload: payload.clone(),
+        ids: IdSpace { prefix: String::new(), account_base: 0 },
+        poison: Poison::default(),
+        credit_base: None,
+    };
+    let text = Rendered::of(&wire, SENTINELS, signed)?;
+    if !text.mentions(SENTINELS.0) {
+        return Err(ReproError::Skeleton);
+    }
+    if text.filled(SENTINELS, PROOF) == Rendered::of(&wire, PROOF, signed)? {
+        return Ok(Skeleton {
+            body: text.body,
+            headers: text.headers,
+            kept: Vec::new(),
+            fresh_created: true,
+        });
+    }
+    if !matches!(payload, Payload::Provider(_)) {
+        return Err(ReproError::Skeleton);
+    }
+    let dated = |v: Values| (v.0, v.1, v.2, at_s, v.4);
+    let text = Rendered::of(&wire, dated(SENTINELS), signed)?;
+    let filled = text.filled(dated(SENTINELS), dated(PROOF));
+    let proof = Rendered::of(&wire, dated(PROOF), signed)?;
+    // The event's id must come out fresh: where the provider puts it, the text holds it.
+    if !filled.mentions(PROOF.0) {
+        return Err(ReproError::Skeleton);
+    }
+    let kept = kept(&filled, &proof)?;
+    Ok(Skeleton { body: text.body, headers: text.headers, kept, fresh_created: false })
+}
+
+/// Where `filled` keeps a value `proof` renders otherwise.
+fn kept(filled: &Rendered, proof: &Rendered) -> Result<Vec<String>, ReproError> {
+    let parse = |body: &str| serde_json::from_str::<Value>(body).map_err(|_| ReproError::Skeleton);
+    let mut out = Vec::new();
+    differing(&parse(&filled.body)?, &parse(&proof.body)?, String::new(), &mut out);
+    for ((name, a), (_, b)) in filled.headers.iter().zip(&proof.headers) {
+        if a != b {
+            out.push(format!("header {name}"));
+        }
+    }
+    Ok(out)
+}
+
+/// The JSON pointers under `path` where `a` and `b` differ (a whole subtree when its shape does).
+fn differing(a: &Value, b: &Value, path: String, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() && x.keys().all(|k| y.contains_key(k)) => {
+            for (k, v) in x {
+                differing(v, &y[k], format!("{path}/{k}"), out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                differing(v, w, format!("{path}/{i}"), out);
+            }
+        }
+        _ if a != b => out.push(if path.is_empty() { "/".to_string() } else { path }),
+        _ => {}
+    }
+}
+
+/// A credit with these values.
+fn credit((id, account, amount, created, object): Values) -> Fields {
+    Fields {
+        id: id.to_string(),
+        kind: Kind::Credit,
+        account,
+        amount,
+        plan: String::new(),
+        version: 0,
+        created,
+        poisoned: false,
+        object: Some(object.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hookbench_bodies_and_a_template_are_rebuilt_from_their_text() {
+        let s = skeleton(&Payload::Hookbench, Scheme::StandardWebhooks, 0).expect("hookbench's bodies");
+        assert!(s.body.contains(SENTINELS.0) && s.body.contains(&SENTINELS.2.to_string()), "{}", s.body);
+        assert!(s.kept.is_empty() && s.fresh_created);
+        let names: Vec<&str> = s.headers.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["webhook-id", "content-type"], "the signature is the script's");
+        let text = r#"{"credit": {"event_id": "{{id}}", "customer": "cus_{{account}}", "amount": "{{amount}}"},
+                       "update": {"event_id": "{{id}}"}}"#;
+        let template = crate::wire::payload::Template::from_text(std::path::Path::new("t.json"), text)
+            .expect("a template");
+        let s =
+            skeleton(&Payload::Template(template), Scheme::Stripe, 0).expect("a template copying its values");
+        assert!(s.body.contains(&format!("cus_{}", SENTINELS.1)), "{}", s.body);
+        assert_eq!(s.headers, [("content-type".to_string(), "application/json".to_string())]);
+    }
+
+    #[test]
+    fn a_providers_body_keeps_its_derived_values_and_says_where() {
+        let github = Payload::with("github", &[], &[]).expect("github's bodies");
+        let s = skeleton(&github, Scheme::Github, 1_764_000_000).expect("github's bodies");
+        assert!(!s.fresh_created);
+        let delivery = s.headers.iter().find(|(n, _)| n == "x-github-delivery").expect("the delivery header");
+        assert_eq!(delivery.1, SENTINELS.0, "the delivery id is fresh");
+        assert!(s.kept.iter().any(|p| p == "/issue/id"), "{:?}", s.kept);
+        assert!(!s.kept.iter().any(|p| p == "/repository/id"), "the account is fresh: {:?}", s.kept);
+        assert!(s.headers.iter().all(|(n, _)| n != "x-hub-signature-256"));
+    }
+
+    #[test]
+    fn only_the_schemes_a_script_signs_have_signature_headers() {
+        for scheme in Scheme::ALL {
+            let written = crate::report::model::REPRODUCIBLE_SIGNING.contains(&scheme.as_str());
+            assert_eq!(signature_headers(*scheme).is_some(), written, "{}", scheme.as_str());
+        }
+    }
+}
