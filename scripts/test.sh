@@ -38,6 +38,9 @@ fi
 # The pytest modules `hookbench repro --pytest` writes are run by pytest (PyPI, pinned); without it
 # their test fails, naming this script.
 ./scripts/pytest/install.sh || echo "warning: pytest could not be installed"
+# The Node scripts `hookbench repro --node` writes read Postgres through pg (npm, pinned); without
+# it their test on Postgres fails, naming this script.
+./scripts/repro-node/install.sh || echo "warning: pg could not be installed for the Node scripts"
 # Tests that spawn the binary would append their runs' grids to a CI job's own step summary.
 unset GITHUB_STEP_SUMMARY
 cargo test --workspace --locked "$@"

@@ -2,7 +2,8 @@
 //! the script `repro` writes for that FAIL, run with `python3 -I` in an empty directory with no
 //! hookbench on its PATH and only the secret in its environment, reproduces it against a fresh
 //! instance (exit 1) and does not against the safe mode (exit 0); the script holds no secret. Its
-//! pytest form (`--pytest`) fails against the first and passes against the second.
+//! pytest form (`--pytest`) fails against the first and passes against the second; its Node form
+//! (`--node`) does the same against hookbench's naive and atomic workers on Postgres.
 
 use std::path::Path;
 use std::process::Command;
@@ -27,11 +28,24 @@ fn run_script(script: &Path, url: &str, db: &Path) -> (i32, String) {
 
 /// [`run_script`] with the interpreter `python`, any `--db` and `secret`.
 fn run_script_with(python: &str, script: &Path, url: &str, db: &str, secret: &str) -> (i32, String) {
+    run_script_args(python, script, url, db, secret, &[])
+}
+
+/// [`run_script_with`] with `extra` flags.
+fn run_script_args(
+    python: &str,
+    script: &Path,
+    url: &str,
+    db: &str,
+    secret: &str,
+    extra: &[&str],
+) -> (i32, String) {
     let empty = tempfile::tempdir().expect("tempdir");
     let out = Command::new("/usr/bin/env")
         .arg(python)
         .args(["-I", script.to_str().expect("utf-8"), "--url", url, "--db", db])
         .args(["--trials", "10"])
+        .args(extra)
         .current_dir(empty.path())
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
@@ -149,6 +163,13 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
     }
     // The same as a pytest module: it fails while the receiver doubles and passes on the safe mode.
     let module = write_repro(&run, "concurrent-copies", &dir.path().join("test_repro.py"), &["--pytest"]);
+    let node = write_repro(&run, "concurrent-copies", &dir.path().join("repro.js"), &["--node"]);
+    for written in [&module, &node] {
+        let text = std::fs::read_to_string(written).expect("the written file");
+        for secret in [SECRET, SECRET_2, &SECRET[6..], &SECRET_2[6..]] {
+            assert!(!text.contains(secret), "{} holds no secret", written.display());
+        }
+    }
     for (mode, expected) in [("unsafe", 1), ("safe", 0)] {
         let db = dir.path().join(format!("pytest-{mode}.db"));
         let fresh = python_receiver_holding(&db, mode, None, &[SECRET]);
@@ -180,8 +201,44 @@ fn fresh_db(rt: &tokio::runtime::Runtime, backend: Backend, dir: &Path, name: &s
 /// retry after a lost acknowledgement, twice; the script written for `check`'s FAIL reproduces it
 /// against a fresh naive worker (exit 1) and not against an atomic one (exit 0), its observer on
 /// `backend`: SQLite through the standard library, Postgres through psycopg2 (the balances
-/// example's venv, which has it).
+/// example's venv, which has it). The late replay re-sends events earlier checks saw applied
 fn reproduced_against_naive_not_atomic(backend: Backend, check: &str) {
+    reproduced_by(backend, check, Interpreter::Python);
+}
+
+/// What runs the written script: Python (`hookbench repro`'s default form) or Node (`--node`).
+#[derive(Clone, Copy, PartialEq)]
+enum Interpreter {
+    Python,
+    Node,
+}
+
+/// Where `scripts/repro-node/install.sh` puts pg, which the Node scripts find through NODE_PATH.
+const NODE_MODULES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/repro-node/node_modules");
+
+/// Runs the Node `script` as a user would: `node` in an empty directory, PATH without hookbench,
+/// pg found through NODE_PATH, the secret in HOOKBENCH_SECRET; its exit code and what it printed.
+fn run_node_script(script: &Path, url: &str, db: &str) -> (i32, String) {
+    assert!(
+        Path::new(NODE_MODULES).join("pg").exists(),
+        "pg is missing: run scripts/repro-node/install.sh (npm, pinned) first"
+    );
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = Command::new("/usr/bin/env")
+        .args(["node", script.to_str().expect("utf-8"), "--url", url, "--db", db, "--trials", "10"])
+        .current_dir(empty.path())
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin:/usr/local/bin")
+        .env("NODE_PATH", NODE_MODULES)
+        .env("HOOKBENCH_SECRET", SECRET)
+        .output()
+        .expect("node runs");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), said)
+}
+
+/// [`reproduced_against_naive_not_atomic`] with the script in `interpreter`'s form.
+fn reproduced_by(backend: Backend, check: &str, interpreter: Interpreter) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
     let worker = |design: &str, url: &str| {
@@ -210,7 +267,12 @@ fn reproduced_against_naive_not_atomic(backend: Backend, check: &str) {
     ]);
     assert_eq!(code, 1, "naive fails {check}: {said}");
     drop(receiver);
-    let script = write_repro(&run, check, &dir.path().join("repro.py"), &[]);
+    let script = match interpreter {
+        Interpreter::Python => write_repro(&run, check, &dir.path().join("repro.py"), &[]),
+        Interpreter::Node => write_repro(&run, check, &dir.path().join("repro.js"), &["--node"]),
+    };
+    let text = std::fs::read_to_string(&script).expect("the script");
+    assert!(!text.contains(SECRET) && !text.contains(&SECRET[6..]), "the script holds no secret");
     let python = match backend {
         Backend::Sqlite => "python3".to_string(),
         Backend::Postgres => {
@@ -228,10 +290,23 @@ fn reproduced_against_naive_not_atomic(backend: Backend, check: &str) {
     {
         let (db, _keep) = fresh_db(&rt, backend, dir.path(), design);
         let fresh = worker(design, &db);
-        let (code, said) =
-            run_script_with(&python, &script, &format!("http://{}/webhooks/repro", fresh.addr), &db, SECRET);
+        let url = format!("http://{}/webhooks/repro", fresh.addr);
+        let (code, said) = match interpreter {
+            Interpreter::Python => run_script_with(&python, &script, &url, &db, SECRET),
+            Interpreter::Node => run_node_script(&script, &url, &db),
+        };
         assert_eq!(code, expected, "{design} on {backend:?}: {said}");
         assert!(said.starts_with(words), "{design} on {backend:?}: {said}");
+        if design == "atomic" && backend == Backend::Postgres {
+            // A database that refuses the connection: it cannot run, and says so.
+            let refused = "postgres://postgres@127.0.0.1:9/none";
+            let (code, said) = match interpreter {
+                Interpreter::Python => run_script_with(&python, &script, &url, refused, SECRET),
+                Interpreter::Node => run_node_script(&script, &url, refused),
+            };
+            assert_eq!(code, 2, "{said}");
+            assert!(said.contains("cannot connect"), "{said}");
+        }
     }
 }
 
@@ -243,6 +318,19 @@ fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic_on_sql
 #[test]
 fn a_sequential_duplicate_fail_is_reproduced_against_naive_and_not_atomic_on_postgres() {
     reproduced_against_naive_not_atomic(Backend::Postgres, "sequential-duplicate");
+}
+
+/// The Node form (`--node`) of the same reproduction, its observer on Postgres through pg: for the
+/// receivers written in JavaScript, whose teams keep their tests in Node.
+#[test]
+fn a_sequential_duplicate_fail_is_reproduced_by_the_node_script_on_postgres() {
+    reproduced_by(Backend::Postgres, "sequential-duplicate", Interpreter::Node);
+}
+
+/// Concurrent copies from Node: each copy on a connection of its own (`agent: false`).
+#[test]
+fn a_concurrent_copies_fail_is_reproduced_by_the_node_script_on_postgres() {
+    reproduced_by(Backend::Postgres, "concurrent-copies", Interpreter::Node);
 }
 
 #[test]
@@ -372,4 +460,67 @@ fn a_stripe_signed_fail_is_reproduced_signed_as_stripe() {
         assert_eq!(code, expected, "{mode}: {said}");
         assert!(said.starts_with(words), "{mode}: {said}");
     }
+}
+
+/// A purge job that forgets every key the Python example's safe mode dedupes on: the audit's late
+/// replay, after it as `--retention-cmd`, applies events again. The script, given the same purge
+/// of a fresh instance's database as its own `--retention-cmd`, reproduces that (exit 1), and
+/// without a purge it does not (exit 0).
+#[test]
+fn a_late_replay_after_an_eager_purge_is_reproduced_with_the_purge() {
+    let purge = |db: &Path| {
+        format!(
+            "python3 -c \"import sqlite3; c = sqlite3.connect('{}'); c.execute('DELETE FROM handled_events'); c.commit()\"",
+            db.display()
+        )
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = python_receiver_holding(&db, "safe", None, &[SECRET]);
+    let url = format!("http://{}/webhooks", receiver.addr);
+    let (observe, run, purged) = (format!("sqlite://{}", db.display()), dir.path().join("audit"), purge(&db));
+    let (code, said) = hookbench(&[
+        "audit",
+        &url,
+        "--secret",
+        SECRET,
+        "--payload",
+        TEMPLATE,
+        "--observe-db",
+        &observe,
+        "--applied-query",
+        COUNTS,
+        "--checks",
+        "sequential-duplicate,late-replay",
+        "--replay-after",
+        "100ms",
+        "--retention-cmd",
+        &purged,
+        "--no-progress",
+        "--out",
+        run.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 1, "the eager purge lets the late replay apply again: {said}");
+    drop(receiver);
+    let script = write_repro(&dir.path().join("audit"), "late-replay", &dir.path().join("repro.py"), &[]);
+    for (purged, expected, words) in
+        [(true, 1, "reproduced: 10 of 10 trials applied twice"), (false, 0, "not reproduced in 10 trials")]
+    {
+        let db = dir.path().join(format!("fresh-{purged}.db"));
+        let fresh = python_receiver_holding(&db, "safe", None, &[SECRET]);
+        let url = format!("http://{}/webhooks", fresh.addr);
+        let purge = purge(&db);
+        let extra: &[&str] = if purged { &["--retention-cmd", &purge] } else { &[] };
+        let (code, said) =
+            run_script_args("python3", &script, &url, db.to_str().expect("utf-8"), SECRET, extra);
+        assert_eq!(code, expected, "purged {purged}: {said}");
+        assert!(said.starts_with(words), "purged {purged}: {said}");
+    }
+}
+
+/// naive applies one id sent with another body twice: the script re-sends that case (the one its
+/// witnesses show), and an atomic worker, which dedupes on the id, passes it.
+#[test]
+fn a_hostile_input_fail_is_reproduced_against_naive_and_not_atomic() {
+    reproduced_against_naive_not_atomic(Backend::Sqlite, "hostile-input");
 }
