@@ -64,6 +64,19 @@ fn write_repro(run: &Path, check: &str, out: &Path, extra: &[&str]) -> std::path
     out.to_path_buf()
 }
 
+/// `hookbench audit` of the Python example at `url` (its template, its database `db` observed
+/// with [`COUNTS`]) running `checks` with `extra` flags into `run`: its exit code and what it said.
+fn audit_example(url: &str, db: &Path, checks: &str, extra: &[&str], run: &Path) -> (i32, String) {
+    let observe = format!("sqlite://{}", db.display());
+    let run_dir = run.to_str().expect("utf-8");
+    let args = [
+        &["audit", url, "--secret", SECRET, "--payload", TEMPLATE, "--observe-db", &observe][..],
+        &["--applied-query", COUNTS, "--checks", checks, "--no-progress", "--out", run_dir],
+        extra,
+    ];
+    hookbench(&args.concat())
+}
+
 const PYTEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pytest/.venv/bin/python");
 
 /// Runs the pytest `module` in an empty directory with the receiver's URL, database and secret in
@@ -98,28 +111,8 @@ fn a_concurrent_copies_fail_is_reproduced_by_its_script_and_a_safe_receiver_is_n
     let receiver = python_receiver_holding(&db, "unsafe", None, &[SECRET, SECRET_2]);
     let url = format!("http://{}/webhooks", receiver.addr);
     let run = dir.path().join("audit");
-    let observe = format!("sqlite://{}", db.display());
-    let (code, said) = hookbench(&[
-        "audit",
-        &url,
-        "--secret",
-        SECRET,
-        "--secret",
-        SECRET_2,
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-        "--checks",
-        "concurrent-copies",
-        "--copies",
-        "4",
-        "--no-progress",
-        "--out",
-        run.to_str().expect("utf-8"),
-    ]);
+    let extra = ["--secret", SECRET_2, "--copies", "4"];
+    let (code, said) = audit_example(&url, &db, "concurrent-copies", &extra, &run);
     assert_eq!(code, 1, "the unsafe mode fails concurrent-copies: {said}");
     assert!(
         said.contains("reproduce it without hookbench: hookbench repro "),
@@ -350,16 +343,8 @@ fn python_example_repro(
     let db = dir.path().join("audited.db");
     let receiver = python_receiver_holding(&db, mode, None, &[SECRET]);
     let run = dir.path().join("audit");
-    let observe = format!("sqlite://{}", db.display());
     let url = format!("http://{}/webhooks", receiver.addr);
-    let run_dir = run.to_str().expect("utf-8");
-    let args = ["audit", &url, "--secret", SECRET, "--payload", TEMPLATE, "--observe-db", &observe];
-    let args = [
-        &args[..],
-        &["--applied-query", COUNTS, "--checks", checks, "--no-progress", "--out", run_dir],
-        extra,
-    ];
-    let (code, said) = hookbench(&args.concat());
+    let (code, said) = audit_example(&url, &db, checks, extra, &run);
     assert_eq!(code, audit_exit, "the {mode} mode's {checks}: {said}");
     drop(receiver);
     let script = write_repro(&run, check, &dir.path().join("repro.py"), &[]);
@@ -478,28 +463,9 @@ fn a_late_replay_after_an_eager_purge_is_reproduced_with_the_purge() {
     let db = dir.path().join("audited.db");
     let receiver = python_receiver_holding(&db, "safe", None, &[SECRET]);
     let url = format!("http://{}/webhooks", receiver.addr);
-    let (observe, run, purged) = (format!("sqlite://{}", db.display()), dir.path().join("audit"), purge(&db));
-    let (code, said) = hookbench(&[
-        "audit",
-        &url,
-        "--secret",
-        SECRET,
-        "--payload",
-        TEMPLATE,
-        "--observe-db",
-        &observe,
-        "--applied-query",
-        COUNTS,
-        "--checks",
-        "sequential-duplicate,late-replay",
-        "--replay-after",
-        "100ms",
-        "--retention-cmd",
-        &purged,
-        "--no-progress",
-        "--out",
-        run.to_str().expect("utf-8"),
-    ]);
+    let (run, purged) = (dir.path().join("audit"), purge(&db));
+    let extra = ["--replay-after", "100ms", "--retention-cmd", &purged];
+    let (code, said) = audit_example(&url, &db, "sequential-duplicate,late-replay", &extra, &run);
     assert_eq!(code, 1, "the eager purge lets the late replay apply again: {said}");
     drop(receiver);
     let script = write_repro(&dir.path().join("audit"), "late-replay", &dir.path().join("repro.py"), &[]);
