@@ -301,6 +301,8 @@ fn sink_limits(config: &AuditConfig, checks: &CheckSettings) -> SinkLimits {
 /// What the audit has found so far, for its report.
 struct Found<'a> {
     config: &'a AuditConfig,
+    /// hostile-input's `--stall-wait`, recorded for its reproduction.
+    stall_wait: Duration,
     ids: &'a IdSpace,
     observers: &'a Observers,
     start: Instant,
@@ -325,6 +327,8 @@ impl Found<'_> {
             wall_s: self.start.elapsed().as_secs_f64(),
             stopped,
             applied_query: self.config.watch.queries.applied.clone(),
+            state_query: self.config.watch.queries.state.clone(),
+            stall_wait_ms: u64::try_from(self.stall_wait.as_millis()).ok(),
         }
     }
 
@@ -421,7 +425,8 @@ pub async fn run(audit: &Audit, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSec
     let accounts = Accounts::new(config.layout, ids.account_base, load_span(config));
     let ctx = Arc::new(Ctx { replay_reach, ..Ctx::new(probe, wire, accounts) });
     let observers = observers;
-    let mut found = Found { config, ids: &ids, observers: &observers, start, results: skipped };
+    let stall_wait = audit.checks.stall_wait();
+    let mut found = Found { config, stall_wait, ids: &ids, observers: &observers, start, results: skipped };
 
     step("preflight");
     let w = &config.watch;

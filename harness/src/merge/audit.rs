@@ -71,5 +71,7 @@ pub async fn judge_shards(
         wall_s,
         stopped: None,
         applied_query: None,
+        state_query: None,
+        stall_wait_ms: None,
     })
 }

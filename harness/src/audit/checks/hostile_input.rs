@@ -69,6 +69,13 @@ impl Flags {
     }
 }
 
+impl Settings {
+    /// How long a stalled body may be held (`--stall-wait`).
+    pub fn stall_wait(&self) -> Duration {
+        self.stall_wait
+    }
+}
+
 /// The oversized body's size without `--oversized-bytes`: 8 MiB, or 1 MiB past the provider's own
 /// cap where it documents one, so that a receiver sized to what its provider sends must still
 /// refuse it.
@@ -223,7 +230,7 @@ impl HostileInput {
     fn oversized(&self, ctx: &Ctx, f: &Fields) -> (Expect, Bytes, String) {
         let n = self.oversized_bytes;
         if self.oversized_is_limit {
-            let note = format!("{n} byte body, signed, past the limit --oversized-bytes names");
+            let note = format!("{n}{}", crate::report::model::PAST_THE_LIMIT);
             (Expect::NotAcked, oversized_body(&f.id, n), note)
         } else {
             let note =

@@ -271,6 +271,11 @@ impl CheckSettings {
         self.late_replay.replay_after.saturating_add(ramp).saturating_add(storm)
     }
 
+    /// How long hostile-input lets a stalled body be held (`--stall-wait`).
+    pub fn stall_wait(&self) -> Duration {
+        self.hostile_input.stall_wait()
+    }
+
     /// Deliveries the checks send beyond the loads at most: the ramp's and the storm's.
     pub fn deliveries(&self) -> usize {
         let ramp = self.capacity.map_or(0, |c| c.deliveries());

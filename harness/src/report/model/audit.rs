@@ -139,6 +139,10 @@ pub struct AttemptLog {
 /// says it is that case, which a remedy of its own fits.
 pub const MALFORMED_BODY: &str = "malformed JSON, signed";
 
+/// The note of hostile-input's body past the limit `--oversized-bytes` named, after its size in
+/// bytes: `hookbench repro` re-sends one of that size.
+pub const PAST_THE_LIMIT: &str = " byte body, signed, past the limit --oversized-bytes names";
+
 /// An event that shows a failure: its id, every attempt, and what the observers saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Witness {
@@ -570,6 +574,14 @@ pub struct AuditSection {
     /// when no such query was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied_query: Option<String>,
+    /// The state query (`--state-query`), recorded for the same reason: an out-of-order
+    /// reproduction reads each account's version with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_query: Option<String>,
+    /// How long hostile-input let a stalled body be held (`--stall-wait`), in milliseconds: a
+    /// reproduction holds its own that long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_wait_ms: Option<u64>,
 }
 
 /// The signing schemes `hookbench repro`'s scripts sign as, so far.
@@ -588,11 +600,12 @@ pub const REPRODUCIBLE_SIGNING: [&str; 11] = [
 ];
 
 /// The checks whose FAIL `hookbench repro` writes a script for, so far.
-pub const REPRODUCIBLE: [Check; 8] = [
+pub const REPRODUCIBLE: [Check; 9] = [
     Check::ConcurrentCopies,
     Check::SequentialDuplicate,
     Check::LostAck,
     Check::RaceWindow,
+    Check::OutOfOrder,
     Check::SemanticDuplicate,
     Check::LateReplay,
     Check::HostileInput,

@@ -317,6 +317,8 @@ pub(super) mod tests {
             wall_s: 2.5,
             stopped: None,
             applied_query: None,
+            state_query: None,
+            stall_wait_ms: None,
         };
         Report::audit("audit-test".into(), section)
     }
