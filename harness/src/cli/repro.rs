@@ -14,7 +14,7 @@ pub struct ReproArgs {
     /// The audit's directory (where its report.json is).
     pub run_dir: PathBuf,
     /// The check whose finding to reproduce: concurrent-copies, sequential-duplicate, lost-ack,
-    /// race-window, semantic-duplicate, late-replay (the script takes --retention-cmd and
+    /// race-window, out-of-order (judged by the state query), semantic-duplicate, late-replay (the script takes --retention-cmd and
     /// --replay-after), hostile-input (the cases its witnesses show: tampered, wrong secret,
     /// unsigned, stale or future timestamps, one id with another body) or crash (the script takes
     /// --kill-cmd and --start-cmd), of an audit signed as Standard Webhooks, Stripe, GitHub,
@@ -25,6 +25,10 @@ pub struct ReproArgs {
     /// audit judged with, as report.json records it].
     #[arg(long = "applied-query", value_name = "SQL")]
     pub applied_query: Option<String>,
+    /// The query out-of-order judges with, rows of (account, version) [default: the one the
+    /// audit judged with, as report.json records it].
+    #[arg(long = "state-query", value_name = "SQL")]
+    pub state_query: Option<String>,
     /// The template the audit sent, when its recorded path (report.json's `payload`) is not the
     /// one to read from here [default: the recorded one].
     #[arg(long, value_name = "FILE")]
@@ -55,18 +59,17 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         None => Payload::from_report_name(&audit.payload),
     }
     .map_err(|e| super::usage(format!("--payload: {e:#}")))?;
-    let query = args.applied_query.clone().or_else(|| audit.applied_query.clone()).ok_or_else(|| {
-        super::usage(format!(
-            "--applied-query: {} records no applied query (an older report, or an audit without one); give the query to judge with",
-            path.display()
-        ))
-    })?;
+    let queries = crate::repro::Queries {
+        applied: args.applied_query.clone().or_else(|| audit.applied_query.clone()),
+        state: args.state_query.clone().or_else(|| audit.state_query.clone()),
+    };
     let form = match (args.pytest, args.node) {
         (true, _) => crate::repro::Form::Pytest,
         (_, true) => crate::repro::Form::Node,
         _ => crate::repro::Form::Script,
     };
-    let script = crate::repro::script(&report, args.check, &payload, &query, form).map_err(super::usage)?;
+    let script = crate::repro::script(&report, args.check, &payload, &queries, form)
+        .map_err(|e| super::usage(format!("{}: {e}", path.display())))?;
     crate::files::write_nofollow(&args.out, script.as_bytes())
         .map_err(|e| super::usage(format!("--out {}: {e:#}", args.out.display())))?;
     let run = match form {

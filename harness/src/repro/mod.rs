@@ -14,8 +14,8 @@ use serde_json::json;
 use crate::report::model::Witness;
 use crate::report::model::{CheckFigures, Status};
 use crate::report::{Check, Report};
-use crate::wire::Payload;
 use crate::wire::signing::Scheme;
+use crate::wire::{Kind, Payload};
 
 mod skeleton;
 
@@ -48,6 +48,15 @@ pub enum Form {
 /// The checks a script can reproduce so far.
 pub use crate::report::model::REPRODUCIBLE as CHECKS;
 
+/// The queries a script judges with: those report.json records, or those the flags give.
+#[derive(Debug, Clone, Default)]
+pub struct Queries {
+    /// Rows of (event id) or (event id, count): how often each event was applied.
+    pub applied: Option<String>,
+    /// Rows of (account, version): each account's version, for out-of-order.
+    pub state: Option<String>,
+}
+
 /// Why no script could be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReproError {
@@ -65,6 +74,16 @@ pub enum ReproError {
     /// What this version cannot reproduce yet.
     #[error("{0}")]
     Unsupported(String),
+    /// The check judges with a query neither the report nor the flags give.
+    #[error(
+        "{flag}: the report records no {what} (an older report, or an audit without one); give the query to judge with"
+    )]
+    NoQuery {
+        /// The flag that gives it.
+        flag: &'static str,
+        /// What it reads.
+        what: &'static str,
+    },
     /// The payload's body is not one the sentinels can fill in.
     #[error(
         "the payload's credit body cannot be rebuilt by putting values in its text (a value is \
@@ -87,12 +106,13 @@ pub fn commands(report: &Report, dir: &std::path::Path) -> Vec<String> {
 }
 
 /// The script reproducing `check`'s FAIL in `report`, sending `payload`'s bodies and
-/// judging with `applied_query`.
+/// judging with `queries` (out-of-order with the state query, every other check with the applied
+/// query).
 pub fn script(
     report: &Report,
     check: Check,
     payload: &Payload,
-    applied_query: &str,
+    queries: &Queries,
     form: Form,
 ) -> Result<String, ReproError> {
     let audit = report.audit_section().ok_or_else(|| ReproError::NotAnAudit(report.header.run_id.clone()))?;
@@ -130,8 +150,10 @@ pub fn script(
             audit.signing
         ))
     })?;
+    let (applied_query, state_query) = needed_queries(check, queries)?;
     let started = jiff::Timestamp::from_str(&report.header.started_at).map_or(0, |t| t.as_second());
-    let sk = skeleton(payload, scheme, started)?;
+    let kind = if check == Check::OutOfOrder { Kind::Update } else { Kind::Credit };
+    let sk = skeleton(payload, kind, scheme, started)?;
     let result = result.expect("matched above");
     let cases = match check {
         Check::HostileInput => hostile_cases(result)?,
@@ -143,7 +165,8 @@ pub fn script(
             2,
             match check {
                 Check::HostileInput => 5,
-                Check::LateReplay => 10,
+                // Accounts, each sent six versions.
+                Check::LateReplay | Check::OutOfOrder => 10,
                 // Duplicates come from the deliveries in flight at a kill: many events, sent at once.
                 Check::Crash => 500,
                 _ => 20,
@@ -168,6 +191,7 @@ pub fn script(
         Check::LateReplay => "late",
         Check::HostileInput => "hos",
         Check::Crash => "crash",
+        Check::OutOfOrder => "ooo",
         _ => "seq",
     };
     let (s_id, s_account, s_amount, s_created, s_object) = skeleton::SENTINELS;
@@ -180,8 +204,15 @@ pub fn script(
         "spacings_ms": spacings_ms,
         "trials": trials,
         "cases": cases,
+        "stall_wait_s": audit.stall_wait_ms.map_or(30.0, |ms| ms as f64 / 1000.0),
         "timeout_s": 10,
         "account_base": audit.account_base,
+        // How the audit's load sent copies: the crash script sends its events the same way.
+        "load": {
+            "p_duplicate": audit.parameters.p_duplicate,
+            "p_concurrent": audit.parameters.p_concurrent,
+            "p_ack_lost": audit.parameters.p_ack_lost,
+        },
         "headers": sk.headers,
         "body": sk.body,
         "kept": sk.kept,
@@ -190,6 +221,7 @@ pub fn script(
             "created": if sk.fresh_created { Some(s_created) } else { None },
         },
         "applied_query": applied_query,
+        "state_query": state_query,
         "found": {
             "run": report.header.run_id,
             "at": report.header.started_at,
@@ -219,23 +251,50 @@ pub fn script(
     })
 }
 
+/// The queries `check`'s script runs: the applied query, and for out-of-order the state query
+/// (whose rows it judges by; the applied query, when there is one, only counts updates).
+fn needed_queries(check: Check, queries: &Queries) -> Result<(Option<String>, Option<String>), ReproError> {
+    if check == Check::OutOfOrder {
+        let state = queries.state.clone().ok_or(ReproError::NoQuery {
+            flag: "--state-query",
+            what: "state query (each account's version)",
+        })?;
+        return Ok((queries.applied.clone(), Some(state)));
+    }
+    let applied = queries.applied.clone().ok_or(ReproError::NoQuery {
+        flag: "--applied-query",
+        what: "applied query (how often each event was applied)",
+    })?;
+    Ok((Some(applied), None))
+}
+
 /// The hostile-input cases a script re-sends, named by the notes of the witnesses' attempts: what
 /// must be refused (a tampered body, a wrong secret, no signature, a timestamp the provider's
-/// library refuses) and one id sent with another body. The others (malformed JSON, an oversized
-/// or stalled body, other paths, overflowing credits) are not written yet.
-fn hostile_cases(result: &crate::report::model::CheckResult) -> Result<Vec<&'static str>, ReproError> {
-    const CASES: [(&str, &str); 6] = [
+/// library refuses, malformed JSON), one id sent with another body, a stalled body (which must
+/// not be held past the audit's `--stall-wait`) and a body past the limit `--oversized-bytes`
+/// named (`oversized:BYTES`, which must not be acknowledged). Other paths and overflowing
+/// credits are not written yet.
+fn hostile_cases(result: &crate::report::model::CheckResult) -> Result<Vec<String>, ReproError> {
+    const CASES: [(&str, &str); 8] = [
         ("tampered body", "tampered"),
         ("wrong secret", "wrong-secret"),
         ("no signature headers", "unsigned"),
         ("timestamp an hour old", "stale"),
         ("timestamp an hour ahead", "future"),
         ("the same id with another body", "rebodied"),
+        (crate::report::MALFORMED_BODY, "malformed"),
+        ("stalled body", "stalled"),
     ];
     let notes = |w: &Witness| w.attempts.iter().map(|a| a.note.clone()).collect::<Vec<_>>();
     let all: Vec<String> = result.witnesses.iter().flat_map(notes).collect();
-    let cases: Vec<&str> =
-        CASES.iter().filter(|(note, _)| all.iter().any(|n| n == note)).map(|(_, case)| *case).collect();
+    let mut cases: Vec<String> = CASES
+        .iter()
+        .filter(|(note, _)| all.iter().any(|n| n == note))
+        .map(|(_, case)| case.to_string())
+        .collect();
+    let oversized =
+        all.iter().find_map(|n| n.strip_suffix(crate::report::model::PAST_THE_LIMIT)?.parse::<usize>().ok());
+    cases.extend(oversized.map(|bytes| format!("oversized:{bytes}")));
     if cases.is_empty() {
         return Err(ReproError::Unsupported(format!(
             "--check hostile-input: its witnesses are cases a script does not send yet ({})",
@@ -254,10 +313,13 @@ fn pytest_tests(check: &str, evidence: &str, signed: bool) -> String {
         r#"("HOOKBENCH_REPRO_URL", "HOOKBENCH_REPRO_DB")"#
     };
     let test = check.replace('-', "_");
-    let (name, fails_while) = if check == "semantic-duplicate" {
-        ("applies_each_change_once", "both events of one change are applied")
-    } else {
-        ("applies_each_event_once", "an event is applied more than once")
+    let (name, fails_while) = match check {
+        "semantic-duplicate" => ("applies_each_change_once", "both events of one change are applied"),
+        "out-of-order" => (
+            "keeps_each_accounts_latest_version",
+            "an account is left at an older version than one it acknowledged",
+        ),
+        _ => ("applies_each_event_once", "an event is applied more than once"),
     };
     let evidence = crate::printable::line(evidence).replace('"', "'").replace('\\', "/");
     format!(
@@ -265,7 +327,18 @@ fn pytest_tests(check: &str, evidence: &str, signed: bool) -> String {
     missing = [name for name in {needed} if not os.environ.get(name)]
     assert not missing, "set " + ", ".join(missing) + " (the receiver's URL, its database, its secret)"
     trials = int(os.environ.get("HOOKBENCH_REPRO_TRIALS", FINDING["trials"]))
-    return os.environ["HOOKBENCH_REPRO_URL"], os.environ["HOOKBENCH_REPRO_DB"], trials
+    env = os.environ.get
+    # The script's own flags, for the checks that take them (crash, late-replay).
+    opts = argparse.Namespace(
+        retention_cmd=env("HOOKBENCH_REPRO_RETENTION_CMD"),
+        replay_after=float(env("HOOKBENCH_REPRO_REPLAY_AFTER", "0")),
+        kill_cmd=env("HOOKBENCH_REPRO_KILL_CMD"),
+        start_cmd=env("HOOKBENCH_REPRO_START_CMD"),
+        kills=int(env("HOOKBENCH_REPRO_KILLS", "1")),
+        signed_url=env("HOOKBENCH_REPRO_SIGNED_URL"),
+        stall_wait=float(env("HOOKBENCH_REPRO_STALL_WAIT")) if env("HOOKBENCH_REPRO_STALL_WAIT") else None,
+    )
+    return os.environ["HOOKBENCH_REPRO_URL"], os.environ["HOOKBENCH_REPRO_DB"], trials, opts
 
 
 def test_{test}_{name}():
@@ -302,8 +375,11 @@ fn header_comment(
         .to_string(),
     ];
     let mut lines = lines.to_vec();
+    let pytest = form == Form::Pytest;
     match check {
+        "crash" if pytest => lines.push("  with HOOKBENCH_REPRO_KILL_CMD, HOOKBENCH_REPRO_START_CMD [HOOKBENCH_REPRO_KILLS]: how to kill your receiver and start it".to_string()),
         "crash" => lines.push("  with --kill-cmd CMD --start-cmd CMD [--kills N]: how to kill your receiver and start it".to_string()),
+        "late-replay" if pytest => lines.push("  [HOOKBENCH_REPRO_RETENTION_CMD] [HOOKBENCH_REPRO_REPLAY_AFTER]: your purge job, and the wait before the replay".to_string()),
         "late-replay" => lines.push("  [--retention-cmd CMD] [--replay-after SECONDS]: your purge job, and the wait before the replay".to_string()),
         _ => {}
     }

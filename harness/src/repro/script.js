@@ -235,16 +235,22 @@ function raceWindow(url, event, keys) {
  * the receiver may commit, the sender never hears it (a lost acknowledgement). 0 once sent, null
  * when it could not be.
  */
-function postAndDrop(url, headers, body, linger = 0.05) {
-  const { host, port, path: where, netloc } = target(url);
-  let head = `POST ${where} HTTP/1.1\r\nhost: ${netloc}\r\ncontent-length: ${body.length}\r\n`;
+/** A POST's head as sent on a socket: the path, the host, the declared length, `headers`. */
+function rawHead(url, headers, length) {
+  const { path: where, netloc } = target(url);
+  let head = `POST ${where} HTTP/1.1\r\nhost: ${netloc}\r\ncontent-length: ${length}\r\n`;
   head += Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + 'connection: close\r\n\r\n';
+  return Buffer.from(head, 'latin1');
+}
+
+function postAndDrop(url, headers, body, linger = 0.05) {
+  const { host, port } = target(url);
   return new Promise((resolve) => {
     const socket = net.createConnection({ host, port });
     socket.setTimeout(FINDING.timeout_s * 1000, () => socket.destroy(new Error('timed out')));
     socket.on('error', () => resolve(null));
     socket.on('connect', () => {
-      socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]), (err) => {
+      socket.write(Buffer.concat([rawHead(url, headers, body.length), body]), (err) => {
         if (err) return resolve(null);
         setTimeout(() => {
           socket.destroy();
@@ -338,14 +344,51 @@ function sqliteRows(file, query) {
   try { return conn.prepare(query).raw(true).all(); } finally { conn.close(); }
 }
 
-/** The rows of the audit's applied query on the observer's database. */
-async function appliedRows(db) {
+/** The rows of `query` on the observer's database. */
+async function rowsOf(db, query) {
   if (db.startsWith('postgres://') || db.startsWith('postgresql://')) {
-    return postgresRows(db, FINDING.applied_query);
+    return postgresRows(db, query);
   }
   const file = db.startsWith('sqlite://') ? db.slice('sqlite://'.length) : db;
   if (!fs.existsSync(file)) throw new CannotRun(`--db ${db}: no such SQLite file`);
-  return sqliteRows(file, FINDING.applied_query);
+  return sqliteRows(file, query);
+}
+
+/** The rows of the audit's applied query on the observer's database. */
+function appliedRows(db) {
+  return rowsOf(db, FINDING.applied_query);
+}
+
+/** Each account's version, as the audit's state query says: Map(account -> version). */
+async function states(db) {
+  let rows;
+  try {
+    rows = await rowsOf(db, FINDING.state_query);
+  } catch (e) {
+    if (e instanceof CannotRun) throw e;
+    throw new CannotRun(`the state query failed: ${(e && e.constructor && e.constructor.name) || 'Error'}: ${e && e.message}`);
+  }
+  const out = new Map();
+  for (const row of rows) {
+    const [account, version] = row.length === 2 ? row.map((v) => (v === null ? NaN : Number(v))) : [NaN, NaN];
+    if (!Number.isInteger(account) || !Number.isInteger(version)) {
+      throw new CannotRun(`the state query returned ${JSON.stringify(row)}: (account, version) rows of integers wanted`);
+    }
+    out.set(account, version);
+  }
+  return out;
+}
+
+/** The versions once two reads a second apart agree (a receiver may apply after answering). */
+async function settledStates(db) {
+  let last = await states(db);
+  for (let i = 0; i < 30; i++) {
+    await sleep(1);
+    const now = await states(db);
+    if (sameCounts(now, last)) return now;
+    last = now;
+  }
+  return last;
 }
 
 /** A row's count as a whole number (Postgres's count(*) comes as a string). */
@@ -467,6 +510,58 @@ function pythonQuoted(text) {
  * Runs the user's shell command; a failure stops the reproduction. Not spawnSync: the senders go
  * on while it runs (a receiver killed and restarted under load), as script.py's threads do.
  */
+/** The order account `a` gets versions 1 to 6 in, as the audit sent them: rotated, the latest never last. */
+function order(a) {
+  const k = (a % 6) + 1;
+  const versions = [1, 2, 3, 4, 5, 6];
+  const rotated = [...versions.slice(k), ...versions.slice(0, k)];
+  if (rotated[5] === 6) [rotated[0], rotated[5]] = [rotated[5], rotated[0]];
+  return rotated;
+}
+
+/**
+ * Accounts no earlier run used (their state would hide this run's): past the audit's, keyed on
+ * this run's second, so runs a second apart of up to 1,000 accounts never share one.
+ */
+function freshAccounts(trials) {
+  const base = FINDING.account_base + 1_000_000 + (unixNow() % 100_000) * 1_000;
+  return Array.from({ length: trials }, (_, a) => base + a);
+}
+
+/**
+ * For each of --trials fresh accounts, plan updates of versions 1 to 6 as the audit sent them (the
+ * latest never last), one at a time, each until answered: reproduced when an account is left below
+ * the latest version it acknowledged (a stale write, or an update never applied).
+ */
+async function outOfOrder(url, db, prefix, trials, keys) {
+  const latest = new Map();
+  let answered = 0;
+  let n = 0;
+  const accounts = freshAccounts(trials);
+  for (let a = 0; a < accounts.length; a++) {
+    for (const version of order(a)) {
+      n += 1;
+      const event = [`${prefix}ooo_${pad4(n)}`, accounts[a], version, unixNow() + version, `plan_v${version}`];
+      const status = await deliverUntilAnswered(url, event, keys);
+      if (status !== null) answered += 1;
+      if (is2xx(status)) latest.set(accounts[a], Math.max(latest.get(accounts[a]) || 0, version));
+    }
+  }
+  if (answered === 0) throw new CannotRun(`no answer from ${url} to any of ${n} updates`);
+  if (latest.size === 0) throw new CannotRun(`${url} acknowledged none of ${n} updates: nothing to judge`);
+  const state = await settledStates(db);
+  if (![...latest.keys()].some((a) => state.has(a))) {
+    throw new CannotRun(`none of ${latest.size} accounts is in the state query's rows (is --db the receiver's database?)`);
+  }
+  const stale = [...latest.keys()].filter((a) => (state.get(a) || 0) < latest.get(a));
+  if (stale.length) {
+    const a = stale[0];
+    const at = state.has(a) ? `at version ${state.get(a)}` : 'with no version';
+    return [1, `reproduced: ${stale.length} of ${latest.size} accounts left at an older version (first: account ${a}, ${at} after version ${latest.get(a)} was acknowledged)`];
+  }
+  return [0, `not reproduced in ${latest.size} accounts (under ${under(0, latest.size)} % at 95 %)`];
+}
+
 function runCmd(flag, cmd) {
   return new Promise((resolve, reject) => {
     const child = childProcess.spawn(cmd, { shell: true, stdio: 'inherit' });
@@ -510,9 +605,51 @@ function tampered(body, event) {
   return Buffer.concat([body.subarray(0, at + 1), Buffer.from('"hookbench_tampered":true,'), body.subarray(at + 1)]);
 }
 
+/**
+ * A signed request declaring a 1,000,000-byte body, of which only the first 10 bytes are sent, as
+ * the audit sends it: 'held' when the receiver still holds it after `wait` seconds without an
+ * answer, else the status it answered, or 'closed'; null when no connection was made.
+ */
+function stalled(url, event, keys, wait) {
+  const { host, port } = target(url);
+  const body = bodyOf(event);
+  return new Promise((resolve) => {
+    const socket = net.createConnection({ host, port });
+    let done = false;
+    const finish = (outcome) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => finish('held'), wait * 1000);
+    let connected = false;
+    socket.on('error', () => finish(connected ? 'closed' : null));
+    socket.on('close', () => finish('closed'));
+    socket.on('data', (chunk) => {
+      const status = chunk.toString('latin1').split(' ', 3)[1];
+      finish(/^\d+$/.test(status || '') ? Number(status) : 'closed');
+    });
+    socket.on('connect', () => (connected = true) && socket.write(Buffer.concat([rawHead(url, headersOf(event, body, keys), 1_000_000), body.subarray(0, 10)])));
+  });
+}
+
 /** One case of hostile-input for `event`: the statuses of what was sent. */
 async function hostileCase(url, which, event, keys) {
+  if (which.startsWith('oversized:')) {
+    // A body of the size the audit's --oversized-bytes named: past the receiver's limit.
+    const n = Number(which.split(':')[1]);
+    const head = Buffer.from(`{"id":"${event[0]}","padding":"`);
+    const body = Buffer.concat([head, Buffer.alloc(Math.max(n - 2 - head.length, 0), 'x'), Buffer.from('"}')]);
+    return [await post(url, headersOf(event, body, keys), body)];
+  }
   const body = bodyOf(event);
+  if (which === 'malformed') {
+    // JSON cut off after a key, signed as a whole body would be: refused, never applied.
+    const cut = Buffer.from(`{"id": "${event[0]}", "amount": `);
+    return [await post(url, headersOf(event, cut, keys), cut)];
+  }
   if (which === 'tampered') return [await post(url, headersOf(event, body, keys), tampered(body, event))];
   if (which === 'wrong-secret') return [await post(url, headersOf(event, body, strangerKeys()), body)];
   if (which === 'unsigned') return [await post(url, { 'content-type': 'application/json' }, body)];
@@ -527,18 +664,24 @@ async function hostileCase(url, which, event, keys) {
 
 /**
  * Each case the audit's witnesses showed, --trials times: what must be refused (4xx, never
- * applied), and one id sent with another body (applied at most once).
+ * applied), one id sent with another body (applied at most once), a stalled body (not held past
+ * --stall-wait, the audit's) and a body past the receiver's limit (never acknowledged).
  */
-async function hostileInput(url, db, prefix, trials, keys) {
+async function hostileInput(url, db, prefix, trials, keys, wait = FINDING.stall_wait_s) {
   const sent = [];
+  const holds = [];
   let n = 0;
   for (let t = 0; t < trials; t++) {
     for (const which of FINDING.cases) {
       n += 1;
-      const event = eventOf(prefix, n, `hos_${which.split('-').join('')}`);
-      sent.push([which, event[0], await hostileCase(url, which, event, keys)]);
+      const event = eventOf(prefix, n, `hos_${which.split(':')[0].split('-').join('')}`);
+      // Stalled bodies are held together below: one wait, not one per trial.
+      if (which === 'stalled') holds.push(event);
+      else sent.push([which, event[0], await hostileCase(url, which, event, keys)]);
     }
   }
+  const held = await Promise.all(holds.map((event) => stalled(url, event, keys, wait)));
+  holds.forEach((event, i) => sent.push(['stalled', event[0], [held[i]]]));
   if (sent.every(([, , statuses]) => statuses.every((s) => s === null))) {
     throw new CannotRun(`no answer from ${url} to any of ${sent.length} requests`);
   }
@@ -549,6 +692,12 @@ async function hostileInput(url, db, prefix, trials, keys) {
     let bad = '';
     if (which === 'rebodied') {
       if (appliedN > 1) bad = `applied ${appliedN} times`;
+    } else if (which === 'stalled' || which.startsWith('oversized:')) {
+      // Never acknowledged, never applied; a stalled body also never held past the wait.
+      const acked = statuses.filter((s) => typeof s === 'number' && is2xx(s));
+      if (which === 'stalled' && statuses[0] === 'held') bad = `held open past ${wait} s`;
+      else if (acked.length) bad = `answered ${acked[0]}`;
+      else if (appliedN) bad = `applied ${appliedN} times`;
     } else {
       const wrong = statuses.filter((s) => s !== null && !(s >= 400 && s < 500));
       if (appliedN) bad = `applied ${appliedN} times`;
@@ -560,16 +709,33 @@ async function hostileInput(url, db, prefix, trials, keys) {
     }
   }
   if (found.size) {
-    const said = [...found].map(([which, w]) => `${which}: ${w.length} of ${trials} (${w[0]})`).join('; ');
+    const said = [...found].map(([which, w]) => `${which.split(':')[0]}: ${w.length} of ${trials} (${w[0]})`).join('; ');
     return [1, `reproduced: ${said}`];
   }
-  return [0, `not reproduced in ${trials} trials of ${FINDING.cases.join(', ')} (under ${under(0, trials)} % at 95 %)`];
+  const names = FINDING.cases.map((which) => which.split(':')[0]).join(', ');
+  return [0, `not reproduced in ${trials} trials of ${names} (under ${under(0, trials)} % at 95 %)`];
 }
 
 /**
- * --trials events sent by 16 senders, each until acknowledged (2xx), while the receiver is killed
- * with --kill-cmd and started with --start-cmd: reproduced when an event was applied twice or
- * acknowledged and never applied.
+ * How the audit's load sends event `n`: 'once', or, at the load's shares, 'concurrent' (two copies
+ * together), 'duplicate' (a second copy 50 ms after the first) or 'ack-lost' (a first attempt
+ * whose answer is dropped). Chosen by a hash of `n`, so every run sends the same.
+ */
+function copiesOf(n) {
+  const load = FINDING.load;
+  let r = ((n * 2654435761) % 4294967296) / 4294967296;
+  for (const kind of ['concurrent', 'duplicate', 'ack-lost']) {
+    const share = load['p_' + kind.replace('-', '_')];
+    if (r < share) return kind;
+    r -= share;
+  }
+  return 'once';
+}
+
+/**
+ * --trials events sent by 16 senders, each until acknowledged (2xx), with the copies the audit's
+ * load sends (copiesOf), while the receiver is killed with --kill-cmd and started with
+ * --start-cmd: reproduced when an event was applied twice or acknowledged and never applied.
  */
 async function crash(url, db, prefix, trials, keys, opts) {
   if (!(opts.killCmd && opts.startCmd)) {
@@ -585,6 +751,17 @@ async function crash(url, db, prefix, trials, keys, opts) {
   let done = 0;
 
   async function untilAcked(event) {
+    const kind = copiesOf(Number(event[0].slice(event[0].lastIndexOf('_') + 1)));
+    if (kind === 'concurrent' || kind === 'duplicate') {
+      const statuses = await released(url, event, keys, [0, kind === 'concurrent' ? 0 : 0.05]);
+      if (statuses.some(is2xx)) {
+        acked.add(event[0]);
+        return;
+      }
+    } else if (kind === 'ack-lost') {
+      const body = bodyOf(event);
+      await postAndDrop(url, headersOf(event, body, keys), body);
+    }
     while (Date.now() < deadline && !stop) {
       const body = bodyOf(event);
       const status = await post(url, headersOf(event, body, keys), body);
@@ -628,7 +805,10 @@ async function crash(url, db, prefix, trials, keys, opts) {
   if (!acked.size) throw new CannotRun(`no event was acknowledged by ${url}`);
   const counts = await settled(db, prefix, acked.size);
   const lost = [...acked].sort().filter((eventId) => (counts.get(eventId) || 0) === 0);
-  const [code, said] = judgeTwice(events.map((event) => event[0]), counts, trials, `events under ${opts.kills} kills`);
+  let [code, said] = judgeTwice(events.map((event) => event[0]), counts, trials, `events under ${opts.kills} kills`);
+  const kinds = events.map((_, i) => copiesOf(i + 1));
+  const many = (kind) => kinds.filter((k) => k === kind).length;
+  said += `; as the audit's load, ${many('concurrent')} sent as two copies together, ${many('duplicate')} twice 50 ms apart, ${many('ack-lost')} with a lost answer`;
   if (lost.length) {
     const rest = said.includes(': ') ? said.slice(said.indexOf(': ') + 2) : said;
     return [1, `reproduced: ${lost.length} of ${acked.size} acknowledged events never applied (first: ${lost[0]}); ${rest}`];
@@ -643,7 +823,9 @@ async function reproduce(url, db, trials, opts = {}) {
   signedUrl = opts.signedUrl || url;
   try {
     const keys = secrets();
-    await applied(db, ''); // the query runs before anything is sent
+    // The query it judges with runs before anything is sent.
+    if (FINDING.check === 'out-of-order') await states(db);
+    else await applied(db, '');
     target(url);
     const stamp = Date.now();
     const prefix = 'r' + stamp.toString(36) + '_';
@@ -655,8 +837,9 @@ async function reproduce(url, db, trials, opts = {}) {
       return judgePairs(pairs, await settled(db, prefix, trials), trials);
     }
     if (check === 'late-replay') return await lateReplay(url, db, prefix, trials, keys, opts);
-    if (check === 'hostile-input') return await hostileInput(url, db, prefix, trials, keys);
+    if (check === 'hostile-input') return await hostileInput(url, db, prefix, trials, keys, opts.stallWait ?? FINDING.stall_wait_s);
     if (check === 'crash') return await crash(url, db, prefix, trials, keys, opts);
+    if (check === 'out-of-order') return await outOfOrder(url, db, prefix, trials, keys);
     const send = { 'concurrent-copies': concurrentCopies, 'sequential-duplicate': sequentialDuplicate,
       'lost-ack': lostAck, 'race-window': raceWindow }[check];
     if (!send) throw new CannotRun(`this script does not reproduce ${check}`);
@@ -681,13 +864,16 @@ function flags() {
   const f = {
     url: { type: 'string', help: "the receiver's webhook URL (default: the audited one)" },
     db: { type: 'string', help: "the observer's database: a SQLite path, sqlite:///path or postgres://... (required)" },
-    trials: { type: 'string', kind: 'int', help: 'how many fresh events to try' },
+    trials: { type: 'string', kind: 'int', help: 'how many fresh events to try (accounts for out-of-order, pairs for semantic-duplicate)' },
     'signed-url': { type: 'string', help: 'the URL the provider signs (Square), when not --url' },
     help: { type: 'boolean', short: 'h', help: 'show this help and exit' },
   };
   if (FINDING.check === 'late-replay') {
     f['retention-cmd'] = { type: 'string', help: 'a shell command run before the replay (your purge job)' };
     f['replay-after'] = { type: 'string', kind: 'float', help: 'seconds to wait before the replay' };
+  }
+  if (FINDING.cases.includes('stalled')) {
+    f['stall-wait'] = { type: 'string', kind: 'float', help: "seconds a stalled body may be held (default: the audit's --stall-wait)" };
   }
   if (FINDING.check === 'crash') {
     f['kill-cmd'] = { type: 'string', help: 'a shell command that kills the receiver (required)' };
@@ -752,6 +938,7 @@ async function main() {
     startCmd: values['start-cmd'] || null,
     kills: values.kills !== undefined ? values.kills : 1,
     signedUrl: values['signed-url'] || null,
+    stallWait: values['stall-wait'] !== undefined ? values['stall-wait'] : FINDING.stall_wait_s,
   };
   const url = values.url !== undefined ? values.url : FINDING.url;
   const trials = values.trials !== undefined ? values.trials : FINDING.trials;

@@ -206,16 +206,21 @@ def race_window(url, event, keys):
     return released(url, event, keys, [0.0, spacing])
 
 
+def raw_head(url, headers, length):
+    """A POST's head as sent on a socket: the path, the host, the declared length, `headers`."""
+    parts = urllib.parse.urlsplit(url)
+    path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    head = f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-length: {length}\r\n"
+    return (head + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "connection: close\r\n\r\n").encode("latin-1")
+
+
 def post_and_drop(url, headers, body, linger=0.05):
     """Sends the whole request, waits `linger`, and closes the connection without reading the
     answer: the receiver may commit, the sender never hears it (a lost acknowledgement)."""
     parts = urllib.parse.urlsplit(url)
-    path = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-    head = f"POST {path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-length: {len(body)}\r\n"
-    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "connection: close\r\n\r\n"
     try:
         with socket.create_connection((parts.hostname, parts.port or 80), timeout=FINDING["timeout_s"]) as s:
-            s.sendall(head.encode("latin-1") + body)
+            s.sendall(raw_head(url, headers, len(body)) + body)
             time.sleep(linger)
         return 0
     except OSError:
@@ -342,6 +347,85 @@ def judge_twice(events, counts, trials, how="trials"):
     return 0, f"not reproduced in {len(ran)} {how} (under {under(0, len(ran))} % at 95 %)"
 
 
+def order(a):
+    """The order account `a` gets versions 1 to 6 in, as the audit sent them: rotated, the latest
+    never last."""
+    versions = list(range(1, 7))
+    k = a % 6 + 1
+    versions = versions[k:] + versions[:k]
+    if versions[-1] == 6:
+        versions[0], versions[-1] = versions[-1], versions[0]
+    return versions
+
+
+def states(db):
+    """Each account's version, as the audit's state query says: {account: version}."""
+    conn = connect(db)
+    try:
+        cur = conn.cursor()
+        cur.execute(FINDING["state_query"])
+        rows = cur.fetchall()
+    except Exception as e:  # the driver's error, whatever its kind
+        raise CannotRun(f"the state query failed: {type(e).__name__}: {e}")
+    finally:
+        conn.close()
+    out = {}
+    for row in rows:
+        try:
+            account, version = row
+            out[int(account)] = int(version)
+        except (TypeError, ValueError):
+            raise CannotRun(f"the state query returned {tuple(row)!r}: (account, version) rows of integers wanted")
+    return out
+
+
+def settled_states(db):
+    """The versions once two reads a second apart agree (a receiver may apply after answering)."""
+    last = states(db)
+    for _ in range(30):
+        time.sleep(1)
+        now = states(db)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def fresh_accounts(trials):
+    """Accounts no earlier run used (their state would hide this run's): past the audit's, keyed
+    on this run's second, so runs a second apart of up to 1,000 accounts never share one."""
+    base = FINDING["account_base"] + 1_000_000 + (int(time.time()) % 100_000) * 1_000
+    return [base + a for a in range(trials)]
+
+
+def out_of_order(url, db, prefix, trials, keys):
+    """For each of --trials fresh accounts, plan updates of versions 1 to 6 as the audit sent them
+    (the latest never last), one at a time, each until answered: reproduced when an account is
+    left below the latest version it acknowledged (a stale write, or an update never applied)."""
+    latest, answered, n = {}, 0, 0
+    for a, account in enumerate(fresh_accounts(trials)):
+        for version in order(a):
+            n += 1
+            event = (f"{prefix}ooo_{n:04d}", account, version, int(time.time()) + version, f"plan_v{version}")
+            status = deliver_until_answered(url, event, keys)
+            answered += status is not None
+            if status is not None and 200 <= status < 300:
+                latest[account] = max(latest.get(account, 0), version)
+    if answered == 0:
+        raise CannotRun(f"no answer from {url} to any of {n} updates")
+    if not latest:
+        raise CannotRun(f"{url} acknowledged none of {n} updates: nothing to judge")
+    state = settled_states(db)
+    if not any(a in state for a in latest):
+        raise CannotRun(f"none of {len(latest)} accounts is in the state query's rows (is --db the receiver's database?)")
+    stale = [a for a in latest if state.get(a, 0) < latest[a]]
+    if stale:
+        a = stale[0]
+        at = f"at version {state[a]}" if a in state else "with no version"
+        return 1, f"reproduced: {len(stale)} of {len(latest)} accounts left at an older version (first: account {a}, {at} after version {latest[a]} was acknowledged)"
+    return 0, f"not reproduced in {len(latest)} accounts (under {under(0, len(latest))} % at 95 %)"
+
+
 def run_cmd(flag, cmd):
     """Runs the user's shell command; a failure stops the reproduction."""
     done = subprocess.run(cmd, shell=True, check=False)
@@ -377,9 +461,43 @@ def tampered(body, event):
     return body[:at + 1] + b'"hookbench_tampered":true,' + body[at + 1:] if at >= 0 else body + b" "
 
 
+def stalled(url, event, keys, wait):
+    """A signed request declaring a 1,000,000-byte body, of which only the first 10 bytes are sent,
+    as the audit sends it: "held" when the receiver still holds it after `wait` seconds without
+    an answer, else the status it answered, or "closed"; None when no connection was made."""
+    body = body_of(*event)
+    parts = urllib.parse.urlsplit(url)
+    try:
+        s = socket.create_connection((parts.hostname, parts.port or 80), timeout=FINDING["timeout_s"])
+    except OSError:
+        return None
+    try:
+        s.sendall(raw_head(url, headers_of(event, body, keys), 1_000_000) + body[:10])
+        s.settimeout(wait)
+        answer = s.recv(512)
+    except socket.timeout:
+        return "held"
+    except OSError:
+        return "closed"
+    finally:
+        s.close()
+    status = answer.split(b" ", 2)[1:2]
+    return int(status[0]) if status and status[0].isdigit() else "closed"
+
+
 def hostile_case(url, case, event, keys):
     """One case of hostile-input for `event`: the statuses of what was sent."""
+    if case.startswith("oversized:"):
+        # A body of the size the audit's --oversized-bytes named: past the receiver's limit.
+        n = int(case.split(":", 1)[1])
+        head = f'{{"id":"{event[0]}","padding":"'.encode()
+        body = head + b"x" * max(n - 2 - len(head), 0) + b'"}'
+        return [post(url, headers_of(event, body, keys), body)]
     body = body_of(*event)
+    if case == "malformed":
+        # JSON cut off after a key, signed as a whole body would be: refused, never applied.
+        cut = f'{{"id": "{event[0]}", "amount": '.encode()
+        return [post(url, headers_of(event, cut, keys), cut)]
     if case == "tampered":
         return [post(url, headers_of(event, body, keys), tampered(body, event))]
     if case == "wrong-secret":
@@ -394,15 +512,24 @@ def hostile_case(url, case, event, keys):
     return [deliver_until_answered(url, event, keys), deliver_until_answered(url, other, keys)]
 
 
-def hostile_input(url, db, prefix, stamp, trials, keys):
+def hostile_input(url, db, prefix, stamp, trials, keys, wait=None):
     """Each case the audit's witnesses showed, --trials times: what must be refused (4xx, never
-    applied), and one id sent with another body (applied at most once)."""
-    sent, n = [], 0
+    applied), one id sent with another body (applied at most once), a stalled body (not held past
+    --stall-wait, the audit's) and a body past the receiver's limit (never acknowledged)."""
+    wait = FINDING["stall_wait_s"] if wait is None else wait
+    sent, n, holds = [], 0, []
     for _ in range(trials):
         for case in FINDING["cases"]:
             n += 1
-            event = event_of(prefix, stamp, n, tag=f"hos_{case.replace('-', '')}")
-            sent.append((case, event[0], hostile_case(url, case, event, keys)))
+            event = event_of(prefix, stamp, n, tag=f"hos_{case.split(':')[0].replace('-', '')}")
+            if case == "stalled":
+                holds.append(event)  # held together below: one wait, not one per trial
+            else:
+                sent.append((case, event[0], hostile_case(url, case, event, keys)))
+    if holds:
+        with concurrent.futures.ThreadPoolExecutor(len(holds)) as pool:
+            held = list(pool.map(lambda e: stalled(url, e, keys, wait), holds))
+        sent += [("stalled", e[0], [h]) for e, h in zip(holds, held)]
     if all(s is None for _, _, statuses in sent for s in statuses):
         raise CannotRun(f"no answer from {url} to any of {len(sent)} requests")
     counts = settled(db, prefix, sum(case == "rebodied" for case, _, _ in sent))
@@ -411,21 +538,42 @@ def hostile_input(url, db, prefix, stamp, trials, keys):
         applied_n = counts.get(event_id, 0)
         if case == "rebodied":
             bad = applied_n > 1 and f"applied {applied_n} times"
+        elif case == "stalled" or case.startswith("oversized:"):
+            # Never acknowledged, never applied; a stalled body also never held past the wait.
+            held = case == "stalled" and statuses == ["held"]
+            acked = [s for s in statuses if isinstance(s, int) and 200 <= s < 300]
+            bad = ((held and f"held open past {wait:g} s") or (acked and f"answered {acked[0]}")
+                   or (applied_n and f"applied {applied_n} times"))
         else:
             wrong = [s for s in statuses if s is not None and not 400 <= s < 500]
             bad = (applied_n and f"applied {applied_n} times") or (wrong and f"answered {wrong[0]}, not 4xx")
         if bad:
             found.setdefault(case, []).append(f"{event_id} {bad}")
     if found:
-        said = "; ".join(f"{case}: {len(w)} of {trials} ({w[0]})" for case, w in found.items())
+        said = "; ".join(f"{case.split(':')[0]}: {len(w)} of {trials} ({w[0]})" for case, w in found.items())
         return 1, f"reproduced: {said}"
-    return 0, f"not reproduced in {trials} trials of {', '.join(FINDING['cases'])} (under {under(0, trials)} % at 95 %)"
+    names = ", ".join(case.split(":")[0] for case in FINDING["cases"])
+    return 0, f"not reproduced in {trials} trials of {names} (under {under(0, trials)} % at 95 %)"
+
+
+def copies_of(n):
+    """How the audit's load sends event `n`: "once", or, at the load's shares, "concurrent" (two
+    copies together), "duplicate" (a second copy 50 ms after the first) or "ack-lost" (a first
+    attempt whose answer is dropped). Chosen by a hash of `n`, so every run sends the same."""
+    load = FINDING["load"]
+    r = (n * 2654435761 % 4294967296) / 4294967296
+    for kind in ("concurrent", "duplicate", "ack-lost"):
+        share = load["p_" + kind.replace("-", "_")]
+        if r < share:
+            return kind
+        r -= share
+    return "once"
 
 
 def crash(url, db, prefix, stamp, trials, keys, opts):
-    """--trials events sent by 16 senders, each until acknowledged (2xx), while the receiver is
-    killed with --kill-cmd and started with --start-cmd: reproduced when an event was applied
-    twice or acknowledged and never applied."""
+    """--trials events sent by 16 senders, each until acknowledged (2xx), with the copies the
+    audit's load sends (copies_of), while the receiver is killed with --kill-cmd and started with
+    --start-cmd: reproduced when an event was applied twice or acknowledged and never applied."""
     if not (opts.kill_cmd and opts.start_cmd):
         raise CannotRun("--check crash needs --kill-cmd and --start-cmd (your receiver's kill and start commands)")
     events = [event_of(prefix, stamp, n) for n in range(1, trials + 1)]
@@ -433,6 +581,15 @@ def crash(url, db, prefix, stamp, trials, keys, opts):
     deadline = time.time() + 300
 
     def until_acked(event):
+        kind = copies_of(int(event[0].rsplit("_", 1)[1]))
+        if kind in ("concurrent", "duplicate"):
+            statuses = released(url, event, keys, [0.0, 0.0 if kind == "concurrent" else 0.05])
+            if any(s is not None and 200 <= s < 300 for s in statuses):
+                acked.add(event[0])
+                return
+        elif kind == "ack-lost":
+            body = body_of(*event)
+            post_and_drop(url, headers_of(event, body, keys), body)
         while time.time() < deadline and not stop.is_set():
             body = body_of(*event)
             status = post(url, headers_of(event, body, keys), body)
@@ -459,6 +616,9 @@ def crash(url, db, prefix, stamp, trials, keys, opts):
     counts = settled(db, prefix, len(acked))
     lost = [e for e in sorted(acked) if counts.get(e, 0) == 0]
     code, said = judge_twice([e[0] for e in events], counts, trials, f"events under {opts.kills} kills")
+    kinds = [copies_of(n) for n in range(1, trials + 1)]
+    said += "; as the audit's load, {} sent as two copies together, {} twice 50 ms apart, {} with a lost answer".format(
+        *(kinds.count(k) for k in ("concurrent", "duplicate", "ack-lost")))
     if lost:
         return 1, f"reproduced: {len(lost)} of {len(acked)} acknowledged events never applied (first: {lost[0]}); " + said.split(": ", 1)[-1]
     return code, said
@@ -467,13 +627,14 @@ def crash(url, db, prefix, stamp, trials, keys, opts):
 def reproduce(url, db, trials, opts=None):
     """(exit code, what to say): 1 reproduced, 0 not, 2 it could not run."""
     opts = opts or argparse.Namespace(retention_cmd=None, replay_after=0.0, kill_cmd=None, start_cmd=None,
-                                      kills=1, signed_url=None)
+                                      kills=1, signed_url=None, stall_wait=None)
     if trials < 1:
         return 2, "repro: --trials must be at least 1"
     SIGNED_URL[0] = opts.signed_url or url
     try:
         keys = secrets()
-        applied(db, "")  # the query runs before anything is sent
+        # The query it judges with runs before anything is sent.
+        states(db) if FINDING["check"] == "out-of-order" else applied(db, "")
         stamp = int(time.time() * 1000)
         prefix = "r" + base36(stamp) + "_"
         check = FINDING["check"]
@@ -486,9 +647,11 @@ def reproduce(url, db, trials, opts=None):
         if check == "late-replay":
             return late_replay(url, db, prefix, stamp, trials, keys, opts)
         if check == "hostile-input":
-            return hostile_input(url, db, prefix, stamp, trials, keys)
+            return hostile_input(url, db, prefix, stamp, trials, keys, opts.stall_wait)
         if check == "crash":
             return crash(url, db, prefix, stamp, trials, keys, opts)
+        if check == "out-of-order":
+            return out_of_order(url, db, prefix, trials, keys)
         send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate,
                 "lost-ack": lost_ack, "race-window": race_window}[check]
         answered = 0
@@ -510,17 +673,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default=FINDING["url"], help="the receiver's webhook URL (default: the audited one)")
     parser.add_argument("--db", required=True, help="the observer's database: a SQLite path, sqlite:///path or postgres://...")
-    parser.add_argument("--trials", type=int, default=FINDING["trials"], help="how many fresh events to try")
+    parser.add_argument("--trials", type=int, default=FINDING["trials"], help="how many fresh events to try (accounts for out-of-order, pairs for semantic-duplicate)")
     parser.add_argument("--signed-url", help="the URL the provider signs (Square), when not --url")
     if FINDING["check"] == "late-replay":
         parser.add_argument("--retention-cmd", help="a shell command run before the replay (your purge job)")
         parser.add_argument("--replay-after", type=float, default=0.0, help="seconds to wait before the replay")
+    if "stalled" in FINDING["cases"]:
+        parser.add_argument("--stall-wait", type=float, default=FINDING["stall_wait_s"],
+                            help="seconds a stalled body may be held (default: the audit's --stall-wait)")
     if FINDING["check"] == "crash":
         parser.add_argument("--kill-cmd", required=True, help="a shell command that kills the receiver")
         parser.add_argument("--start-cmd", required=True, help="a shell command that starts it and returns once it answers")
         parser.add_argument("--kills", type=int, default=1, help="how many times to kill it during the run")
     args = parser.parse_args()
-    opts = argparse.Namespace(retention_cmd=None, replay_after=0.0, kill_cmd=None, start_cmd=None, kills=1)
+    opts = argparse.Namespace(retention_cmd=None, replay_after=0.0, kill_cmd=None, start_cmd=None, kills=1,
+                              stall_wait=None)
     opts.__dict__.update(vars(args))
     try:
         code, said = reproduce(args.url, args.db, args.trials, opts)

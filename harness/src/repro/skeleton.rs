@@ -16,7 +16,8 @@ use super::ReproError;
 use crate::wire::signing::{Scheme, Signer};
 use crate::wire::{Fields, IdSpace, Kind, Payload, Poison, Wire};
 
-/// An event's id, account, amount, creation time and the object it is about.
+/// An event's id, account, amount, creation time and the object it is about; for an update, the
+/// amount's place holds its version and the object's its plan.
 pub(super) type Values = (&'static str, i64, i64, i64, &'static str);
 
 /// Sentinels: values no real event has, whose text appears nowhere else in a body.
@@ -55,7 +56,7 @@ pub(super) fn signature_headers(scheme: Scheme) -> Option<&'static [&'static str
 /// What a script sends for one event, with [`SENTINELS`] in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skeleton {
-    /// The credit's body.
+    /// The event's body: a credit's, or an update's for an out-of-order reproduction.
     pub body: String,
     /// Every header but the signature's, the content type included, in the order sent.
     pub headers: Vec<(String, String)>,
@@ -77,8 +78,8 @@ struct Rendered {
 
 impl Rendered {
     /// `values` rendered through `wire`, the headers named in `signed` left out.
-    fn of(wire: &Wire, values: Values, signed: &[&str]) -> Result<Self, ReproError> {
-        let f = credit(values);
+    fn of(wire: &Wire, kind: Kind, values: Values, signed: &[&str]) -> Result<Self, ReproError> {
+        let f = fields(kind, values);
         let body = wire.body(&f, values.3);
         let headers = wire.headers(&f, &body, values.3);
         let body = String::from_utf8(body.to_vec()).map_err(|_| ReproError::Skeleton)?;
@@ -110,9 +111,9 @@ impl Rendered {
     }
 }
 
-/// The skeleton of `payload`'s credit signed as `scheme`, once proved (see the module's
-/// comment). `at_s` is the time a provider's dates keep: the audit's.
-pub fn skeleton(payload: &Payload, scheme: Scheme, at_s: i64) -> Result<Skeleton, ReproError> {
+/// The skeleton of `payload`'s event of `kind` (a credit, or a plan update) signed as `scheme`,
+/// once proved (see the module's comment). `at_s` is the time a provider's dates keep: the audit's.
+pub fn skeleton(payload: &Payload, kind: Kind, scheme: Scheme, at_s: i64) -> Result<Skeleton, ReproError> {
     let signed = signature_headers(scheme).ok_or_else(|| {
         ReproError::Unsupported(format!("the scripts do not sign as {} yet", scheme.as_str()))
     })?;
@@ -124,11 +125,11 @@ pub fn skeleton(payload: &Payload, scheme: Scheme, at_s: i64) -> Result<Skeleton
         poison: Poison::default(),
         credit_base: None,
     };
-    let text = Rendered::of(&wire, SENTINELS, signed)?;
+    let text = Rendered::of(&wire, kind, SENTINELS, signed)?;
     if !text.mentions(SENTINELS.0) {
         return Err(ReproError::Skeleton);
     }
-    if text.filled(SENTINELS, PROOF) == Rendered::of(&wire, PROOF, signed)? {
+    if text.filled(SENTINELS, PROOF) == Rendered::of(&wire, kind, PROOF, signed)? {
         return Ok(Skeleton {
             body: text.body,
             headers: text.headers,
@@ -140,9 +141,9 @@ pub fn skeleton(payload: &Payload, scheme: Scheme, at_s: i64) -> Result<Skeleton
         return Err(ReproError::Skeleton);
     }
     let dated = |v: Values| (v.0, v.1, v.2, at_s, v.4);
-    let text = Rendered::of(&wire, dated(SENTINELS), signed)?;
+    let text = Rendered::of(&wire, kind, dated(SENTINELS), signed)?;
     let filled = text.filled(dated(SENTINELS), dated(PROOF));
-    let proof = Rendered::of(&wire, dated(PROOF), signed)?;
+    let proof = Rendered::of(&wire, kind, dated(PROOF), signed)?;
     // The event's id must come out fresh: where the provider puts it, the text holds it.
     if !filled.mentions(PROOF.0) {
         return Err(ReproError::Skeleton);
@@ -182,18 +183,20 @@ fn differing(a: &Value, b: &Value, path: String, out: &mut Vec<String>) {
     }
 }
 
-/// A credit with these values.
-fn credit((id, account, amount, created, object): Values) -> Fields {
+/// An event of `kind` with these values: a credit of the amount about the object, or an update
+/// to the version (the amount's place) and plan (the object's).
+fn fields(kind: Kind, (id, account, amount, created, object): Values) -> Fields {
+    let update = kind == Kind::Update;
     Fields {
         id: id.to_string(),
-        kind: Kind::Credit,
+        kind,
         account,
-        amount,
-        plan: String::new(),
-        version: 0,
+        amount: if update { 0 } else { amount },
+        plan: if update { object.to_string() } else { String::new() },
+        version: if update { amount } else { 0 },
         created,
         poisoned: false,
-        object: Some(object.to_string()),
+        object: (!update).then(|| object.to_string()),
     }
 }
 
@@ -203,7 +206,8 @@ mod tests {
 
     #[test]
     fn hookbench_bodies_and_a_template_are_rebuilt_from_their_text() {
-        let s = skeleton(&Payload::Hookbench, Scheme::StandardWebhooks, 0).expect("hookbench's bodies");
+        let s = skeleton(&Payload::Hookbench, Kind::Credit, Scheme::StandardWebhooks, 0)
+            .expect("hookbench's bodies");
         assert!(s.body.contains(SENTINELS.0) && s.body.contains(&SENTINELS.2.to_string()), "{}", s.body);
         assert!(s.kept.is_empty() && s.fresh_created);
         let names: Vec<&str> = s.headers.iter().map(|(n, _)| n.as_str()).collect();
@@ -212,16 +216,35 @@ mod tests {
                        "update": {"event_id": "{{id}}"}}"#;
         let template = crate::wire::payload::Template::from_text(std::path::Path::new("t.json"), text)
             .expect("a template");
-        let s =
-            skeleton(&Payload::Template(template), Scheme::Stripe, 0).expect("a template copying its values");
+        let s = skeleton(&Payload::Template(template), Kind::Credit, Scheme::Stripe, 0)
+            .expect("a template copying its values");
         assert!(s.body.contains(&format!("cus_{}", SENTINELS.1)), "{}", s.body);
         assert_eq!(s.headers, [("content-type".to_string(), "application/json".to_string())]);
+    }
+
+    /// An update's skeleton carries its version where the amount's sentinel goes and its plan
+    /// where the object's does; a template's update keeps its own shape.
+    #[test]
+    fn an_updates_version_and_plan_are_put_in_as_a_credits_amount_and_object_are() {
+        let s = skeleton(&Payload::Hookbench, Kind::Update, Scheme::StandardWebhooks, 0).expect("an update");
+        assert!(s.body.contains(&SENTINELS.2.to_string()) && s.body.contains(SENTINELS.4), "{}", s.body);
+        assert_ne!(
+            s.body,
+            skeleton(&Payload::Hookbench, Kind::Credit, Scheme::StandardWebhooks, 0).expect("a credit").body
+        );
+        let text = r#"{"credit": {"event_id": "{{id}}", "customer": "cus_{{account}}", "amount": "{{amount}}"},
+                       "update": {"event_id": "{{id}}", "customer": "cus_{{account}}", "version": "{{version}}"}}"#;
+        let template = crate::wire::payload::Template::from_text(std::path::Path::new("t.json"), text)
+            .expect("a template");
+        let s = skeleton(&Payload::Template(template), Kind::Update, Scheme::None, 0).expect("its update");
+        let version = format!("\"version\":{}", SENTINELS.2);
+        assert!(s.body.replace(' ', "").contains(&version), "{}", s.body);
     }
 
     #[test]
     fn a_providers_body_keeps_its_derived_values_and_says_where() {
         let github = Payload::with("github", &[], &[]).expect("github's bodies");
-        let s = skeleton(&github, Scheme::Github, 1_764_000_000).expect("github's bodies");
+        let s = skeleton(&github, Kind::Credit, Scheme::Github, 1_764_000_000).expect("github's bodies");
         assert!(!s.fresh_created);
         let delivery = s.headers.iter().find(|(n, _)| n == "x-github-delivery").expect("the delivery header");
         assert_eq!(delivery.1, SENTINELS.0, "the delivery id is fresh");

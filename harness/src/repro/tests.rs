@@ -25,9 +25,14 @@ fn failed_audit(signing: &str) -> Report {
 #[test]
 fn a_script_is_written_for_a_fail_and_holds_no_secret() {
     let report = failed_audit("standard-webhooks");
-    let script =
-        script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "SELECT event_id FROM t", Form::Script)
-            .expect("a script");
+    let script = script(
+        &report,
+        Check::ConcurrentCopies,
+        &Payload::Hookbench,
+        &applied("SELECT event_id FROM t"),
+        Form::Script,
+    )
+    .expect("a script");
     assert!(script.starts_with("#!/usr/bin/env python3\n# hookbench audit "), "{}", &script[..200]);
     assert!(!script.contains("__HOOKBENCH_EMBED__") && script.contains("\\\"copies\\\":4"));
     // The script reads its secret only from the environment (tests/it/repro.rs holds that a
@@ -38,21 +43,54 @@ fn a_script_is_written_for_a_fail_and_holds_no_secret() {
 #[test]
 fn what_cannot_be_reproduced_is_refused_saying_why() {
     let report = failed_audit("sendgrid");
-    let err = script(&report, Check::ConcurrentCopies, &Payload::Hookbench, "q", Form::Script)
+    let err = script(&report, Check::ConcurrentCopies, &Payload::Hookbench, &applied("q"), Form::Script)
         .expect_err("an asymmetric scheme");
     assert!(err.to_string().contains("zoom, twitch, none only"), "{err}");
     let report = failed_audit("standard-webhooks");
-    let err = script(&report, Check::SequentialDuplicate, &Payload::Hookbench, "q", Form::Script)
+    let err = script(&report, Check::SequentialDuplicate, &Payload::Hookbench, &applied("q"), Form::Script)
         .expect_err("not run");
     assert!(err.to_string().contains("did not run"), "{err}");
-    let err =
-        script(&report, Check::OutOfOrder, &Payload::Hookbench, "q", Form::Script).expect_err("not yet");
+    let err = script(&report, Check::Poison, &Payload::Hookbench, &applied("q"), Form::Script)
+        .expect_err("not yet");
     assert!(
         err.to_string().contains(
-            "concurrent-copies, sequential-duplicate, lost-ack, race-window, semantic-duplicate, late-replay, hostile-input, crash only"
+            "concurrent-copies, sequential-duplicate, lost-ack, race-window, out-of-order, semantic-duplicate, late-replay, hostile-input, crash only"
         ),
         "{err}"
     );
+}
+
+/// The applied query alone.
+fn applied(sql: &str) -> Queries {
+    Queries { applied: Some(sql.to_string()), state: None }
+}
+
+/// Out-of-order judges each account's version: its script needs the state query and embeds it,
+/// with the update's body (a version and a plan where a credit has an amount and an object).
+#[test]
+fn an_out_of_order_script_judges_with_the_state_query() {
+    let mut report = failed_audit("standard-webhooks");
+    if let crate::report::model::RunBody::Audit { audit } = &mut report.body {
+        audit.checks[0].check = Check::OutOfOrder;
+        audit.checks[0].figures = None;
+    }
+    let err = script(&report, Check::OutOfOrder, &Payload::Hookbench, &applied("q"), Form::Script)
+        .expect_err("no state query");
+    assert!(err.to_string().starts_with("--state-query: the report records no state query"), "{err}");
+    let queries = Queries { applied: None, state: Some("SELECT account, version FROM plans".to_string()) };
+    let text =
+        script(&report, Check::OutOfOrder, &Payload::Hookbench, &queries, Form::Pytest).expect("a module");
+    assert!(text.contains("SELECT account, version FROM plans") && text.contains("\\\"tag\\\":\\\"ooo\\\""));
+    assert!(text.contains("def test_out_of_order_keeps_each_accounts_latest_version():"));
+    let err = script(
+        &failed_audit("stripe"),
+        Check::ConcurrentCopies,
+        &Payload::Hookbench,
+        &Queries::default(),
+        Form::Script,
+    )
+    .expect_err("no applied query");
+    assert!(err.to_string().starts_with("--applied-query: the report records no applied query"), "{err}");
 }
 
 #[test]
@@ -91,6 +129,12 @@ fn hostile_input_resends_the_cases_its_witnesses_show() {
     };
     let cases = hostile_cases(&result(&["wrong secret", "the same id with another body", "first body"]));
     assert_eq!(cases.expect("two cases"), ["wrong-secret", "rebodied"]);
+    let past = format!("2048{}", crate::report::model::PAST_THE_LIMIT);
+    let cases = hostile_cases(&result(&[crate::report::MALFORMED_BODY, "stalled body", &past]));
+    assert_eq!(cases.expect("three cases"), ["malformed", "stalled", "oversized:2048"]);
+    // A padded body a receiver may take (the provider's library would) is no case to re-send.
+    let may = "8388608 byte body, signed (a receiver may take it: the provider's library would)";
+    assert!(hostile_cases(&result(&[may])).is_err(), "nothing a script sends");
     // A timestamp the provider's library accepts was never a refusal: not re-sent as one.
     let err = hostile_cases(&result(&["timestamp an hour ahead (the provider's library accepts it)"]))
         .expect_err("nothing a script sends");
@@ -110,9 +154,14 @@ fn the_scripts_sign_as_the_audit_signs() {
         ("evt_sig_01", r#"{"id":"evt_sig_01","amount":5}"#, 1_764_000_000, "https://h.example/hooks?x=1");
     for name in SIGNS.iter().filter(|s| **s != "none") {
         let scheme = <Scheme as clap::ValueEnum>::from_str(name, false).expect("a scheme");
-        let text =
-            script(&failed_audit(name), Check::ConcurrentCopies, &Payload::Hookbench, "q", Form::Script)
-                .expect("a script");
+        let text = script(
+            &failed_audit(name),
+            Check::ConcurrentCopies,
+            &Payload::Hookbench,
+            &applied("q"),
+            Form::Script,
+        )
+        .expect("a script");
         let path = dir.path().join(format!("{name}.py"));
         std::fs::write(&path, text).expect("written");
         let probe = "import importlib.util as u, json, sys\n\
