@@ -20,7 +20,7 @@ use testkit::{Db, SECRET};
 /// A second secret, for the rotation check.
 pub(crate) const SECRET_2: &str = "whsec_c2Vjb25kLXNlY3JldC1mb3Itcm90YXRpb24=";
 pub(crate) const APPLIED: &str = "SELECT event_id, count(*) FROM credit_ledger GROUP BY event_id";
-const STATE: &str = "SELECT id, plan_version FROM accounts";
+pub(crate) const STATE: &str = "SELECT id, plan_version FROM accounts";
 
 /// A receiver process, killed when dropped.
 pub(crate) struct Receiver {

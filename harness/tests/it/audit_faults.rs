@@ -68,7 +68,14 @@ impl Supervised {
 
     /// The crash flags.
     pub(crate) fn flags(&self) -> Vec<&str> {
-        vec!["--kill-cmd", &self.kill_cmd, "--start-cmd", &self.start_cmd, "--health-url", &self.health_url]
+        let mut flags = self.commands();
+        flags.extend(["--health-url", &self.health_url]);
+        flags
+    }
+
+    /// The kill and start commands alone, as a reproduction script takes them.
+    pub(crate) fn commands(&self) -> Vec<&str> {
+        vec!["--kill-cmd", &self.kill_cmd, "--start-cmd", &self.start_cmd]
     }
 }
 

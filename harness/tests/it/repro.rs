@@ -232,6 +232,17 @@ fn run_node_script(script: &Path, url: &str, db: &str) -> (i32, String) {
 
 /// [`reproduced_against_naive_not_atomic`] with the script in `interpreter`'s form.
 fn reproduced_by(backend: Backend, check: &str, interpreter: Interpreter) {
+    reproduced_between(backend, check, interpreter, ("naive", "atomic"), &[]);
+}
+
+/// [`reproduced_by`] with the design that fails and the one that must not, and `extra` audit flags.
+fn reproduced_between(
+    backend: Backend,
+    check: &str,
+    interpreter: Interpreter,
+    (failing, passing): (&str, &str),
+    extra: &[&str],
+) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
     let worker = |design: &str, url: &str| {
@@ -241,24 +252,16 @@ fn reproduced_by(backend: Backend, check: &str, interpreter: Interpreter) {
         super::audit::start(cmd)
     };
     let (db, _keep) = fresh_db(&rt, backend, dir.path(), "audited");
-    let receiver = worker("naive", &db);
+    let receiver = worker(failing, &db);
     let run = dir.path().join("audit");
-    let (code, said) = hookbench(&[
-        "audit",
-        &format!("http://{}/webhooks/repro", receiver.addr),
-        "--secret",
-        SECRET,
-        "--observe-db",
-        &db,
-        "--applied-query",
-        super::audit::APPLIED,
-        "--checks",
-        check,
-        "--no-progress",
-        "--out",
-        run.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 1, "naive fails {check}: {said}");
+    let url = format!("http://{}/webhooks/repro", receiver.addr);
+    let args = [
+        &["audit", &url, "--secret", SECRET, "--observe-db", &db, "--applied-query", super::audit::APPLIED][..],
+        &["--checks", check, "--no-progress", "--out", run.to_str().expect("utf-8")],
+        extra,
+    ];
+    let (code, said) = hookbench(&args.concat());
+    assert_eq!(code, 1, "{failing} fails {check}: {said}");
     drop(receiver);
     let script = match interpreter {
         Interpreter::Python => write_repro(&run, check, &dir.path().join("repro.py"), &[]),
@@ -278,9 +281,7 @@ fn reproduced_by(backend: Backend, check: &str, interpreter: Interpreter) {
             venv.to_string()
         }
     };
-    for (design, expected, words) in
-        [("naive", 1, "reproduced: "), ("atomic", 0, "not reproduced in 10 trials")]
-    {
+    for (design, expected, words) in [(failing, 1, "reproduced: "), (passing, 0, "not reproduced in 10 ")] {
         let (db, _keep) = fresh_db(&rt, backend, dir.path(), design);
         let fresh = worker(design, &db);
         let url = format!("http://{}/webhooks/repro", fresh.addr);
@@ -290,7 +291,7 @@ fn reproduced_by(backend: Backend, check: &str, interpreter: Interpreter) {
         };
         assert_eq!(code, expected, "{design} on {backend:?}: {said}");
         assert!(said.starts_with(words), "{design} on {backend:?}: {said}");
-        if design == "atomic" && backend == Backend::Postgres {
+        if design == passing && backend == Backend::Postgres {
             // A database that refuses the connection: it cannot run, and says so.
             let refused = "postgres://postgres@127.0.0.1:9/none";
             let (code, said) = match interpreter {
@@ -324,6 +325,29 @@ fn a_sequential_duplicate_fail_is_reproduced_by_the_node_script_on_postgres() {
 #[test]
 fn a_concurrent_copies_fail_is_reproduced_by_the_node_script_on_postgres() {
     reproduced_by(Backend::Postgres, "concurrent-copies", Interpreter::Node);
+}
+
+/// naive overwrites an account's plan with whichever version arrives last; the out-of-order
+/// script, sending versions as the audit did and reading each account's version with the state
+/// query report.json records, reproduces it against naive and not against version-guard, in
+/// Python on SQLite and in Node on Postgres.
+#[test]
+fn an_out_of_order_fail_is_reproduced_against_naive_and_not_version_guard() {
+    let state = ["--state-query", super::audit::STATE];
+    let designs = ("naive", "version-guard");
+    reproduced_between(Backend::Sqlite, "out-of-order", Interpreter::Python, designs, &state);
+    reproduced_between(Backend::Postgres, "out-of-order", Interpreter::Node, designs, &state);
+}
+
+/// The Python example's check-then-act mode overwrites a plan whatever its version; its safe mode
+/// guards by version.
+#[test]
+fn an_out_of_order_fail_of_the_python_example_is_reproduced_until_it_guards_versions() {
+    python_example_repro(
+        ("unsafe", "out-of-order", &["--state-query", "SELECT customer, version FROM subscriptions"], 1),
+        "out-of-order",
+        [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 10 accounts")],
+    );
 }
 
 #[test]
@@ -481,6 +505,56 @@ fn a_late_replay_after_an_eager_purge_is_reproduced_with_the_purge() {
             run_script_args("python3", &script, &url, db.to_str().expect("utf-8"), SECRET, extra);
         assert_eq!(code, expected, "purged {purged}: {said}");
         assert!(said.starts_with(words), "purged {purged}: {said}");
+    }
+}
+
+/// The Python example's check-then-act mode doubles copies the crash check's load sends while it
+/// is killed and restarted: the crash script, sending its events as that load does (a share as
+/// copies) under `--kills 2` through the same shell commands, reproduces it against a fresh
+/// unsafe instance (exit 1) and not against the safe mode (exit 0).
+#[test]
+fn a_crash_fail_is_reproduced_with_the_users_kill_and_start_commands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = super::audit_faults::python(&db, "unsafe", "");
+    let run = dir.path().join("audit");
+    let (code, said) = audit_example(&receiver.url, &db, "crash", &receiver.flags(), &run);
+    assert_eq!(code, 1, "the unsafe mode doubles the load's copies under kills: {said}");
+    drop(receiver);
+    let script = write_repro(&run, "crash", &dir.path().join("repro.py"), &[]);
+    for (mode, expected, words) in
+        [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 500 events")]
+    {
+        let db = dir.path().join(format!("{mode}.db"));
+        let fresh = super::audit_faults::python(&db, mode, "");
+        let flags = [&fresh.commands()[..], &["--kills", "2", "--trials", "500"]].concat();
+        let (code, said) =
+            run_script_args("python3", &script, &fresh.url, db.to_str().expect("utf-8"), SECRET, &flags);
+        assert_eq!(code, expected, "{mode}: {said}");
+        assert!(said.starts_with(words), "{mode}: {said}");
+    }
+}
+
+/// The Python example drops a stalled body after 5 s: an audit allowing 2 s (`--stall-wait 2s`)
+/// finds it held open. The script holds its stalled bodies the audit's 2 s and reproduces that
+/// (exit 1); given `--stall-wait 8` it finds each closed in time (exit 0).
+#[test]
+fn a_stalled_body_held_past_the_audits_wait_is_reproduced_with_that_wait() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = python_receiver_holding(&db, "safe", None, &[SECRET]);
+    let (url, run) = (format!("http://{}/webhooks", receiver.addr), dir.path().join("audit"));
+    let (code, said) = audit_example(&url, &db, "hostile-input", &["--stall-wait", "2s"], &run);
+    assert_eq!(code, 1, "held open past 2 s: {said}");
+    let script = write_repro(&run, "hostile-input", &dir.path().join("repro.py"), &[]);
+    let db = db.to_str().expect("utf-8");
+    for (extra, expected, words) in [
+        (&[][..], 1, "reproduced: stalled: 10 of 10 ("),
+        (&["--stall-wait", "8"][..], 0, "not reproduced in 10 trials of stalled"),
+    ] {
+        let (code, said) = run_script_args("python3", &script, &url, db, SECRET, extra);
+        assert_eq!(code, expected, "{extra:?}: {said}");
+        assert!(said.starts_with(words), "{extra:?}: {said}");
     }
 }
 
