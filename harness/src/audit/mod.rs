@@ -328,6 +328,8 @@ impl Found<'_> {
             stopped,
             applied_query: self.config.watch.queries.applied.clone(),
             state_query: self.config.watch.queries.state.clone(),
+            balance_query: self.config.watch.queries.balance.clone(),
+            count_query: self.config.watch.queries.count.clone(),
             stall_wait_ms: u64::try_from(self.stall_wait.as_millis()).ok(),
         }
     }

@@ -72,6 +72,8 @@ pub async fn judge_shards(
         stopped: None,
         applied_query: None,
         state_query: None,
+        balance_query: None,
+        count_query: None,
         stall_wait_ms: None,
     })
 }

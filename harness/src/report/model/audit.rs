@@ -578,6 +578,12 @@ pub struct AuditSection {
     /// reproduction reads each account's version with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_query: Option<String>,
+    /// The balance query (`--balance-query`): a reproduction judged by each account's balance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance_query: Option<String>,
+    /// The count query (`--count-query`): a reproduction judged by each account's effect rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_query: Option<String>,
     /// How long hostile-input let a stalled body be held (`--stall-wait`), in milliseconds: a
     /// reproduction holds its own that long.
     #[serde(default, skip_serializing_if = "Option::is_none")]

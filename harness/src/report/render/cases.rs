@@ -318,6 +318,8 @@ pub(super) mod tests {
             stopped: None,
             applied_query: None,
             state_query: None,
+            balance_query: None,
+            count_query: None,
             stall_wait_ms: None,
         };
         Report::audit("audit-test".into(), section)
