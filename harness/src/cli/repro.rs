@@ -14,11 +14,13 @@ pub struct ReproArgs {
     /// The audit's directory (where its report.json is).
     pub run_dir: PathBuf,
     /// The check whose finding to reproduce: concurrent-copies, sequential-duplicate, lost-ack,
-    /// race-window, out-of-order (judged by the state query), semantic-duplicate, late-replay (the script takes --retention-cmd and
-    /// --replay-after), hostile-input (the cases its witnesses show: tampered, wrong secret,
-    /// unsigned, stale or future timestamps, one id with another body) or crash (the script takes
-    /// --kill-cmd and --start-cmd), of an audit signed as Standard Webhooks, Stripe, GitHub,
-    /// Shopify, Slack, Square, Paddle, GitLab, Zoom, Twitch or not at all.
+    /// race-window, out-of-order (judged by the state query), semantic-duplicate, late-replay (the
+    /// script takes --retention-cmd and --replay-after), hostile-input (the cases its witnesses
+    /// show: tampered, wrong secret, unsigned, stale or future timestamps, malformed JSON, one id
+    /// with another body, a stalled body, a body past --oversized-bytes) or crash (the script takes
+    /// --kill-cmd and --start-cmd; its events sent with the audit's load's copies), of an audit
+    /// signed as Standard Webhooks, Stripe, GitHub, Shopify, Slack, Square, Paddle, GitLab, Zoom,
+    /// Twitch or not at all.
     #[arg(long, value_enum)]
     pub check: Check,
     /// The query to judge with, rows of (event_id) or (event_id, count) [default: the one the
@@ -29,6 +31,14 @@ pub struct ReproArgs {
     /// audit judged with, as report.json records it].
     #[arg(long = "state-query", value_name = "SQL")]
     pub state_query: Option<String>,
+    /// A balance query to judge with, rows of (account, balance), when the audit judged by each
+    /// account's balance [default: the recorded one]. Used where no applied query is given.
+    #[arg(long = "balance-query", value_name = "SQL")]
+    pub balance_query: Option<String>,
+    /// A count query to judge with, rows of (account, effect rows) [default: the recorded one].
+    /// Used where no applied or balance query is given.
+    #[arg(long = "count-query", value_name = "SQL")]
+    pub count_query: Option<String>,
     /// The template the audit sent, when its recorded path (report.json's `payload`) is not the
     /// one to read from here [default: the recorded one].
     #[arg(long, value_name = "FILE")]
@@ -62,6 +72,8 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let queries = crate::repro::Queries {
         applied: args.applied_query.clone().or_else(|| audit.applied_query.clone()),
         state: args.state_query.clone().or_else(|| audit.state_query.clone()),
+        balance: args.balance_query.clone().or_else(|| audit.balance_query.clone()),
+        count: args.count_query.clone().or_else(|| audit.count_query.clone()),
     };
     let form = match (args.pytest, args.node) {
         (true, _) => crate::repro::Form::Pytest,

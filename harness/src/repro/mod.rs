@@ -55,6 +55,24 @@ pub struct Queries {
     pub applied: Option<String>,
     /// Rows of (account, version): each account's version, for out-of-order.
     pub state: Option<String>,
+    /// Rows of (account, balance): where no applied query is given, each event's applies are
+    /// its account's change in balance over its amount (every event of a run has an account of
+    /// its own).
+    pub balance: Option<String>,
+    /// Rows of (account, effect rows): likewise, the account's change in rows.
+    pub count: Option<String>,
+}
+
+/// What a script judges applies by: the applied query's rows, or an account's change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "by", content = "query", rename_all = "lowercase")]
+enum Evidence {
+    /// Rows of (event id) or (event id, count).
+    Applied(String),
+    /// Rows of (account, balance).
+    Balance(String),
+    /// Rows of (account, effect rows).
+    Count(String),
 }
 
 /// Why no script could be written.
@@ -150,7 +168,7 @@ pub fn script(
             audit.signing
         ))
     })?;
-    let (applied_query, state_query) = needed_queries(check, queries)?;
+    let (evidence, state_query) = needed_queries(check, queries)?;
     let started = jiff::Timestamp::from_str(&report.header.started_at).map_or(0, |t| t.as_second());
     let kind = if check == Check::OutOfOrder { Kind::Update } else { Kind::Credit };
     let sk = skeleton(payload, kind, scheme, started)?;
@@ -220,7 +238,7 @@ pub fn script(
             "id": s_id, "account": s_account, "amount": s_amount, "object": s_object,
             "created": if sk.fresh_created { Some(s_created) } else { None },
         },
-        "applied_query": applied_query,
+        "evidence": evidence,
         "state_query": state_query,
         "found": {
             "run": report.header.run_id,
@@ -251,21 +269,34 @@ pub fn script(
     })
 }
 
-/// The queries `check`'s script runs: the applied query, and for out-of-order the state query
-/// (whose rows it judges by; the applied query, when there is one, only counts updates).
-fn needed_queries(check: Check, queries: &Queries) -> Result<(Option<String>, Option<String>), ReproError> {
+/// What `check`'s script judges by: out-of-order by the state query; every other check by the
+/// applied query, else by an account's change in balance, else in effect rows. A semantic
+/// duplicate's two events share an account, so an account's change cannot tell them apart.
+fn needed_queries(check: Check, queries: &Queries) -> Result<(Option<Evidence>, Option<String>), ReproError> {
     if check == Check::OutOfOrder {
         let state = queries.state.clone().ok_or(ReproError::NoQuery {
             flag: "--state-query",
             what: "state query (each account's version)",
         })?;
-        return Ok((queries.applied.clone(), Some(state)));
+        return Ok((None, Some(state)));
     }
-    let applied = queries.applied.clone().ok_or(ReproError::NoQuery {
-        flag: "--applied-query",
-        what: "applied query (how often each event was applied)",
-    })?;
-    Ok((Some(applied), None))
+    let per_account = check != Check::SemanticDuplicate;
+    let evidence = match (&queries.applied, &queries.balance, &queries.count) {
+        (Some(q), _, _) => Evidence::Applied(q.clone()),
+        (None, Some(q), _) if per_account => Evidence::Balance(q.clone()),
+        (None, None, Some(q)) if per_account => Evidence::Count(q.clone()),
+        _ => {
+            return Err(ReproError::NoQuery {
+                flag: "--applied-query",
+                what: if per_account {
+                    "applied, balance or count query (how often each event was applied)"
+                } else {
+                    "applied query (a semantic duplicate's two events share an account)"
+                },
+            });
+        }
+    };
+    Ok((Some(evidence), None))
 }
 
 /// The hostile-input cases a script re-sends, named by the notes of the witnesses' attempts: what

@@ -60,7 +60,14 @@ function fill(text, event) {
   return text;
 }
 
+// Each event sent: its account and amount, against which an account's change is read when the
+// audit judged by balances or effect rows (every event of a run has an account of its own).
+const EVENTS = new Map();
+// Each account's balance or effect rows before anything was sent.
+let BEFORE = new Map();
+
 function bodyOf(event) {
+  if (!EVENTS.has(event[0])) EVENTS.set(event[0], [event[1], event[2]]);
   return Buffer.from(fill(FINDING.body, event), 'utf8');
 }
 
@@ -354,26 +361,46 @@ async function rowsOf(db, query) {
   return sqliteRows(file, query);
 }
 
-/** The rows of the audit's applied query on the observer's database. */
-function appliedRows(db) {
-  return rowsOf(db, FINDING.applied_query);
+/** The rows of `query`, or CannotRun naming the `what` query that failed. */
+async function queried(db, query, what) {
+  try {
+    return await rowsOf(db, query);
+  } catch (e) {
+    if (e instanceof CannotRun) throw e;
+    // The driver's error, whatever its kind.
+    throw new CannotRun(`the ${what} query failed: ${(e && e.constructor && e.constructor.name) || 'Error'}: ${e && e.message}`);
+  }
+}
+
+/** (account, value) rows of integers as a Map, or CannotRun naming the `what` query. */
+function integerPairs(rows, what, value) {
+  const out = new Map();
+  for (const row of rows) {
+    const [account, v] = row.length === 2 ? row.map((x) => (x === null ? NaN : Number(x))) : [NaN, NaN];
+    if (!Number.isInteger(account) || !Number.isInteger(v)) {
+      throw new CannotRun(`the ${what} query returned ${JSON.stringify(row)}: (account, ${value}) rows of integers wanted`);
+    }
+    out.set(account, (out.get(account) || 0) + v);
+  }
+  return out;
+}
+
+/** Each account's balance or effect rows, as the audit's balance or count query says. */
+async function perAccount(db) {
+  const { by, query } = FINDING.evidence;
+  return integerPairs(await queried(db, query, by), by, by);
+}
+
+/** Runs the query it judges with before anything is sent; keeps each account's figure. */
+async function baseline(db) {
+  if (FINDING.evidence.by === 'applied') await applied(db, '');
+  else BEFORE = await perAccount(db);
 }
 
 /** Each account's version, as the audit's state query says: Map(account -> version). */
 async function states(db) {
-  let rows;
-  try {
-    rows = await rowsOf(db, FINDING.state_query);
-  } catch (e) {
-    if (e instanceof CannotRun) throw e;
-    throw new CannotRun(`the state query failed: ${(e && e.constructor && e.constructor.name) || 'Error'}: ${e && e.message}`);
-  }
   const out = new Map();
-  for (const row of rows) {
-    const [account, version] = row.length === 2 ? row.map((v) => (v === null ? NaN : Number(v))) : [NaN, NaN];
-    if (!Number.isInteger(account) || !Number.isInteger(version)) {
-      throw new CannotRun(`the state query returned ${JSON.stringify(row)}: (account, version) rows of integers wanted`);
-    }
+  for (const [account, version] of integerPairs(await queried(db, FINDING.state_query, 'state'), 'state', 'version')) {
     out.set(account, version);
   }
   return out;
@@ -398,23 +425,36 @@ function countOf(value) {
   return n;
 }
 
-/** How often each of this run's events was applied, as the audit's query says. */
+/**
+ * How often each of this run's events was applied, as the audit's query says: the applied query's
+ * rows, or each event's account's change since the baseline (in effect rows, or in balance over
+ * the event's amount, rounded up: one id applied with two bodies counts twice).
+ */
 async function applied(db, prefix) {
-  try {
-    const counts = new Map();
-    for (const row of await appliedRows(db)) {
+  const counts = new Map();
+  if (FINDING.evidence.by === 'applied') {
+    for (const row of await queried(db, FINDING.evidence.query, 'applied')) {
       const eventId = String(row[0]);
       if (eventId.startsWith(prefix)) {
-        const n = row.length > 1 && row[1] !== null && row[1] !== undefined ? countOf(row[1]) : 1;
+        let n;
+        try {
+          n = row.length > 1 && row[1] !== null && row[1] !== undefined ? countOf(row[1]) : 1;
+        } catch (e) {
+          throw new CannotRun(`the applied query returned ${JSON.stringify(row)}: (event id, count) rows wanted`);
+        }
         counts.set(eventId, (counts.get(eventId) || 0) + n);
       }
     }
     return counts;
-  } catch (e) {
-    if (e instanceof CannotRun) throw e;
-    // The driver's error, whatever its kind.
-    throw new CannotRun(`the applied query failed: ${(e && e.constructor && e.constructor.name) || 'Error'}: ${e && e.message}`);
   }
+  const now = await perAccount(db);
+  for (const [eventId, [account, amount]] of EVENTS) {
+    const delta = (now.get(account) || 0) - (BEFORE.get(account) || 0);
+    if (eventId.startsWith(prefix) && delta > 0) {
+      counts.set(eventId, FINDING.evidence.by === 'count' ? delta : Math.ceil(delta / Math.max(amount, 1)));
+    }
+  }
+  return counts;
 }
 
 function sameCounts(a, b) {
@@ -825,7 +865,7 @@ async function reproduce(url, db, trials, opts = {}) {
     const keys = secrets();
     // The query it judges with runs before anything is sent.
     if (FINDING.check === 'out-of-order') await states(db);
-    else await applied(db, '');
+    else await baseline(db);
     target(url);
     const stamp = Date.now();
     const prefix = 'r' + stamp.toString(36) + '_';

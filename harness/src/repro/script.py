@@ -58,7 +58,15 @@ def fill(text, event):
     return text
 
 
+# Each event sent: its account and amount, against which an account's change is read when the
+# audit judged by balances or effect rows (every event of a run has an account of its own).
+EVENTS = {}
+# Each account's balance or effect rows before anything was sent.
+BEFORE = {}
+
+
 def body_of(*event):
+    EVENTS.setdefault(event[0], (event[1], event[2]))
     return fill(FINDING["body"], event).encode("utf-8")
 
 
@@ -263,23 +271,62 @@ def connect(db):
     return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
 
 
-def applied(db, prefix):
-    """How often each of this run's events was applied, as the audit's query says."""
+def rows_of(db, query, what):
+    """The rows of `query`, or CannotRun naming the `what` query that failed."""
     conn = connect(db)
     try:
         cur = conn.cursor()
-        cur.execute(FINDING["applied_query"])
-        counts = {}
-        for row in cur.fetchall():
-            event_id = str(row[0])
-            if event_id.startswith(prefix):
-                n = int(row[1]) if len(row) > 1 and row[1] is not None else 1
-                counts[event_id] = counts.get(event_id, 0) + n
-        return counts
+        cur.execute(query)
+        return cur.fetchall()
     except Exception as e:  # the driver's error, whatever its kind
-        raise CannotRun(f"the applied query failed: {type(e).__name__}: {e}")
+        raise CannotRun(f"the {what} query failed: {type(e).__name__}: {e}")
     finally:
         conn.close()
+
+
+def per_account(db):
+    """Each account's balance or effect rows, as the audit's balance or count query says."""
+    by = FINDING["evidence"]["by"]
+    out = {}
+    for row in rows_of(db, FINDING["evidence"]["query"], by):
+        try:
+            account, value = row
+            out[int(account)] = out.get(int(account), 0) + int(value)
+        except (TypeError, ValueError):
+            raise CannotRun(f"the {by} query returned {tuple(row)!r}: (account, {by}) rows of integers wanted")
+    return out
+
+
+def baseline(db):
+    """Runs the query it judges with before anything is sent; keeps each account's figure."""
+    if FINDING["evidence"]["by"] == "applied":
+        applied(db, "")
+    else:
+        BEFORE.clear()
+        BEFORE.update(per_account(db))
+
+
+def applied(db, prefix):
+    """How often each of this run's events was applied, as the audit's query says: the applied
+    query's rows, or each event's account's change since the baseline (in effect rows, or in
+    balance over the event's amount, rounded up: one id applied with two bodies counts twice)."""
+    counts = {}
+    if FINDING["evidence"]["by"] == "applied":
+        for row in rows_of(db, FINDING["evidence"]["query"], "applied"):
+            event_id = str(row[0])
+            if event_id.startswith(prefix):
+                try:
+                    n = int(row[1]) if len(row) > 1 and row[1] is not None else 1
+                except (TypeError, ValueError):
+                    raise CannotRun(f"the applied query returned {tuple(row)!r}: (event id, count) rows wanted")
+                counts[event_id] = counts.get(event_id, 0) + n
+        return counts
+    now = per_account(db)
+    for event_id, (account, amount) in EVENTS.items():
+        delta = now.get(account, 0) - BEFORE.get(account, 0)
+        if event_id.startswith(prefix) and delta > 0:
+            counts[event_id] = delta if FINDING["evidence"]["by"] == "count" else -(-delta // max(amount, 1))
+    return counts
 
 
 def settled(db, prefix, expected):
@@ -360,17 +407,8 @@ def order(a):
 
 def states(db):
     """Each account's version, as the audit's state query says: {account: version}."""
-    conn = connect(db)
-    try:
-        cur = conn.cursor()
-        cur.execute(FINDING["state_query"])
-        rows = cur.fetchall()
-    except Exception as e:  # the driver's error, whatever its kind
-        raise CannotRun(f"the state query failed: {type(e).__name__}: {e}")
-    finally:
-        conn.close()
     out = {}
-    for row in rows:
+    for row in rows_of(db, FINDING["state_query"], "state"):
         try:
             account, version = row
             out[int(account)] = int(version)
@@ -634,7 +672,7 @@ def reproduce(url, db, trials, opts=None):
     try:
         keys = secrets()
         # The query it judges with runs before anything is sent.
-        states(db) if FINDING["check"] == "out-of-order" else applied(db, "")
+        states(db) if FINDING["check"] == "out-of-order" else baseline(db)
         stamp = int(time.time() * 1000)
         prefix = "r" + base36(stamp) + "_"
         check = FINDING["check"]

@@ -62,7 +62,32 @@ fn what_cannot_be_reproduced_is_refused_saying_why() {
 
 /// The applied query alone.
 fn applied(sql: &str) -> Queries {
-    Queries { applied: Some(sql.to_string()), state: None }
+    Queries { applied: Some(sql.to_string()), ..Queries::default() }
+}
+
+/// Without an applied query, a script judges by each account's change in balance, else in rows;
+/// never a semantic duplicate, whose two events share an account; and never with no query at all.
+#[test]
+fn a_script_judges_by_the_applied_query_else_by_each_accounts_change() {
+    let q = |applied: Option<&str>, balance: Option<&str>, count: Option<&str>| Queries {
+        applied: applied.map(str::to_string),
+        balance: balance.map(str::to_string),
+        count: count.map(str::to_string),
+        state: None,
+    };
+    let by = |check, queries: &Queries| needed_queries(check, queries).map(|(e, _)| e);
+    let all = q(Some("a"), Some("b"), Some("c"));
+    assert_eq!(by(Check::ConcurrentCopies, &all).ok(), Some(Some(Evidence::Applied("a".into()))));
+    let aggregates = q(None, Some("b"), Some("c"));
+    assert_eq!(by(Check::Crash, &aggregates).ok(), Some(Some(Evidence::Balance("b".into()))));
+    assert_eq!(by(Check::LostAck, &q(None, None, Some("c"))).ok(), Some(Some(Evidence::Count("c".into()))));
+    let err = by(Check::SemanticDuplicate, &aggregates).expect_err("two events on one account");
+    assert!(err.to_string().contains("share an account"), "{err}");
+    let err = by(Check::ConcurrentCopies, &q(None, None, None)).expect_err("nothing to judge by");
+    assert!(
+        err.to_string().starts_with("--applied-query: the report records no applied, balance or count"),
+        "{err}"
+    );
 }
 
 /// Out-of-order judges each account's version: its script needs the state query and embeds it,
@@ -77,7 +102,8 @@ fn an_out_of_order_script_judges_with_the_state_query() {
     let err = script(&report, Check::OutOfOrder, &Payload::Hookbench, &applied("q"), Form::Script)
         .expect_err("no state query");
     assert!(err.to_string().starts_with("--state-query: the report records no state query"), "{err}");
-    let queries = Queries { applied: None, state: Some("SELECT account, version FROM plans".to_string()) };
+    let queries =
+        Queries { state: Some("SELECT account, version FROM plans".to_string()), ..Queries::default() };
     let text =
         script(&report, Check::OutOfOrder, &Payload::Hookbench, &queries, Form::Pytest).expect("a module");
     assert!(text.contains("SELECT account, version FROM plans") && text.contains("\\\"tag\\\":\\\"ooo\\\""));
@@ -90,7 +116,10 @@ fn an_out_of_order_script_judges_with_the_state_query() {
         Form::Script,
     )
     .expect_err("no applied query");
-    assert!(err.to_string().starts_with("--applied-query: the report records no applied query"), "{err}");
+    assert!(
+        err.to_string().starts_with("--applied-query: the report records no applied, balance or count"),
+        "{err}"
+    );
 }
 
 #[test]

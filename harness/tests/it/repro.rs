@@ -558,6 +558,68 @@ fn a_stalled_body_held_past_the_audits_wait_is_reproduced_with_that_wait() {
     }
 }
 
+/// The balances example credits a balance and inserts a row keyed by its own ids: no table but its
+/// dedupe bookkeeping holds event ids. Its racy mode fails concurrent-copies judged by
+/// `--balance-query` alone, and by `--count-query` alone; each script, judging an event's applies
+/// by its account's change in balance (over the amount) or in rows, reproduces it against a fresh
+/// racy instance (exit 1) and not against the safe mode (exit 0).
+#[test]
+fn a_fail_judged_by_balances_or_rows_is_reproduced_by_each_accounts_change() {
+    const BALANCES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/receivers/balances");
+    let balances = |db: &str, mode: &str| {
+        let mut cmd = Command::new("python3");
+        cmd.arg(format!("{BALANCES}/receiver.py"));
+        cmd.args(["--db", db, "--mode", mode, "--port", "0", "--secret", SECRET]);
+        super::audit::start(cmd)
+    };
+    let queries = [
+        ("--balance-query", "SELECT id, balance FROM customers"),
+        ("--count-query", "SELECT customer, count(*) FROM credits GROUP BY customer"),
+    ];
+    for (flag, query) in queries {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = format!("sqlite://{}", dir.path().join("audited.db").display());
+        let receiver = balances(&db, "racy");
+        let run = dir.path().join("audit");
+        let template = format!("{BALANCES}/template.json");
+        let (code, said) = hookbench(&[
+            "audit",
+            &format!("http://{}/webhooks", receiver.addr),
+            "--secret",
+            SECRET,
+            "--payload",
+            &template,
+            "--observe-db",
+            &db,
+            flag,
+            query,
+            "--checks",
+            "concurrent-copies",
+            "--trials",
+            "10",
+            "--no-progress",
+            "--out",
+            run.to_str().expect("utf-8"),
+        ]);
+        assert_eq!(code, 1, "racy fails judged by {flag}: {said}");
+        drop(receiver);
+        let script = write_repro(&run, "concurrent-copies", &dir.path().join("repro.py"), &[]);
+        let text = std::fs::read_to_string(&script).expect("the script");
+        let by = if flag == "--balance-query" { "balance" } else { "count" };
+        assert!(text.contains(&format!("\\\"by\\\":\\\"{by}\\\"")), "judged by {by}");
+        for (mode, expected, words) in
+            [("racy", 1, "reproduced: "), ("safe", 0, "not reproduced in 10 trials")]
+        {
+            let db = format!("sqlite://{}", dir.path().join(format!("{mode}.db")).display());
+            let fresh = balances(&db, mode);
+            let url = format!("http://{}/webhooks", fresh.addr);
+            let (code, said) = run_script_with("python3", &script, &url, &db, SECRET);
+            assert_eq!(code, expected, "{flag} {mode}: {said}");
+            assert!(said.starts_with(words), "{flag} {mode}: {said}");
+        }
+    }
+}
+
 /// naive applies one id sent with another body twice: the script re-sends that case (the one its
 /// witnesses show), and an atomic worker, which dedupes on the id, passes it.
 #[test]
