@@ -77,6 +77,14 @@ fn audit_example(url: &str, db: &Path, checks: &str, extra: &[&str], run: &Path)
     hookbench(&args.concat())
 }
 
+/// Runs the Python `script` against `url` and `db` with `extra` flags, and holds it to exit
+/// `expected` with a line starting with `words`.
+fn expect_script(script: &Path, (url, db): (&str, &str), extra: &[&str], (expected, words): (i32, &str)) {
+    let (code, said) = run_script_args("python3", script, url, db, SECRET, extra);
+    assert_eq!(code, expected, "{url} {extra:?}: {said}");
+    assert!(said.starts_with(words), "{url} {extra:?}: {said}");
+}
+
 const PYTEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/pytest/.venv/bin/python");
 
 /// Runs the pytest `module` in an empty directory with the receiver's URL, database and secret in
@@ -501,10 +509,7 @@ fn a_late_replay_after_an_eager_purge_is_reproduced_with_the_purge() {
         let url = format!("http://{}/webhooks", fresh.addr);
         let purge = purge(&db);
         let extra: &[&str] = if purged { &["--retention-cmd", &purge] } else { &[] };
-        let (code, said) =
-            run_script_args("python3", &script, &url, db.to_str().expect("utf-8"), SECRET, extra);
-        assert_eq!(code, expected, "purged {purged}: {said}");
-        assert!(said.starts_with(words), "purged {purged}: {said}");
+        expect_script(&script, (&url, db.to_str().expect("utf-8")), extra, (expected, words));
     }
 }
 
@@ -528,10 +533,7 @@ fn a_crash_fail_is_reproduced_with_the_users_kill_and_start_commands() {
         let db = dir.path().join(format!("{mode}.db"));
         let fresh = super::audit_faults::python(&db, mode, "");
         let flags = [&fresh.commands()[..], &["--kills", "2", "--trials", "500"]].concat();
-        let (code, said) =
-            run_script_args("python3", &script, &fresh.url, db.to_str().expect("utf-8"), SECRET, &flags);
-        assert_eq!(code, expected, "{mode}: {said}");
-        assert!(said.starts_with(words), "{mode}: {said}");
+        expect_script(&script, (&fresh.url, db.to_str().expect("utf-8")), &flags, (expected, words));
     }
 }
 
@@ -552,9 +554,7 @@ fn a_stalled_body_held_past_the_audits_wait_is_reproduced_with_that_wait() {
         (&[][..], 1, "reproduced: stalled: 10 of 10 ("),
         (&["--stall-wait", "8"][..], 0, "not reproduced in 10 trials of stalled"),
     ] {
-        let (code, said) = run_script_args("python3", &script, &url, db, SECRET, extra);
-        assert_eq!(code, expected, "{extra:?}: {said}");
-        assert!(said.starts_with(words), "{extra:?}: {said}");
+        expect_script(&script, (&url, db), extra, (expected, words));
     }
 }
 
@@ -581,26 +581,21 @@ fn a_fail_judged_by_balances_or_rows_is_reproduced_by_each_accounts_change() {
         let db = format!("sqlite://{}", dir.path().join("audited.db").display());
         let receiver = balances(&db, "racy");
         let run = dir.path().join("audit");
-        let template = format!("{BALANCES}/template.json");
-        let (code, said) = hookbench(&[
-            "audit",
-            &format!("http://{}/webhooks", receiver.addr),
-            "--secret",
-            SECRET,
-            "--payload",
-            &template,
-            "--observe-db",
-            &db,
-            flag,
-            query,
-            "--checks",
-            "concurrent-copies",
-            "--trials",
-            "10",
-            "--no-progress",
-            "--out",
-            run.to_str().expect("utf-8"),
-        ]);
+        let (template, url) =
+            (format!("{BALANCES}/template.json"), format!("http://{}/webhooks", receiver.addr));
+        let args = [
+            &["audit", &url, "--secret", SECRET, "--payload", &template, "--observe-db", &db, flag, query][..],
+            &[
+                "--checks",
+                "concurrent-copies",
+                "--trials",
+                "10",
+                "--no-progress",
+                "--out",
+                run.to_str().expect("utf-8"),
+            ],
+        ];
+        let (code, said) = hookbench(&args.concat());
         assert_eq!(code, 1, "racy fails judged by {flag}: {said}");
         drop(receiver);
         let script = write_repro(&run, "concurrent-copies", &dir.path().join("repro.py"), &[]);
