@@ -303,6 +303,8 @@ struct Found<'a> {
     config: &'a AuditConfig,
     /// hostile-input's `--stall-wait`, recorded for its reproduction.
     stall_wait: Duration,
+    /// The poison check's `--poison-account`, recorded for its reproduction.
+    poison_account: Option<i64>,
     ids: &'a IdSpace,
     observers: &'a Observers,
     start: Instant,
@@ -330,6 +332,8 @@ impl Found<'_> {
             state_query: self.config.watch.queries.state.clone(),
             balance_query: self.config.watch.queries.balance.clone(),
             count_query: self.config.watch.queries.count.clone(),
+            dead_letter_query: self.config.watch.queries.dead_letters.clone(),
+            poison_account: self.poison_account,
             stall_wait_ms: u64::try_from(self.stall_wait.as_millis()).ok(),
         }
     }
@@ -427,8 +431,16 @@ pub async fn run(audit: &Audit, step: &(dyn Fn(&str) + Sync)) -> Result<AuditSec
     let accounts = Accounts::new(config.layout, ids.account_base, load_span(config));
     let ctx = Arc::new(Ctx { replay_reach, ..Ctx::new(probe, wire, accounts) });
     let observers = observers;
-    let stall_wait = audit.checks.stall_wait();
-    let mut found = Found { config, stall_wait, ids: &ids, observers: &observers, start, results: skipped };
+    let (stall_wait, poison_account) = (audit.checks.stall_wait(), audit.checks.poison_account());
+    let mut found = Found {
+        config,
+        stall_wait,
+        poison_account,
+        ids: &ids,
+        observers: &observers,
+        start,
+        results: skipped,
+    };
 
     step("preflight");
     let w = &config.watch;

@@ -74,6 +74,8 @@ pub async fn judge_shards(
         state_query: None,
         balance_query: None,
         count_query: None,
+        dead_letter_query: None,
+        poison_account: None,
         stall_wait_ms: None,
     })
 }

@@ -286,6 +286,14 @@ impl CheckSettings {
     pub fn poison(&self) -> Poison {
         self.poison.as_ref().map(|p| p.poison.clone()).unwrap_or_default()
     }
+
+    /// The account the poison check's events credit (`--poison-account`), when it names one.
+    pub fn poison_account(&self) -> Option<i64> {
+        match self.poison.as_ref()?.poison {
+            Poison::Account(a) => Some(a),
+            _ => None,
+        }
+    }
 }
 
 /// Builds a check from the audit's settings and its own, or says why it cannot be.

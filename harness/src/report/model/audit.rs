@@ -584,6 +584,12 @@ pub struct AuditSection {
     /// The count query (`--count-query`): a reproduction judged by each account's effect rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count_query: Option<String>,
+    /// The dead-letter query (`--dead-letter-query`): a poison reproduction reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_letter_query: Option<String>,
+    /// The account the poison check's events credited (`--poison-account`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poison_account: Option<i64>,
     /// How long hostile-input let a stalled body be held (`--stall-wait`), in milliseconds: a
     /// reproduction holds its own that long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -606,7 +612,7 @@ pub const REPRODUCIBLE_SIGNING: [&str; 11] = [
 ];
 
 /// The checks whose FAIL `hookbench repro` writes a script for, so far.
-pub const REPRODUCIBLE: [Check; 9] = [
+pub const REPRODUCIBLE: [Check; 10] = [
     Check::ConcurrentCopies,
     Check::SequentialDuplicate,
     Check::LostAck,
@@ -616,6 +622,7 @@ pub const REPRODUCIBLE: [Check; 9] = [
     Check::LateReplay,
     Check::HostileInput,
     Check::Crash,
+    Check::Poison,
 ];
 
 impl AuditSection {
@@ -629,8 +636,10 @@ impl AuditSection {
         let found = |c: &&CheckResult| {
             c.status == Status::Fail || (c.status == Status::Warn && c.check == Check::SemanticDuplicate)
         };
+        // A poison template's body is not one a script rebuilds; a poison account is.
+        let written = |c: &&CheckResult| c.check != Check::Poison || self.poison_account.is_some();
         let fails = self.checks.iter().filter(found).filter(|c| REPRODUCIBLE.contains(&c.check));
-        fails.map(|c| c.check).collect()
+        fails.filter(written).map(|c| c.check).collect()
     }
 
     /// Whether a check that ran failed.

@@ -320,6 +320,8 @@ pub(super) mod tests {
             state_query: None,
             balance_query: None,
             count_query: None,
+            dead_letter_query: None,
+            poison_account: None,
             stall_wait_ms: None,
         };
         Report::audit("audit-test".into(), section)
