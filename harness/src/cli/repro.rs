@@ -18,7 +18,8 @@ pub struct ReproArgs {
     /// script takes --retention-cmd and --replay-after), hostile-input (the cases its witnesses
     /// show: tampered, wrong secret, unsigned, stale or future timestamps, malformed JSON, one id
     /// with another body, a stalled body, a body past --oversized-bytes) or crash (the script takes
-    /// --kill-cmd and --start-cmd; its events sent with the audit's load's copies), of an audit
+    /// --kill-cmd and --start-cmd; its events sent with the audit's load's copies) or poison (of
+    /// an audit with --poison-account; judged by the dead-letter query when it had one), of an audit
     /// signed as Standard Webhooks, Stripe, GitHub, Shopify, Slack, Square, Paddle, GitLab, Zoom,
     /// Twitch or not at all.
     #[arg(long, value_enum)]
@@ -35,6 +36,9 @@ pub struct ReproArgs {
     /// account's balance [default: the recorded one]. Used where no applied query is given.
     #[arg(long = "balance-query", value_name = "SQL")]
     pub balance_query: Option<String>,
+    /// The dead-letter query poison judges with, rows of (event id) [default: the recorded one].
+    #[arg(long = "dead-letter-query", value_name = "SQL")]
+    pub dead_letter_query: Option<String>,
     /// A count query to judge with, rows of (account, effect rows) [default: the recorded one].
     /// Used where no applied or balance query is given.
     #[arg(long = "count-query", value_name = "SQL")]
@@ -74,6 +78,7 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         state: args.state_query.clone().or_else(|| audit.state_query.clone()),
         balance: args.balance_query.clone().or_else(|| audit.balance_query.clone()),
         count: args.count_query.clone().or_else(|| audit.count_query.clone()),
+        dead_letters: args.dead_letter_query.clone().or_else(|| audit.dead_letter_query.clone()),
     };
     let form = match (args.pytest, args.node) {
         (true, _) => crate::repro::Form::Pytest,

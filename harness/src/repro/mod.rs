@@ -61,6 +61,8 @@ pub struct Queries {
     pub balance: Option<String>,
     /// Rows of (account, effect rows): likewise, the account's change in rows.
     pub count: Option<String>,
+    /// Rows of (event id) in the receiver's dead-letter store, for poison.
+    pub dead_letters: Option<String>,
 }
 
 /// What a script judges applies by: the applied query's rows, or an account's change.
@@ -169,6 +171,16 @@ pub fn script(
         ))
     })?;
     let (evidence, state_query) = needed_queries(check, queries)?;
+    let poison_account = match (check, audit.poison_account) {
+        (Check::Poison, None) => {
+            return Err(ReproError::Unsupported(
+                "--check poison: the audit's poison events took a template's body (--poison-template), \
+                 which a script does not rebuild yet; reproduce an audit run with --poison-account"
+                    .to_string(),
+            ));
+        }
+        (_, account) => account,
+    };
     let started = jiff::Timestamp::from_str(&report.header.started_at).map_or(0, |t| t.as_second());
     let kind = if check == Check::OutOfOrder { Kind::Update } else { Kind::Credit };
     let sk = skeleton(payload, kind, scheme, started)?;
@@ -187,6 +199,8 @@ pub fn script(
                 Check::LateReplay | Check::OutOfOrder => 10,
                 // Duplicates come from the deliveries in flight at a kill: many events, sent at once.
                 Check::Crash => 500,
+                // Events, one in five of them poison.
+                Check::Poison => 40,
                 _ => 20,
             },
         ),
@@ -210,6 +224,7 @@ pub fn script(
         Check::HostileInput => "hos",
         Check::Crash => "crash",
         Check::OutOfOrder => "ooo",
+        Check::Poison => "poi",
         _ => "seq",
     };
     let (s_id, s_account, s_amount, s_created, s_object) = skeleton::SENTINELS;
@@ -240,6 +255,8 @@ pub fn script(
         },
         "evidence": evidence,
         "state_query": state_query,
+        "dead_letter_query": queries.dead_letters,
+        "poison_account": poison_account,
         "found": {
             "run": report.header.run_id,
             "at": report.header.started_at,
@@ -280,7 +297,8 @@ fn needed_queries(check: Check, queries: &Queries) -> Result<(Option<Evidence>, 
         })?;
         return Ok((None, Some(state)));
     }
-    let per_account = check != Check::SemanticDuplicate;
+    // A semantic duplicate's two events share an account; so do poison events.
+    let per_account = !matches!(check, Check::SemanticDuplicate | Check::Poison);
     let evidence = match (&queries.applied, &queries.balance, &queries.count) {
         (Some(q), _, _) => Evidence::Applied(q.clone()),
         (None, Some(q), _) if per_account => Evidence::Balance(q.clone()),
@@ -291,7 +309,7 @@ fn needed_queries(check: Check, queries: &Queries) -> Result<(Option<Evidence>, 
                 what: if per_account {
                     "applied, balance or count query (how often each event was applied)"
                 } else {
-                    "applied query (a semantic duplicate's two events share an account)"
+                    "applied query (a semantic duplicate's two events, or poison events, share an account)"
                 },
             });
         }
@@ -349,6 +367,10 @@ fn pytest_tests(check: &str, evidence: &str, signed: bool) -> String {
         "out-of-order" => (
             "keeps_each_accounts_latest_version",
             "an account is left at an older version than one it acknowledged",
+        ),
+        "poison" => (
+            "parks_poison_and_applies_the_rest_once",
+            "a poison event is applied or not dead-lettered, or another event is not applied once",
         ),
         _ => ("applies_each_event_once", "an event is applied more than once"),
     };

@@ -856,6 +856,48 @@ async function crash(url, db, prefix, trials, keys, opts) {
   return [code, said];
 }
 
+/**
+ * --trials events, every fifth a credit to the audit's --poison-account (which the handler refuses),
+ * each sent as a provider sends it: until acknowledged (2xx) or refused (4xx), five attempts at
+ * most. Reproduced when a poison event is applied, or (with the audit's dead-letter query) not
+ * dead-lettered, or another event is not applied exactly once.
+ */
+async function poison(url, db, prefix, trials, keys) {
+  const events = [];
+  const poisoned = new Set();
+  for (let n = 1; n <= trials; n++) {
+    let event = eventOf(prefix, n);
+    if (n % 5 === 0) {
+      event = [event[0], FINDING.poison_account, event[2], event[3]];
+      poisoned.add(event[0]);
+    }
+    events.push(event);
+  }
+  const answers = [];
+  for (const event of events) answers.push(await deliverUntilAnswered(url, event, keys, 5));
+  if (answers.every((a) => a === null)) throw new CannotRun(`no answer from ${url} to any of ${trials} events`);
+  const rest = events.map((e) => e[0]).filter((id) => !poisoned.has(id));
+  const counts = await settled(db, prefix, rest.length);
+  if (!rest.some((id) => counts.get(id))) {
+    throw new CannotRun(`none of ${rest.length} events was applied at all (is --db the receiver's database?)`);
+  }
+  const found = [];
+  const sortedPoison = [...poisoned].sort();
+  const appliedPoison = sortedPoison.filter((id) => counts.get(id));
+  if (appliedPoison.length) found.push(`${appliedPoison.length} of ${poisoned.size} poison events applied (first: ${appliedPoison[0]})`);
+  if (FINDING.dead_letter_query) {
+    const parked = new Set((await queried(db, FINDING.dead_letter_query, 'dead-letter')).map((row) => String(row[0])));
+    const missing = sortedPoison.filter((id) => !parked.has(id));
+    if (missing.length) found.push(`${missing.length} of ${poisoned.size} poison events not dead-lettered (first: ${missing[0]})`);
+  }
+  const wrong = rest.filter((id) => (counts.get(id) || 0) !== 1);
+  if (wrong.length) {
+    found.push(`${wrong.length} of ${rest.length} other events not applied exactly once (first: ${wrong[0]}, applied ${counts.get(wrong[0]) || 0} times)`);
+  }
+  if (found.length) return [1, 'reproduced: ' + found.join('; ')];
+  return [0, `not reproduced with ${poisoned.size} poison events among ${trials} (under ${under(0, poisoned.size)} % at 95 %)`];
+}
+
 /** [exit code, what to say]: 1 reproduced, 0 not, 2 it could not run. */
 async function reproduce(url, db, trials, opts = {}) {
   opts = { retentionCmd: null, replayAfter: 0, killCmd: null, startCmd: null, kills: 1, signedUrl: null, ...opts };
@@ -880,6 +922,7 @@ async function reproduce(url, db, trials, opts = {}) {
     if (check === 'hostile-input') return await hostileInput(url, db, prefix, trials, keys, opts.stallWait ?? FINDING.stall_wait_s);
     if (check === 'crash') return await crash(url, db, prefix, trials, keys, opts);
     if (check === 'out-of-order') return await outOfOrder(url, db, prefix, trials, keys);
+    if (check === 'poison') return await poison(url, db, prefix, trials, keys);
     const send = { 'concurrent-copies': concurrentCopies, 'sequential-duplicate': sequentialDuplicate,
       'lost-ack': lostAck, 'race-window': raceWindow }[check];
     if (!send) throw new CannotRun(`this script does not reproduce ${check}`);

@@ -662,6 +662,42 @@ def crash(url, db, prefix, stamp, trials, keys, opts):
     return code, said
 
 
+def poison(url, db, prefix, stamp, trials, keys):
+    """--trials events, every fifth a credit to the audit's --poison-account (which the handler
+    refuses), each sent as a provider sends it: until acknowledged (2xx) or refused (4xx), five
+    attempts at most. Reproduced when a poison event is applied, or (with the audit's dead-letter
+    query) not dead-lettered, or another event is not applied exactly once."""
+    events, poisoned = [], set()
+    for n in range(1, trials + 1):
+        event = event_of(prefix, stamp, n)
+        if n % 5 == 0:
+            event = (event[0], FINDING["poison_account"], event[2], event[3])
+            poisoned.add(event[0])
+        events.append(event)
+    answers = [deliver_until_answered(url, e, keys, tries=5) for e in events]
+    if all(a is None for a in answers):
+        raise CannotRun(f"no answer from {url} to any of {trials} events")
+    rest = [e[0] for e in events if e[0] not in poisoned]
+    counts = settled(db, prefix, len(rest))
+    if not any(counts.get(e, 0) for e in rest):
+        raise CannotRun(f"none of {len(rest)} events was applied at all (is --db the receiver's database?)")
+    found = []
+    applied_poison = [e for e in sorted(poisoned) if counts.get(e, 0)]
+    if applied_poison:
+        found.append(f"{len(applied_poison)} of {len(poisoned)} poison events applied (first: {applied_poison[0]})")
+    if FINDING["dead_letter_query"]:
+        parked = {str(row[0]) for row in rows_of(db, FINDING["dead_letter_query"], "dead-letter")}
+        missing = [e for e in sorted(poisoned) if e not in parked]
+        if missing:
+            found.append(f"{len(missing)} of {len(poisoned)} poison events not dead-lettered (first: {missing[0]})")
+    wrong = [e for e in rest if counts.get(e, 0) != 1]
+    if wrong:
+        found.append(f"{len(wrong)} of {len(rest)} other events not applied exactly once (first: {wrong[0]}, applied {counts.get(wrong[0], 0)} times)")
+    if found:
+        return 1, "reproduced: " + "; ".join(found)
+    return 0, f"not reproduced with {len(poisoned)} poison events among {trials} (under {under(0, len(poisoned))} % at 95 %)"
+
+
 def reproduce(url, db, trials, opts=None):
     """(exit code, what to say): 1 reproduced, 0 not, 2 it could not run."""
     opts = opts or argparse.Namespace(retention_cmd=None, replay_after=0.0, kill_cmd=None, start_cmd=None,
@@ -690,6 +726,8 @@ def reproduce(url, db, trials, opts=None):
             return crash(url, db, prefix, stamp, trials, keys, opts)
         if check == "out-of-order":
             return out_of_order(url, db, prefix, trials, keys)
+        if check == "poison":
+            return poison(url, db, prefix, stamp, trials, keys)
         send = {"concurrent-copies": concurrent_copies, "sequential-duplicate": sequential_duplicate,
                 "lost-ack": lost_ack, "race-window": race_window}[check]
         answered = 0

@@ -50,14 +50,40 @@ fn what_cannot_be_reproduced_is_refused_saying_why() {
     let err = script(&report, Check::SequentialDuplicate, &Payload::Hookbench, &applied("q"), Form::Script)
         .expect_err("not run");
     assert!(err.to_string().contains("did not run"), "{err}");
-    let err = script(&report, Check::Poison, &Payload::Hookbench, &applied("q"), Form::Script)
+    let err = script(&report, Check::ParallelLoad, &Payload::Hookbench, &applied("q"), Form::Script)
         .expect_err("not yet");
     assert!(
         err.to_string().contains(
-            "concurrent-copies, sequential-duplicate, lost-ack, race-window, out-of-order, semantic-duplicate, late-replay, hostile-input, crash only"
+            "concurrent-copies, sequential-duplicate, lost-ack, race-window, out-of-order, semantic-duplicate, late-replay, hostile-input, crash, poison only"
         ),
         "{err}"
     );
+}
+
+/// Poison is written for an audit that named its poison account, which the script's poison events
+/// credit; a poison template's body is not rebuilt, and the terminal names no command for it.
+#[test]
+fn poison_is_reproduced_for_a_poison_account_only() {
+    let mut report = failed_audit("standard-webhooks");
+    if let crate::report::model::RunBody::Audit { audit } = &mut report.body {
+        audit.checks[0].check = Check::Poison;
+        audit.checks[0].figures = None;
+    }
+    let dir = std::path::Path::new("reports/audit");
+    assert!(commands(&report, dir).is_empty(), "a template's poison: nothing to name");
+    let err = script(&report, Check::Poison, &Payload::Hookbench, &applied("q"), Form::Script)
+        .expect_err("a template's poison");
+    assert!(err.to_string().contains("--poison-account"), "{err}");
+    if let crate::report::model::RunBody::Audit { audit } = &mut report.body {
+        audit.poison_account = Some(7);
+    }
+    assert_eq!(
+        commands(&report, dir),
+        ["hookbench repro reports/audit --check poison --out repro-poison.py"]
+    );
+    let queries = Queries { dead_letters: Some("SELECT id FROM parked".into()), ..applied("q") };
+    let text = script(&report, Check::Poison, &Payload::Hookbench, &queries, Form::Script).expect("a script");
+    assert!(text.contains("\\\"poison_account\\\":7") && text.contains("SELECT id FROM parked"));
 }
 
 /// The applied query alone.
@@ -73,7 +99,7 @@ fn a_script_judges_by_the_applied_query_else_by_each_accounts_change() {
         applied: applied.map(str::to_string),
         balance: balance.map(str::to_string),
         count: count.map(str::to_string),
-        state: None,
+        ..Queries::default()
     };
     let by = |check, queries: &Queries| needed_queries(check, queries).map(|(e, _)| e);
     let all = q(Some("a"), Some("b"), Some("c"));
