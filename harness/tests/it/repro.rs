@@ -537,6 +537,38 @@ fn a_crash_fail_is_reproduced_with_the_users_kill_and_start_commands() {
     }
 }
 
+/// The Python example refuses credits to account 7 (`--refuse-account 7`): its safe mode parks
+/// them in dead_letters and answers 422, its check-then-act mode answers 500 and parks nothing.
+/// The poison FAIL's script, crediting the audit's poison account and reading the recorded
+/// dead-letter query, reproduces it against a fresh unsafe instance (exit 1) and not the safe one.
+#[test]
+fn a_poison_fail_is_reproduced_until_the_receiver_dead_letters() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = super::audit_faults::python(&db, "unsafe", "--refuse-account 7");
+    let run = dir.path().join("audit");
+    let poison = ["--poison-account", "7", "--dead-letter-query", "SELECT event_id FROM dead_letters"];
+    let extra = [&poison[..], &["--poison-p99-factor", "50"]].concat();
+    let (code, said) = audit_example(&receiver.url, &db, "poison", &extra, &run);
+    assert_eq!(code, 1, "the unsafe mode parks no poison: {said}");
+    drop(receiver);
+    let script = write_repro(&run, "poison", &dir.path().join("repro.py"), &[]);
+    let cases = [
+        ("unsafe", 1, "reproduced: 8 of 8 poison events not dead-lettered"),
+        ("safe", 0, "not reproduced with 8 poison events among 40"),
+    ];
+    for (mode, expected, words) in cases {
+        let db = dir.path().join(format!("{mode}.db"));
+        let fresh = super::audit_faults::python(&db, mode, "--refuse-account 7");
+        expect_script(
+            &script,
+            (&fresh.url, db.to_str().expect("utf-8")),
+            &["--trials", "40"],
+            (expected, words),
+        );
+    }
+}
+
 /// The Python example drops a stalled body after 5 s: an audit allowing 2 s (`--stall-wait 2s`)
 /// finds it held open. The script holds its stalled bodies the audit's 2 s and reproduces that
 /// (exit 1); given `--stall-wait 8` it finds each closed in time (exit 0).
