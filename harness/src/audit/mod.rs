@@ -37,7 +37,7 @@ pub use shard::run_shard;
 
 use crate::judge::CreditBook;
 use crate::observe::{ObserveError, Observer, Observers, Sink, SinkLimits, Snapshot, SqlObserver};
-use crate::report::{AuditSection, CheckResult};
+use crate::report::{AuditSection, CheckResult, ReproInputs};
 pub use crate::report::{Check, Status};
 use crate::sender::SendError;
 use crate::wire::{IdSpace, SecretError, Wire};
@@ -328,11 +328,20 @@ impl Found<'_> {
             checks,
             wall_s: self.start.elapsed().as_secs_f64(),
             stopped,
-            applied_query: self.config.watch.queries.applied.clone(),
-            state_query: self.config.watch.queries.state.clone(),
-            balance_query: self.config.watch.queries.balance.clone(),
-            count_query: self.config.watch.queries.count.clone(),
-            dead_letter_query: self.config.watch.queries.dead_letters.clone(),
+            repro: self.repro_inputs(),
+        }
+    }
+
+    /// What a reproduction of this audit's findings needs: its queries, its poison account, its
+    /// stall wait.
+    fn repro_inputs(&self) -> ReproInputs {
+        let q = &self.config.watch.queries;
+        ReproInputs {
+            applied_query: q.applied.clone(),
+            state_query: q.state.clone(),
+            balance_query: q.balance.clone(),
+            count_query: q.count.clone(),
+            dead_letter_query: q.dead_letters.clone(),
             poison_account: self.poison_account,
             stall_wait_ms: u64::try_from(self.stall_wait.as_millis()).ok(),
         }

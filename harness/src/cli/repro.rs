@@ -74,11 +74,11 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     .map_err(|e| super::usage(format!("--payload: {e:#}")))?;
     let queries = crate::repro::Queries {
-        applied: args.applied_query.clone().or_else(|| audit.applied_query.clone()),
-        state: args.state_query.clone().or_else(|| audit.state_query.clone()),
-        balance: args.balance_query.clone().or_else(|| audit.balance_query.clone()),
-        count: args.count_query.clone().or_else(|| audit.count_query.clone()),
-        dead_letters: args.dead_letter_query.clone().or_else(|| audit.dead_letter_query.clone()),
+        applied: args.applied_query.clone().or_else(|| audit.repro.applied_query.clone()),
+        state: args.state_query.clone().or_else(|| audit.repro.state_query.clone()),
+        balance: args.balance_query.clone().or_else(|| audit.repro.balance_query.clone()),
+        count: args.count_query.clone().or_else(|| audit.repro.count_query.clone()),
+        dead_letters: args.dead_letter_query.clone().or_else(|| audit.repro.dead_letter_query.clone()),
     };
     let form = match (args.pytest, args.node) {
         (true, _) => crate::repro::Form::Pytest,

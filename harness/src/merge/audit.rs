@@ -10,7 +10,7 @@ use crate::judge::CreditBook;
 use crate::load::partial::{AuditRun, AuditShard};
 use crate::load::{Load, judge_load, parallel_rules};
 use crate::observe::{ObserveError, Observers, Queries, QueryLimits, SqlObserver};
-use crate::report::{AuditSection, Check, CheckFigures};
+use crate::report::{AuditSection, Check, CheckFigures, ReproInputs};
 use crate::sender::SendReport;
 use crate::wire::{IdSpace, Payload, Poison, Scheme, Signer, Wire};
 use crate::workload::Workload;
@@ -70,12 +70,6 @@ pub async fn judge_shards(
         checks: vec![result],
         wall_s,
         stopped: None,
-        applied_query: None,
-        state_query: None,
-        balance_query: None,
-        count_query: None,
-        dead_letter_query: None,
-        poison_account: None,
-        stall_wait_ms: None,
+        repro: ReproInputs::default(),
     })
 }

@@ -171,7 +171,7 @@ pub fn script(
         ))
     })?;
     let (evidence, state_query) = needed_queries(check, queries)?;
-    let poison_account = match (check, audit.poison_account) {
+    let poison_account = match (check, audit.repro.poison_account) {
         (Check::Poison, None) => {
             return Err(ReproError::Unsupported(
                 "--check poison: the audit's poison events took a template's body (--poison-template), \
@@ -237,7 +237,7 @@ pub fn script(
         "spacings_ms": spacings_ms,
         "trials": trials,
         "cases": cases,
-        "stall_wait_s": audit.stall_wait_ms.map_or(30.0, |ms| ms as f64 / 1000.0),
+        "stall_wait_s": audit.repro.stall_wait_ms.map_or(30.0, |ms| ms as f64 / 1000.0),
         "timeout_s": 10,
         "account_base": audit.account_base,
         // How the audit's load sent copies: the crash script sends its events the same way.

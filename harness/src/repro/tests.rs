@@ -60,22 +60,28 @@ fn what_cannot_be_reproduced_is_refused_saying_why() {
     );
 }
 
+/// [`failed_audit`] signed as Standard Webhooks, its one FAIL `check`'s, with no figures.
+fn failed_as(check: Check) -> Report {
+    let mut report = failed_audit("standard-webhooks");
+    if let crate::report::model::RunBody::Audit { audit } = &mut report.body {
+        audit.checks[0].check = check;
+        audit.checks[0].figures = None;
+    }
+    report
+}
+
 /// Poison is written for an audit that named its poison account, which the script's poison events
 /// credit; a poison template's body is not rebuilt, and the terminal names no command for it.
 #[test]
 fn poison_is_reproduced_for_a_poison_account_only() {
-    let mut report = failed_audit("standard-webhooks");
-    if let crate::report::model::RunBody::Audit { audit } = &mut report.body {
-        audit.checks[0].check = Check::Poison;
-        audit.checks[0].figures = None;
-    }
+    let mut report = failed_as(Check::Poison);
     let dir = std::path::Path::new("reports/audit");
     assert!(commands(&report, dir).is_empty(), "a template's poison: nothing to name");
     let err = script(&report, Check::Poison, &Payload::Hookbench, &applied("q"), Form::Script)
         .expect_err("a template's poison");
     assert!(err.to_string().contains("--poison-account"), "{err}");
     if let crate::report::model::RunBody::Audit { audit } = &mut report.body {
-        audit.poison_account = Some(7);
+        audit.repro.poison_account = Some(7);
     }
     assert_eq!(
         commands(&report, dir),
@@ -120,11 +126,7 @@ fn a_script_judges_by_the_applied_query_else_by_each_accounts_change() {
 /// with the update's body (a version and a plan where a credit has an amount and an object).
 #[test]
 fn an_out_of_order_script_judges_with_the_state_query() {
-    let mut report = failed_audit("standard-webhooks");
-    if let crate::report::model::RunBody::Audit { audit } = &mut report.body {
-        audit.checks[0].check = Check::OutOfOrder;
-        audit.checks[0].figures = None;
-    }
+    let report = failed_as(Check::OutOfOrder);
     let err = script(&report, Check::OutOfOrder, &Payload::Hookbench, &applied("q"), Form::Script)
         .expect_err("no state query");
     assert!(err.to_string().starts_with("--state-query: the report records no state query"), "{err}");

@@ -513,28 +513,46 @@ fn a_late_replay_after_an_eager_purge_is_reproduced_with_the_purge() {
     }
 }
 
+/// Audits the Python example, started through shell commands with `receiver_args`, in unsafe
+/// mode with `check` and `audit_extra` (its kill and start commands too when `killed`); writes the
+/// FAIL's script; runs it with `script_extra` (and the commands when `killed`) against a fresh
+/// instance of each of `cases` (mode, expected exit, the words it must start with).
+fn supervised_example_repro(
+    (receiver_args, killed): (&str, bool),
+    (check, audit_extra): (&str, &[&str]),
+    script_extra: &[&str],
+    cases: [(&str, i32, &str); 2],
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("audited.db");
+    let receiver = super::audit_faults::python(&db, "unsafe", receiver_args);
+    let run = dir.path().join("audit");
+    let commands = if killed { receiver.flags() } else { Vec::new() };
+    let (code, said) = audit_example(&receiver.url, &db, check, &[audit_extra, &commands].concat(), &run);
+    assert_eq!(code, 1, "the unsafe mode fails {check}: {said}");
+    drop(receiver);
+    let script = write_repro(&run, check, &dir.path().join("repro.py"), &[]);
+    for (mode, expected, words) in cases {
+        let db = dir.path().join(format!("{mode}.db"));
+        let fresh = super::audit_faults::python(&db, mode, receiver_args);
+        let commands = if killed { fresh.commands() } else { Vec::new() };
+        let flags = [&commands[..], script_extra].concat();
+        expect_script(&script, (&fresh.url, db.to_str().expect("utf-8")), &flags, (expected, words));
+    }
+}
+
 /// The Python example's check-then-act mode doubles copies the crash check's load sends while it
 /// is killed and restarted: the crash script, sending its events as that load does (a share as
 /// copies) under `--kills 2` through the same shell commands, reproduces it against a fresh
 /// unsafe instance (exit 1) and not against the safe mode (exit 0).
 #[test]
 fn a_crash_fail_is_reproduced_with_the_users_kill_and_start_commands() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("audited.db");
-    let receiver = super::audit_faults::python(&db, "unsafe", "");
-    let run = dir.path().join("audit");
-    let (code, said) = audit_example(&receiver.url, &db, "crash", &receiver.flags(), &run);
-    assert_eq!(code, 1, "the unsafe mode doubles the load's copies under kills: {said}");
-    drop(receiver);
-    let script = write_repro(&run, "crash", &dir.path().join("repro.py"), &[]);
-    for (mode, expected, words) in
-        [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 500 events")]
-    {
-        let db = dir.path().join(format!("{mode}.db"));
-        let fresh = super::audit_faults::python(&db, mode, "");
-        let flags = [&fresh.commands()[..], &["--kills", "2", "--trials", "500"]].concat();
-        expect_script(&script, (&fresh.url, db.to_str().expect("utf-8")), &flags, (expected, words));
-    }
+    supervised_example_repro(
+        ("", true),
+        ("crash", &[]),
+        &["--kills", "2", "--trials", "500"],
+        [("unsafe", 1, "reproduced: "), ("safe", 0, "not reproduced in 500 events")],
+    );
 }
 
 /// The Python example refuses credits to account 7 (`--refuse-account 7`): its safe mode parks
@@ -543,30 +561,16 @@ fn a_crash_fail_is_reproduced_with_the_users_kill_and_start_commands() {
 /// dead-letter query, reproduces it against a fresh unsafe instance (exit 1) and not the safe one.
 #[test]
 fn a_poison_fail_is_reproduced_until_the_receiver_dead_letters() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("audited.db");
-    let receiver = super::audit_faults::python(&db, "unsafe", "--refuse-account 7");
-    let run = dir.path().join("audit");
     let poison = ["--poison-account", "7", "--dead-letter-query", "SELECT event_id FROM dead_letters"];
-    let extra = [&poison[..], &["--poison-p99-factor", "50"]].concat();
-    let (code, said) = audit_example(&receiver.url, &db, "poison", &extra, &run);
-    assert_eq!(code, 1, "the unsafe mode parks no poison: {said}");
-    drop(receiver);
-    let script = write_repro(&run, "poison", &dir.path().join("repro.py"), &[]);
-    let cases = [
-        ("unsafe", 1, "reproduced: 8 of 8 poison events not dead-lettered"),
-        ("safe", 0, "not reproduced with 8 poison events among 40"),
-    ];
-    for (mode, expected, words) in cases {
-        let db = dir.path().join(format!("{mode}.db"));
-        let fresh = super::audit_faults::python(&db, mode, "--refuse-account 7");
-        expect_script(
-            &script,
-            (&fresh.url, db.to_str().expect("utf-8")),
-            &["--trials", "40"],
-            (expected, words),
-        );
-    }
+    supervised_example_repro(
+        ("--refuse-account 7", false),
+        ("poison", &[&poison[..], &["--poison-p99-factor", "50"]].concat()),
+        &["--trials", "40"],
+        [
+            ("unsafe", 1, "reproduced: 8 of 8 poison events not dead-lettered"),
+            ("safe", 0, "not reproduced with 8 poison events among 40"),
+        ],
+    );
 }
 
 /// The Python example drops a stalled body after 5 s: an audit allowing 2 s (`--stall-wait 2s`)

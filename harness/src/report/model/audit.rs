@@ -569,6 +569,16 @@ pub struct AuditSection {
     /// Why the audit stopped before it finished, when it did (its checks are those that ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// What `hookbench repro` reads besides the verdicts: the queries the audit judged with and
+    /// the flags its checks ran with (flattened: each is a key of the section itself).
+    #[serde(flatten)]
+    pub repro: ReproInputs,
+}
+
+/// What an audit recorded for `hookbench repro`, so that a reproduction judges and sends as the
+/// audit did; each absent in reports written before it was recorded, and when not given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReproInputs {
     /// The applied query the SQL observer judged with (`--applied-query`), so that `hookbench
     /// repro` judges a reproduction the same way; absent in reports before it was recorded and
     /// when no such query was given.
@@ -637,7 +647,7 @@ impl AuditSection {
             c.status == Status::Fail || (c.status == Status::Warn && c.check == Check::SemanticDuplicate)
         };
         // A poison template's body is not one a script rebuilds; a poison account is.
-        let written = |c: &&CheckResult| c.check != Check::Poison || self.poison_account.is_some();
+        let written = |c: &&CheckResult| c.check != Check::Poison || self.repro.poison_account.is_some();
         let fails = self.checks.iter().filter(found).filter(|c| REPRODUCIBLE.contains(&c.check));
         fails.filter(written).map(|c| c.check).collect()
     }

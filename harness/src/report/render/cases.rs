@@ -316,13 +316,7 @@ pub(super) mod tests {
             checks,
             wall_s: 2.5,
             stopped: None,
-            applied_query: None,
-            state_query: None,
-            balance_query: None,
-            count_query: None,
-            dead_letter_query: None,
-            poison_account: None,
-            stall_wait_ms: None,
+            repro: crate::report::ReproInputs::default(),
         };
         Report::audit("audit-test".into(), section)
     }
