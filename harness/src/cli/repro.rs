@@ -20,8 +20,8 @@ pub struct ReproArgs {
     /// with another body, a stalled body, a body past --oversized-bytes) or crash (the script takes
     /// --kill-cmd and --start-cmd; its events sent with the audit's load's copies) or poison (of
     /// an audit with --poison-account; judged by the dead-letter query when it had one), of an audit
-    /// signed as Standard Webhooks, Stripe, GitHub, Shopify, Slack, Square, Paddle, GitLab, Zoom,
-    /// Twitch or not at all.
+    /// signed by any scheme hookbench signs (Twilio's forms only; SendGrid and Discord with the
+    /// private key in HOOKBENCH_SECRET).
     #[arg(long, value_enum)]
     pub check: Check,
     /// The query to judge with, rows of (event_id) or (event_id, count) [default: the one the

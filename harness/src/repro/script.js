@@ -14,8 +14,9 @@
  *
  *     HOOKBENCH_SECRET=whsec_... node repro.js --url http://127.0.0.1:8000/webhooks --db app.db
  *
- * It signs as the audit did (Standard Webhooks, Stripe, GitHub, Shopify, Slack, Square, Paddle,
- * GitLab, Zoom, Twitch, or not at all). The secret comes only from HOOKBENCH_SECRET (several:
+ * It signs as the audit did (Standard Webhooks, Stripe, GitHub, Shopify, Slack, Twilio's forms,
+ * Square, Paddle, SendGrid and Discord with a private key, Linear, GitLab, Zoom, Twitch, or not at
+ * all). The secret comes only from HOOKBENCH_SECRET (several:
  * separated by spaces); it is never written here.
  *
  * pg (Postgres) or better-sqlite3 is found in the node_modules beside this script, in the current
@@ -75,6 +76,23 @@ function secrets() {
   if (FINDING.signing === 'none') return [];
   const found = (process.env.HOOKBENCH_SECRET || '').split(/\s+/).filter(Boolean);
   if (!found.length) throw new CannotRun("set HOOKBENCH_SECRET to the receiver's signing secret");
+  if (FINDING.signing === 'sendgrid' || FINDING.signing === 'discord') {
+    // A private key: base64 of its PKCS#8 DER, as `hookbench keys` prints it.
+    return found.map((s) => {
+      try {
+        let der = Buffer.from(s, 'base64');
+        if (FINDING.signing === 'discord') {
+          // OpenSSL refuses the PKCS#8 v2 that ring writes: the 32-byte seed, as PKCS#8 v1.
+          const at = der.indexOf(Buffer.from([0x04, 0x22, 0x04, 0x20]));
+          if (at < 0 || der.length < at + 36) throw new Error('no Ed25519 seed in it');
+          der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), der.subarray(at + 4, at + 36)]);
+        }
+        return crypto.createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+      } catch (e) {
+        throw new CannotRun(`HOOKBENCH_SECRET: not base64 of a PKCS#8 private key (${e.message})`);
+      }
+    });
+  }
   // Every other scheme's key is the secret's text itself.
   if (FINDING.signing !== 'standard-webhooks') return found.map((s) => Buffer.from(s, 'utf8'));
   return found.map((s) => {
@@ -87,7 +105,18 @@ function secrets() {
 
 /** A key no receiver holds, of the kind the scheme takes. */
 function strangerKeys() {
+  if (FINDING.signing === 'sendgrid') return [crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey];
+  if (FINDING.signing === 'discord') return [crypto.generateKeyPairSync('ed25519').privateKey];
   return [Buffer.from(crypto.randomBytes(16).toString('hex'))];
+}
+
+/** Twilio's signed text: the URL, then the form's pairs sorted (byte order), each name and value. */
+function twilioSigned(signedUrl, body) {
+  const pairs = [...new URLSearchParams(body.toString('utf8'))];
+  const bytes = (text) => Buffer.from(text, 'utf8');
+  pairs.sort((a, b) => Buffer.compare(bytes(a[0]), bytes(b[0])) || Buffer.compare(bytes(a[1]), bytes(b[1])));
+  const unique = pairs.filter((p, i) => i === 0 || p[0] !== pairs[i - 1][0] || p[1] !== pairs[i - 1][1]);
+  return signedUrl + unique.map(([name, value]) => name + value).join('');
 }
 
 /** The headers that sign `body` for `eventId` at `ts` (Unix seconds), as the provider does. */
@@ -124,6 +153,16 @@ function signature(eventId, body, keys, ts, signedUrl) {
     case 'zoom':
       return { 'x-zm-signature': 'v0=' + mac(k, 'v0:', t, ':', body).digest('hex'),
         'x-zm-request-timestamp': t };
+    case 'twilio':
+      return { 'x-twilio-signature': crypto.createHmac('sha1', k).update(twilioSigned(signedUrl, body), 'utf8').digest('base64') };
+    case 'linear':
+      return { 'linear-signature': mac(k, body).digest('hex') };
+    case 'sendgrid':
+      return { 'x-twilio-email-event-webhook-signature': crypto.sign('sha256', Buffer.concat([Buffer.from(t), body]), k).toString('base64'),
+        'x-twilio-email-event-webhook-timestamp': t };
+    case 'discord':
+      return { 'x-signature-ed25519': crypto.sign(null, Buffer.concat([Buffer.from(t), body]), k).toString('hex'),
+        'x-signature-timestamp': t };
     case 'twitch': {
       const at = new Date(ts * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       return { 'twitch-eventsub-message-signature': 'sha256=' + mac(k, eventId, at, body).digest('hex'),
@@ -1034,7 +1073,11 @@ async function main() {
 function unforeseen(e) {
   process.stderr.write(`repro: cannot run: ${(e && e.stack) || e}\n`, () => process.exit(2));
 }
-process.on('unhandledRejection', unforeseen);
-process.on('uncaughtException', unforeseen);
-
-main().catch(unforeseen);
+if (require.main === module) {
+  process.on('unhandledRejection', unforeseen);
+  process.on('uncaughtException', unforeseen);
+  main().catch(unforeseen);
+} else {
+  // Required rather than run (hookbench's tests compare its signatures with hookbench's own).
+  module.exports = { signature, secrets };
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # __HOOKBENCH_HEADER__
 """Reproduces a finding of `hookbench audit` without hookbench: Python 3's standard library only
-(psycopg2 or psycopg for a Postgres observer, when installed).
+(psycopg2 or psycopg for a Postgres observer, when installed; cryptography to sign as SendGrid
+or Discord, with a private key).
 
 It rebuilds the finding's deliveries (the same body with fresh ids under a new prefix, so a re-run
 never collides with earlier rows; the same headers, signed afresh; the same copies released
@@ -12,8 +13,9 @@ not run (no answer, a query that fails, no secret), naming the cause.
 
     HOOKBENCH_SECRET=whsec_... python3 repro.py --url http://127.0.0.1:8000/webhooks --db app.db
 
-It signs as the audit did (Standard Webhooks, Stripe, GitHub, Shopify, Slack, Square, Paddle,
-GitLab, Zoom, Twitch, or not at all). The secret comes only from HOOKBENCH_SECRET (several:
+It signs as the audit did (Standard Webhooks, Stripe, GitHub, Shopify, Slack, Twilio's forms,
+Square, Paddle, SendGrid and Discord with a private key, Linear, GitLab, Zoom, Twitch, or not at
+all). The secret comes only from HOOKBENCH_SECRET (several:
 separated by spaces); it is never written here.
 """
 
@@ -76,6 +78,12 @@ def secrets():
     found = os.environ.get("HOOKBENCH_SECRET", "").split()
     if not found:
         raise CannotRun("set HOOKBENCH_SECRET to the receiver's signing secret")
+    if FINDING["signing"] in ("sendgrid", "discord"):
+        # A private key: base64 of its PKCS#8 DER, as `hookbench keys` prints it.
+        try:
+            return [private_key(base64.b64decode(s, validate=True)) for s in found]
+        except ValueError as e:
+            raise CannotRun(f"HOOKBENCH_SECRET: not base64 of a PKCS#8 private key ({e})")
     if FINDING["signing"] != "standard-webhooks":
         # Every other scheme's key is the secret's text itself.
         return [s.encode() for s in found]
@@ -87,8 +95,35 @@ def secrets():
     return keys
 
 
+def crypto():
+    """Python's cryptography package, which signs SendGrid's ECDSA and Discord's Ed25519."""
+    try:
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+    except ImportError:
+        raise CannotRun(f"--signing {FINDING['signing']} signs with a private key: install cryptography (pip install cryptography)")
+    return hashes, serialization, ec, ed25519
+
+
+def private_key(der):
+    """The private key of PKCS#8 `der`. An Ed25519 key is read from its 32-byte seed (the OCTET
+    STRING inside the private key's), since cryptography refuses PKCS#8 v2, which ring writes."""
+    _, serialization, _, ed25519 = crypto()
+    if FINDING["signing"] == "discord":
+        at = der.find(b"\x04\x22\x04\x20")
+        if at < 0 or len(der) < at + 36:
+            raise ValueError("no Ed25519 seed in it")
+        return ed25519.Ed25519PrivateKey.from_private_bytes(der[at + 4:at + 36])
+    return serialization.load_der_private_key(der, password=None)
+
+
 def stranger_keys():
     """A key no receiver holds, of the kind the scheme takes."""
+    if FINDING["signing"] == "sendgrid":
+        _, _, ec, _ = crypto()
+        return [ec.generate_private_key(ec.SECP256R1())]
+    if FINDING["signing"] == "discord":
+        return [crypto()[3].Ed25519PrivateKey.generate()]
     return [os.urandom(16).hex().encode()]
 
 
@@ -129,6 +164,19 @@ def signature(event_id, body, keys, ts, signed_url):
     if scheme == "zoom":
         return {"x-zm-signature": "v0=" + mac(k, b"v0:" + t.encode() + b":" + body).hexdigest(),
                 "x-zm-request-timestamp": t}
+    if scheme == "twilio":
+        # The URL, then the form's pairs sorted, each name and value, under HMAC-SHA1.
+        pairs = sorted(set(urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)))
+        signed = signed_url + "".join(name + value for name, value in pairs)
+        return {"x-twilio-signature": b64(hmac.new(k, signed.encode(), hashlib.sha1).digest())}
+    if scheme == "linear":
+        return {"linear-signature": mac(k, body).hexdigest()}
+    if scheme == "sendgrid":
+        hashes, _, ec, _ = crypto()
+        sig = k.sign(t.encode() + body, ec.ECDSA(hashes.SHA256()))
+        return {"x-twilio-email-event-webhook-signature": b64(sig), "x-twilio-email-event-webhook-timestamp": t}
+    if scheme == "discord":
+        return {"x-signature-ed25519": k.sign(t.encode() + body).hex(), "x-signature-timestamp": t}
     if scheme == "twitch":
         at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
         sig = mac(k, event_id.encode() + at.encode() + body).hexdigest()

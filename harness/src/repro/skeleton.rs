@@ -46,10 +46,16 @@ pub(super) fn signature_headers(scheme: Scheme) -> Option<&'static [&'static str
         Scheme::Gitlab => &["x-gitlab-token"],
         Scheme::Zoom => &["x-zm-signature", "x-zm-request-timestamp"],
         Scheme::Twitch => &["twitch-eventsub-message-signature", "twitch-eventsub-message-timestamp"],
+        // Twilio signs the URL and the form's pairs; Linear's time is in its body, where the
+        // creation time's sentinel puts it.
+        Scheme::Twilio => &["x-twilio-signature"],
+        Scheme::Linear => &["linear-signature"],
+        // With a private key: the script needs Python's cryptography (Node's crypto has both).
+        Scheme::Sendgrid => {
+            &["x-twilio-email-event-webhook-signature", "x-twilio-email-event-webhook-timestamp"]
+        }
+        Scheme::Discord => &["x-signature-ed25519", "x-signature-timestamp"],
         Scheme::None => &[],
-        // Twilio signs the form's pairs with SHA-1, Linear's time is in its body, SendGrid and
-        // Discord sign with a private key: not written yet.
-        Scheme::Twilio | Scheme::Linear | Scheme::Sendgrid | Scheme::Discord => return None,
     })
 }
 
@@ -64,8 +70,8 @@ pub struct Skeleton {
     /// hookbench derives from the event's id by hashing, and times written as dates. Empty when
     /// the whole body is rebuilt.
     pub kept: Vec<String>,
-    /// Whether the creation time's sentinel is in the skeleton (a provider's dates keep the
-    /// audit's time instead).
+    /// Whether the creation time's sentinel is in the skeleton: a body that carries the time it
+    /// is created or sent at (a provider's dates keep the audit's time instead).
     pub fresh_created: bool,
 }
 
@@ -77,9 +83,18 @@ struct Rendered {
 }
 
 impl Rendered {
-    /// `values` rendered through `wire`, the headers named in `signed` left out.
-    fn of(wire: &Wire, kind: Kind, values: Values, signed: &[&str]) -> Result<Self, ReproError> {
-        let f = fields(kind, values);
+    /// `values` rendered through `wire`, sent at `values.3`, the headers named in `signed` left
+    /// out; created at `dated` when given (a provider's dates keep the audit's time, while a time
+    /// the body carries of its sending, Linear's webhookTimestamp, is the script's own).
+    fn of(
+        wire: &Wire,
+        kind: Kind,
+        values: Values,
+        dated: Option<i64>,
+        signed: &[&str],
+    ) -> Result<Self, ReproError> {
+        let mut f = fields(kind, values);
+        f.created = dated.unwrap_or(values.3);
         let body = wire.body(&f, values.3);
         let headers = wire.headers(&f, &body, values.3);
         let body = String::from_utf8(body.to_vec()).map_err(|_| ReproError::Skeleton)?;
@@ -117,6 +132,13 @@ pub fn skeleton(payload: &Payload, kind: Kind, scheme: Scheme, at_s: i64) -> Res
     let signed = signature_headers(scheme).ok_or_else(|| {
         ReproError::Unsupported(format!("the scripts do not sign as {} yet", scheme.as_str()))
     })?;
+    if scheme == Scheme::Twilio && !payload.content_type().ends_with("x-www-form-urlencoded") {
+        // Twilio signs any other body through a hash of it in the URL's query.
+        return Err(ReproError::Unsupported(
+            "the audit signed a JSON body as Twilio (bodySHA256 in the URL); scripts sign Twilio's forms only"
+                .to_string(),
+        ));
+    }
     let wire = Wire {
         // A key of no consequence: the signature headers are left out.
         signer: Signer::from_key(scheme, vec![0x5a; 32]),
@@ -125,11 +147,11 @@ pub fn skeleton(payload: &Payload, kind: Kind, scheme: Scheme, at_s: i64) -> Res
         poison: Poison::default(),
         credit_base: None,
     };
-    let text = Rendered::of(&wire, kind, SENTINELS, signed)?;
+    let text = Rendered::of(&wire, kind, SENTINELS, None, signed)?;
     if !text.mentions(SENTINELS.0) {
         return Err(ReproError::Skeleton);
     }
-    if text.filled(SENTINELS, PROOF) == Rendered::of(&wire, kind, PROOF, signed)? {
+    if text.filled(SENTINELS, PROOF) == Rendered::of(&wire, kind, PROOF, None, signed)? {
         return Ok(Skeleton {
             body: text.body,
             headers: text.headers,
@@ -140,29 +162,45 @@ pub fn skeleton(payload: &Payload, kind: Kind, scheme: Scheme, at_s: i64) -> Res
     if !matches!(payload, Payload::Provider(_)) {
         return Err(ReproError::Skeleton);
     }
-    let dated = |v: Values| (v.0, v.1, v.2, at_s, v.4);
-    let text = Rendered::of(&wire, kind, dated(SENTINELS), signed)?;
-    let filled = text.filled(dated(SENTINELS), dated(PROOF));
-    let proof = Rendered::of(&wire, kind, dated(PROOF), signed)?;
+    let text = Rendered::of(&wire, kind, SENTINELS, Some(at_s), signed)?;
+    let filled = text.filled(SENTINELS, PROOF);
+    let proof = Rendered::of(&wire, kind, PROOF, Some(at_s), signed)?;
     // The event's id must come out fresh: where the provider puts it, the text holds it.
     if !filled.mentions(PROOF.0) {
         return Err(ReproError::Skeleton);
     }
     let kept = kept(&filled, &proof)?;
-    Ok(Skeleton { body: text.body, headers: text.headers, kept, fresh_created: false })
+    let fresh_created = text.mentions(&SENTINELS.3.to_string());
+    Ok(Skeleton { body: text.body, headers: text.headers, kept, fresh_created })
 }
 
 /// Where `filled` keeps a value `proof` renders otherwise.
 fn kept(filled: &Rendered, proof: &Rendered) -> Result<Vec<String>, ReproError> {
-    let parse = |body: &str| serde_json::from_str::<Value>(body).map_err(|_| ReproError::Skeleton);
+    let parse = |body: &str| serde_json::from_str::<Value>(body).ok();
     let mut out = Vec::new();
-    differing(&parse(&filled.body)?, &parse(&proof.body)?, String::new(), &mut out);
+    match (parse(&filled.body), parse(&proof.body)) {
+        (Some(a), Some(b)) => differing(&a, &b, String::new(), &mut out),
+        // Not JSON: a form (Twilio's), compared pair by pair.
+        _ => form_differing(&filled.body, &proof.body, &mut out)?,
+    }
     for ((name, a), (_, b)) in filled.headers.iter().zip(&proof.headers) {
         if a != b {
             out.push(format!("header {name}"));
         }
     }
     Ok(out)
+}
+
+/// The names of the form pairs whose values differ between `a` and `b` (`form NAME`); the two
+/// must hold the same names in the same order.
+fn form_differing(a: &str, b: &str, out: &mut Vec<String>) -> Result<(), ReproError> {
+    let pairs = |body: &str| form_urlencoded::parse(body.as_bytes()).into_owned().collect::<Vec<_>>();
+    let (a, b) = (pairs(a), pairs(b));
+    if a.len() != b.len() || a.iter().zip(&b).any(|(x, y)| x.0 != y.0) {
+        return Err(ReproError::Skeleton);
+    }
+    out.extend(a.iter().zip(&b).filter(|(x, y)| x.1 != y.1).map(|(x, _)| format!("form {}", x.0)));
+    Ok(())
 }
 
 /// The JSON pointers under `path` where `a` and `b` differ (a whole subtree when its shape does).
@@ -251,6 +289,16 @@ mod tests {
         assert!(s.kept.iter().any(|p| p == "/issue/id"), "{:?}", s.kept);
         assert!(!s.kept.iter().any(|p| p == "/repository/id"), "the account is fresh: {:?}", s.kept);
         assert!(s.headers.iter().all(|(n, _)| n != "x-hub-signature-256"));
+    }
+
+    /// Linear's library refuses a body whose webhookTimestamp is a minute old: a script's
+    /// Linear body carries the time it is sent at, never the audit's.
+    #[test]
+    fn a_linear_body_is_dated_when_the_script_sends_it() {
+        let linear = Payload::with("linear", &[], &[]).expect("linear's bodies");
+        let s = skeleton(&linear, Kind::Credit, Scheme::Linear, 1_764_000_000).expect("linear's bodies");
+        assert!(s.kept.iter().all(|p| !p.contains("webhookTimestamp")), "{:?}", s.kept);
+        assert!(s.fresh_created || s.body.contains(&SENTINELS.3.to_string()), "{}", s.body);
     }
 
     #[test]

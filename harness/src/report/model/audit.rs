@@ -607,14 +607,18 @@ pub struct ReproInputs {
 }
 
 /// The signing schemes `hookbench repro`'s scripts sign as, so far.
-pub const REPRODUCIBLE_SIGNING: [&str; 11] = [
+pub const REPRODUCIBLE_SIGNING: [&str; 15] = [
     "standard-webhooks",
     "stripe",
     "github",
     "shopify",
     "slack",
+    "twilio",
     "square",
     "paddle",
+    "sendgrid",
+    "discord",
+    "linear",
     "gitlab",
     "zoom",
     "twitch",
