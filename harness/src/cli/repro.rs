@@ -17,7 +17,7 @@ pub struct ReproArgs {
     /// race-window, out-of-order (judged by the state query), semantic-duplicate, late-replay (the
     /// script takes --retention-cmd and --replay-after), hostile-input (the cases its witnesses
     /// show: tampered, wrong secret, unsigned, stale or future timestamps, malformed JSON, one id
-    /// with another body, a stalled body, a body past --oversized-bytes) or crash (the script takes
+    /// with another body, a stalled body, a body past --oversized-bytes), crash (the script takes
     /// --kill-cmd and --start-cmd; its events sent with the audit's load's copies) or poison (of
     /// an audit with --poison-account; judged by the dead-letter query when it had one), of an audit
     /// signed by any scheme hookbench signs (Twilio's forms only; SendGrid and Discord with the
@@ -36,13 +36,13 @@ pub struct ReproArgs {
     /// account's balance [default: the recorded one]. Used where no applied query is given.
     #[arg(long = "balance-query", value_name = "SQL")]
     pub balance_query: Option<String>,
-    /// The dead-letter query poison judges with, rows of (event id) [default: the recorded one].
-    #[arg(long = "dead-letter-query", value_name = "SQL")]
-    pub dead_letter_query: Option<String>,
     /// A count query to judge with, rows of (account, effect rows) [default: the recorded one].
     /// Used where no applied or balance query is given.
     #[arg(long = "count-query", value_name = "SQL")]
     pub count_query: Option<String>,
+    /// The dead-letter query poison judges with, rows of (event id) [default: the recorded one].
+    #[arg(long = "dead-letter-query", value_name = "SQL")]
+    pub dead_letter_query: Option<String>,
     /// The template the audit sent, when its recorded path (report.json's `payload`) is not the
     /// one to read from here [default: the recorded one].
     #[arg(long, value_name = "FILE")]

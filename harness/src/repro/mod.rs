@@ -231,7 +231,7 @@ pub fn script(
     let finding = json!({
         "check": name,
         "tag": tag,
-        "url": audit.url,
+        "url": without_password(&audit.url),
         "signing": audit.signing,
         "copies": copies,
         "spacings_ms": spacings_ms,
@@ -249,6 +249,7 @@ pub fn script(
         "headers": sk.headers,
         "body": sk.body,
         "kept": sk.kept,
+        "sent_at_in_body": sk.sent_at_in_body,
         "sentinels": {
             "id": s_id, "account": s_account, "amount": s_amount, "object": s_object,
             "created": if sk.fresh_created { Some(s_created) } else { None },
@@ -266,7 +267,8 @@ pub fn script(
         },
     });
     let embedded = serde_json::to_string(&finding.to_string()).expect("a string serializes");
-    let header = header_comment(report, name, &audit.url, &result.evidence, &sk.kept, form);
+    let header =
+        header_comment(report, name, &without_password(&audit.url), &result.evidence, &sk.kept, form);
     Ok(match form {
         Form::Node => NODE_SCRIPT.replace("__HOOKBENCH_EMBED__", &embedded).replacen(
             "// __HOOKBENCH_HEADER__",
@@ -284,6 +286,17 @@ pub fn script(
                 .replacen("# __HOOKBENCH_TESTS__", &tests, 1)
         }
     })
+}
+
+/// `url` with the password of its userinfo, if any, as `***`: a script is handed to others.
+fn without_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
 }
 
 /// What `check`'s script judges by: out-of-order by the state query; every other check by the

@@ -67,8 +67,13 @@ const EVENTS = new Map();
 // Each account's balance or effect rows before anything was sent.
 let BEFORE = new Map();
 
-function bodyOf(event) {
+/**
+ * The event's body; where the body carries the time it is sent at (Linear's webhookTimestamp),
+ * that time is `ts` (default now), as each attempt of the audit's is.
+ */
+function bodyOf(event, ts = null) {
   if (!EVENTS.has(event[0])) EVENTS.set(event[0], [event[1], event[2]]);
+  if (FINDING.sent_at_in_body) event = [event[0], event[1], event[2], ts === null ? unixNow() : ts, ...event.slice(4)];
   return Buffer.from(fill(FINDING.body, event), 'utf8');
 }
 
@@ -99,7 +104,12 @@ function secrets() {
     if (!s.startsWith('whsec_')) {
       throw new CannotRun('HOOKBENCH_SECRET: a Standard Webhooks secret is whsec_ followed by base64');
     }
-    return Buffer.from(s.slice('whsec_'.length), 'base64');
+    const b64 = s.slice('whsec_'.length);
+    // Buffer.from skips what is not base64; Python's decoder refuses it: so does this.
+    if (!b64 || b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) {
+      throw new CannotRun('HOOKBENCH_SECRET: a Standard Webhooks secret is whsec_ followed by base64');
+    }
+    return Buffer.from(b64, 'base64');
   });
 }
 
@@ -310,9 +320,10 @@ function postAndDrop(url, headers, body, linger = 0.05) {
 /** The event with its answer dropped, then sent again until answered, as the audit does. */
 async function lostAck(url, event, keys) {
   const body = bodyOf(event);
-  const dropped = await postAndDrop(url, headersOf(event, body, keys), body);
+  await postAndDrop(url, headersOf(event, body, keys), body);
   await sleep(0.1);
-  return [dropped, await deliverUntilAnswered(url, event, keys, 5)];
+  // The dropped attempt has no answer by design: the trial ran only if the retry was answered.
+  return [await deliverUntilAnswered(url, event, keys, 5)];
 }
 
 /** The event until answered, then once more. */
@@ -411,13 +422,19 @@ async function queried(db, query, what) {
   }
 }
 
-/** (account, value) rows of integers as a Map, or CannotRun naming the `what` query. */
-function integerPairs(rows, what, value) {
+/**
+ * (account, value) rows of integers as a Map, or CannotRun naming the `what` query; the values of
+ * an account's rows added up, or, when `once`, an account in two rows refused.
+ */
+function integerPairs(rows, what, value, once = false) {
   const out = new Map();
   for (const row of rows) {
     const [account, v] = row.length === 2 ? row.map((x) => (x === null ? NaN : Number(x))) : [NaN, NaN];
     if (!Number.isInteger(account) || !Number.isInteger(v)) {
       throw new CannotRun(`the ${what} query returned ${JSON.stringify(row)}: (account, ${value}) rows of integers wanted`);
+    }
+    if (once && out.has(account)) {
+      throw new CannotRun(`the ${what} query returned account ${account} twice: one (account, ${value}) row per account wanted`);
     }
     out.set(account, (out.get(account) || 0) + v);
   }
@@ -438,20 +455,23 @@ async function baseline(db) {
 
 /** Each account's version, as the audit's state query says: Map(account -> version). */
 async function states(db) {
-  const out = new Map();
-  for (const [account, version] of integerPairs(await queried(db, FINDING.state_query, 'state'), 'state', 'version')) {
-    out.set(account, version);
-  }
-  return out;
+  return integerPairs(await queried(db, FINDING.state_query, 'state'), 'state', 'version', true);
 }
 
-/** The versions once two reads a second apart agree (a receiver may apply after answering). */
-async function settledStates(db) {
+/**
+ * The versions once two reads a second apart agree (a receiver may apply after answering); while
+ * an account is still behind `latest` (its latest acknowledged version), three more agreeing
+ * reads, so that an inbox worker polling every few seconds has caught up.
+ */
+async function settledStates(db, latest) {
   let last = await states(db);
+  let agreed = 0;
   for (let i = 0; i < 30; i++) {
     await sleep(1);
     const now = await states(db);
-    if (sameCounts(now, last)) return now;
+    agreed = sameCounts(now, last) ? agreed + 1 : 0;
+    const behind = [...latest].some(([a, v]) => (now.get(a) || 0) < v);
+    if (agreed >= (behind ? 3 : 1)) return now;
     last = now;
   }
   return last;
@@ -628,7 +648,7 @@ async function outOfOrder(url, db, prefix, trials, keys) {
   }
   if (answered === 0) throw new CannotRun(`no answer from ${url} to any of ${n} updates`);
   if (latest.size === 0) throw new CannotRun(`${url} acknowledged none of ${n} updates: nothing to judge`);
-  const state = await settledStates(db);
+  const state = await settledStates(db, latest);
   if (![...latest.keys()].some((a) => state.has(a))) {
     throw new CannotRun(`none of ${latest.size} accounts is in the state query's rows (is --db the receiver's database?)`);
   }
@@ -665,11 +685,18 @@ async function lateReplay(url, db, prefix, trials, keys, opts) {
   if (answers.every((a) => a === null)) throw new CannotRun(`no answer from ${url} to any of ${trials} events`);
   const first = await settled(db, prefix, trials);
   const once = events.filter((event) => first.get(event[0]) === 1);
+  if (!once.length) {
+    throw new CannotRun(`none of ${trials} events was seen applied once before the replay (is --db the receiver's database?)`);
+  }
   if (opts.retentionCmd) await runCmd('--retention-cmd', opts.retentionCmd);
   await sleep(opts.replayAfter);
+  const replayed = [];
   for (const event of once) {
     const body = bodyOf(event);
-    await post(url, headersOf(event, body, keys), body);
+    replayed.push(await post(url, headersOf(event, body, keys), body));
+  }
+  if (replayed.every((r) => r === null)) {
+    throw new CannotRun(`no answer from ${url} to any of ${once.length} replays (is the receiver up after --retention-cmd?)`);
   }
   const counts = await settled(db, prefix, once.length);
   return judgeTwice(once.map((event) => event[0]), counts, trials);
@@ -702,15 +729,21 @@ function stalled(url, event, keys, wait) {
       socket.destroy();
       resolve(outcome);
     };
-    const timer = setTimeout(() => finish('held'), wait * 1000);
     let connected = false;
+    // The wait starts once connected; no connection within the sender's timeout is no answer.
+    let timer = setTimeout(() => finish(null), FINDING.timeout_s * 1000);
     socket.on('error', () => finish(connected ? 'closed' : null));
-    socket.on('close', () => finish('closed'));
+    socket.on('close', () => finish(connected ? 'closed' : null));
     socket.on('data', (chunk) => {
       const status = chunk.toString('latin1').split(' ', 3)[1];
       finish(/^\d+$/.test(status || '') ? Number(status) : 'closed');
     });
-    socket.on('connect', () => (connected = true) && socket.write(Buffer.concat([rawHead(url, headersOf(event, body, keys), 1_000_000), body.subarray(0, 10)])));
+    socket.on('connect', () => {
+      connected = true;
+      clearTimeout(timer);
+      timer = setTimeout(() => finish('held'), wait * 1000);
+      socket.write(Buffer.concat([rawHead(url, headersOf(event, body, keys), 1_000_000), body.subarray(0, 10)]));
+    });
   });
 }
 
@@ -733,8 +766,9 @@ async function hostileCase(url, which, event, keys) {
   if (which === 'wrong-secret') return [await post(url, headersOf(event, body, strangerKeys()), body)];
   if (which === 'unsigned') return [await post(url, { 'content-type': 'application/json' }, body)];
   if (which === 'stale' || which === 'future') {
-    const offset = which === 'stale' ? -3600 : 3600;
-    return [await post(url, headersOf(event, body, keys, unixNow() + offset), body)];
+    const ts = unixNow() + (which === 'stale' ? -3600 : 3600);
+    const dated = bodyOf(event, ts); // a body that carries its time carries this one
+    return [await post(url, headersOf(event, dated, keys, ts), dated)];
   }
   // rebodied: the event until answered, then its id with another amount, as the audit sends it.
   const other = [event[0], event[1], 999, event[3]];
@@ -747,6 +781,15 @@ async function hostileCase(url, which, event, keys) {
  * --stall-wait, the audit's) and a body past the receiver's limit (never acknowledged).
  */
 async function hostileInput(url, db, prefix, trials, keys, wait = FINDING.stall_wait_s) {
+  // First a control: one event signed right, which must be acknowledged and applied, or nothing
+  // the cases show can be judged (a wrong HOOKBENCH_SECRET refuses everything; a wrong --db
+  // applies nothing).
+  const control = eventOf(prefix, 0, 'hos_control');
+  const answer = await deliverUntilAnswered(url, control, keys);
+  if (answer === null) throw new CannotRun(`no answer from ${url} to a correctly signed event`);
+  if (!is2xx(answer)) {
+    throw new CannotRun(`a correctly signed event was answered ${answer}: is HOOKBENCH_SECRET the receiver's secret?`);
+  }
   const sent = [];
   const holds = [];
   let n = 0;
@@ -761,10 +804,10 @@ async function hostileInput(url, db, prefix, trials, keys, wait = FINDING.stall_
   }
   const held = await Promise.all(holds.map((event) => stalled(url, event, keys, wait)));
   holds.forEach((event, i) => sent.push(['stalled', event[0], [held[i]]]));
-  if (sent.every(([, , statuses]) => statuses.every((s) => s === null))) {
-    throw new CannotRun(`no answer from ${url} to any of ${sent.length} requests`);
+  const counts = await settled(db, prefix, 1 + sent.filter(([which]) => which === 'rebodied').length);
+  if (!counts.get(control[0])) {
+    throw new CannotRun(`the correctly signed control event ${control[0]} was never applied (is --db the receiver's database?)`);
   }
-  const counts = await settled(db, prefix, sent.filter(([which]) => which === 'rebodied').length);
   const found = new Map();
   for (const [which, eventId, statuses] of sent) {
     const appliedN = counts.get(eventId) || 0;
@@ -883,16 +926,17 @@ async function crash(url, db, prefix, trials, keys, opts) {
   if (failure) throw failure;
   if (!acked.size) throw new CannotRun(`no event was acknowledged by ${url}`);
   const counts = await settled(db, prefix, acked.size);
-  const lost = [...acked].sort().filter((eventId) => (counts.get(eventId) || 0) === 0);
-  let [code, said] = judgeTwice(events.map((event) => event[0]), counts, trials, `events under ${opts.kills} kills`);
+  const [code, said] = judgeTwice(events.map((event) => event[0]), counts, trials, `events under ${opts.kills} kills`);
+  if (code === 2) return [code, said]; // nothing applied at all: no event can be called lost
   const kinds = events.map((_, i) => copiesOf(i + 1));
   const many = (kind) => kinds.filter((k) => k === kind).length;
-  said += `; as the audit's load, ${many('concurrent')} sent as two copies together, ${many('duplicate')} twice 50 ms apart, ${many('ack-lost')} with a lost answer`;
+  const load = `as the audit's load, ${many('concurrent')} sent as two copies together, ${many('duplicate')} twice 50 ms apart, ${many('ack-lost')} with a lost answer`;
+  const lost = [...acked].sort().filter((eventId) => (counts.get(eventId) || 0) === 0);
   if (lost.length) {
-    const rest = said.includes(': ') ? said.slice(said.indexOf(': ') + 2) : said;
-    return [1, `reproduced: ${lost.length} of ${acked.size} acknowledged events never applied (first: ${lost[0]}); ${rest}`];
+    const doubled = code === 1 ? `; ${said.slice(said.indexOf(': ') + 2)}` : '';
+    return [1, `reproduced: ${lost.length} of ${acked.size} acknowledged events never applied (first: ${lost[0]})${doubled}; ${load}`];
   }
-  return [code, said];
+  return [code, `${said}; ${load}`];
 }
 
 /**
@@ -902,6 +946,7 @@ async function crash(url, db, prefix, trials, keys, opts) {
  * dead-lettered, or another event is not applied exactly once.
  */
 async function poison(url, db, prefix, trials, keys) {
+  if (trials < 5) throw new CannotRun('--trials must be at least 5 for poison: every fifth event is poison');
   const events = [];
   const poisoned = new Set();
   for (let n = 1; n <= trials; n++) {
@@ -1017,7 +1062,8 @@ function parseFlags(prog) {
   const spec = flags();
   const usage = `usage: ${prog} [-h] [--url URL] --db DB [--trials TRIALS] [--signed-url SIGNED_URL]` +
     (spec['replay-after'] ? ' [--retention-cmd RETENTION_CMD] [--replay-after REPLAY_AFTER]' : '') +
-    (spec.kills ? ' --kill-cmd KILL_CMD --start-cmd START_CMD [--kills KILLS]' : '');
+    (spec.kills ? ' --kill-cmd KILL_CMD --start-cmd START_CMD [--kills KILLS]' : '') +
+    (spec['stall-wait'] ? ' [--stall-wait STALL_WAIT]' : '');
   const fail = (message) => {
     process.stderr.write(`${usage}\n${prog}: error: ${message}\n`, () => process.exit(2));
     return null;

@@ -67,8 +67,12 @@ EVENTS = {}
 BEFORE = {}
 
 
-def body_of(*event):
+def body_of(*event, ts=None):
+    """The event's body; where the body carries the time it is sent at (Linear's
+    webhookTimestamp), that time is `ts` (default now), as each attempt of the audit's is."""
     EVENTS.setdefault(event[0], (event[1], event[2]))
+    if FINDING["sent_at_in_body"]:
+        event = event[:3] + (int(time.time()) if ts is None else ts,) + tuple(event[4:])
     return fill(FINDING["body"], event).encode("utf-8")
 
 
@@ -204,9 +208,17 @@ def post(url, headers, body, release=None, delay=0.0):
         path += "?" + parts.query
     conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=FINDING["timeout_s"])
     try:
-        conn.connect()
+        try:
+            conn.connect()
+        except OSError:
+            if release is not None:
+                release.abort()  # the other copies go without this one, never wait for it
+            return None
         if release is not None:
-            release.wait()
+            try:
+                release.wait(timeout=FINDING["timeout_s"])
+            except threading.BrokenBarrierError:
+                pass  # a copy could not connect: this one is sent all the same
             if delay:
                 time.sleep(delay)
         conn.request("POST", path, body=body, headers=headers)
@@ -286,9 +298,10 @@ def post_and_drop(url, headers, body, linger=0.05):
 def lost_ack(url, event, keys):
     """The event with its answer dropped, then sent again until answered, as the audit does."""
     body = body_of(*event)
-    dropped = post_and_drop(url, headers_of(event, body, keys), body)
+    post_and_drop(url, headers_of(event, body, keys), body)
     time.sleep(0.1)
-    return [dropped, deliver_until_answered(url, event, keys, tries=5)]
+    # The dropped attempt has no answer by design: the trial ran only if the retry was answered.
+    return [deliver_until_answered(url, event, keys, tries=5)]
 
 
 def sequential_duplicate(url, event, keys):
@@ -296,6 +309,15 @@ def sequential_duplicate(url, event, keys):
     first = deliver_until_answered(url, event, keys)
     body = body_of(*event)
     return [first, post(url, headers_of(event, body, keys), body)]
+
+
+def hide_password(url):
+    """`url` with its password, if it has one, as ***."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(":" + parts.password + "@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def connect(db):
@@ -310,7 +332,7 @@ def connect(db):
         try:
             conn = driver.connect(db)
         except Exception as e:  # the driver's error, whatever its kind
-            raise CannotRun(f"--db {db}: cannot connect: {type(e).__name__}: {e}")
+            raise CannotRun(f"--db {hide_password(db)}: cannot connect: {type(e).__name__}: {e}")
         conn.autocommit = True
         return conn
     path = db[len("sqlite://"):] if db.startswith("sqlite://") else db
@@ -459,19 +481,26 @@ def states(db):
     for row in rows_of(db, FINDING["state_query"], "state"):
         try:
             account, version = row
-            out[int(account)] = int(version)
+            account, version = int(account), int(version)
         except (TypeError, ValueError):
             raise CannotRun(f"the state query returned {tuple(row)!r}: (account, version) rows of integers wanted")
+        if account in out:
+            raise CannotRun(f"the state query returned account {account} twice: one (account, version) row per account wanted")
+        out[account] = version
     return out
 
 
-def settled_states(db):
-    """The versions once two reads a second apart agree (a receiver may apply after answering)."""
-    last = states(db)
+def settled_states(db, latest):
+    """The versions once two reads a second apart agree (a receiver may apply after answering);
+    while an account is still behind `latest` (its latest acknowledged version), three more agreeing
+    reads, so that an inbox worker polling every few seconds has caught up."""
+    last, agreed = states(db), 0
     for _ in range(30):
         time.sleep(1)
         now = states(db)
-        if now == last:
+        agreed = agreed + 1 if now == last else 0
+        behind = any(now.get(a, 0) < v for a, v in latest.items())
+        if agreed >= (3 if behind else 1):
             return now
         last = now
     return last
@@ -501,7 +530,7 @@ def out_of_order(url, db, prefix, trials, keys):
         raise CannotRun(f"no answer from {url} to any of {n} updates")
     if not latest:
         raise CannotRun(f"{url} acknowledged none of {n} updates: nothing to judge")
-    state = settled_states(db)
+    state = settled_states(db, latest)
     if not any(a in state for a in latest):
         raise CannotRun(f"none of {len(latest)} accounts is in the state query's rows (is --db the receiver's database?)")
     stale = [a for a in latest if state.get(a, 0) < latest[a]]
@@ -531,9 +560,14 @@ def late_replay(url, db, prefix, stamp, trials, keys, opts):
     if opts.retention_cmd:
         run_cmd("--retention-cmd", opts.retention_cmd)
     time.sleep(opts.replay_after)
+    if not once:
+        raise CannotRun(f"none of {trials} events was seen applied once before the replay (is --db the receiver's database?)")
+    replayed = []
     for e in once:
         body = body_of(*e)
-        post(url, headers_of(e, body, keys), body)
+        replayed.append(post(url, headers_of(e, body, keys), body))
+    if all(r is None for r in replayed):
+        raise CannotRun(f"no answer from {url} to any of {len(once)} replays (is the receiver up after --retention-cmd?)")
     counts = settled(db, prefix, len(once))
     return judge_twice([e[0] for e in once], counts, trials)
 
@@ -591,8 +625,9 @@ def hostile_case(url, case, event, keys):
     if case == "unsigned":
         return [post(url, {"content-type": "application/json"}, body)]
     if case in ("stale", "future"):
-        offset = -3600 if case == "stale" else 3600
-        return [post(url, headers_of(event, body, keys, int(time.time()) + offset), body)]
+        ts = int(time.time()) + (-3600 if case == "stale" else 3600)
+        body = body_of(*event, ts=ts)  # a body that carries its time carries this one
+        return [post(url, headers_of(event, body, keys, ts), body)]
     # rebodied: the event until answered, then its id with another amount, as the audit sends it.
     other = (event[0], event[1], 999, event[3])
     return [deliver_until_answered(url, event, keys), deliver_until_answered(url, other, keys)]
@@ -601,8 +636,17 @@ def hostile_case(url, case, event, keys):
 def hostile_input(url, db, prefix, stamp, trials, keys, wait=None):
     """Each case the audit's witnesses showed, --trials times: what must be refused (4xx, never
     applied), one id sent with another body (applied at most once), a stalled body (not held past
-    --stall-wait, the audit's) and a body past the receiver's limit (never acknowledged)."""
+    --stall-wait, the audit's) and a body past the receiver's limit (never acknowledged). First a
+    control: one event signed right, which must be acknowledged and applied, or nothing the
+    cases show can be judged (a wrong HOOKBENCH_SECRET refuses everything; a wrong --db applies
+    nothing)."""
     wait = FINDING["stall_wait_s"] if wait is None else wait
+    control = event_of(prefix, stamp, 0, tag="hos_control")
+    answer = deliver_until_answered(url, control, keys)
+    if answer is None:
+        raise CannotRun(f"no answer from {url} to a correctly signed event")
+    if not 200 <= answer < 300:
+        raise CannotRun(f"a correctly signed event was answered {answer}: is HOOKBENCH_SECRET the receiver's secret?")
     sent, n, holds = [], 0, []
     for _ in range(trials):
         for case in FINDING["cases"]:
@@ -616,9 +660,9 @@ def hostile_input(url, db, prefix, stamp, trials, keys, wait=None):
         with concurrent.futures.ThreadPoolExecutor(len(holds)) as pool:
             held = list(pool.map(lambda e: stalled(url, e, keys, wait), holds))
         sent += [("stalled", e[0], [h]) for e, h in zip(holds, held)]
-    if all(s is None for _, _, statuses in sent for s in statuses):
-        raise CannotRun(f"no answer from {url} to any of {len(sent)} requests")
-    counts = settled(db, prefix, sum(case == "rebodied" for case, _, _ in sent))
+    counts = settled(db, prefix, 1 + sum(case == "rebodied" for case, _, _ in sent))
+    if not counts.get(control[0]):
+        raise CannotRun(f"the correctly signed control event {control[0]} was never applied (is --db the receiver's database?)")
     found = {}
     for case, event_id, statuses in sent:
         applied_n = counts.get(event_id, 0)
@@ -697,17 +741,23 @@ def crash(url, db, prefix, stamp, trials, keys, opts):
             stop.set()
             raise
         concurrent.futures.wait(futures)
+    failed = [f.exception() for f in futures if f.exception() is not None]
+    if failed:
+        raise CannotRun(f"a sender failed: {type(failed[0]).__name__}: {failed[0]}")
     if not acked:
         raise CannotRun(f"no event was acknowledged by {url}")
     counts = settled(db, prefix, len(acked))
-    lost = [e for e in sorted(acked) if counts.get(e, 0) == 0]
     code, said = judge_twice([e[0] for e in events], counts, trials, f"events under {opts.kills} kills")
+    if code == 2:
+        return code, said  # nothing applied at all: no event can be called lost
     kinds = [copies_of(n) for n in range(1, trials + 1)]
-    said += "; as the audit's load, {} sent as two copies together, {} twice 50 ms apart, {} with a lost answer".format(
+    load = "as the audit's load, {} sent as two copies together, {} twice 50 ms apart, {} with a lost answer".format(
         *(kinds.count(k) for k in ("concurrent", "duplicate", "ack-lost")))
+    lost = [e for e in sorted(acked) if counts.get(e, 0) == 0]
     if lost:
-        return 1, f"reproduced: {len(lost)} of {len(acked)} acknowledged events never applied (first: {lost[0]}); " + said.split(": ", 1)[-1]
-    return code, said
+        doubled = f"; {said.split(': ', 1)[1]}" if code == 1 else ""
+        return 1, f"reproduced: {len(lost)} of {len(acked)} acknowledged events never applied (first: {lost[0]}){doubled}; {load}"
+    return code, f"{said}; {load}"
 
 
 def poison(url, db, prefix, stamp, trials, keys):
@@ -715,6 +765,8 @@ def poison(url, db, prefix, stamp, trials, keys):
     refuses), each sent as a provider sends it: until acknowledged (2xx) or refused (4xx), five
     attempts at most. Reproduced when a poison event is applied, or (with the audit's dead-letter
     query) not dead-lettered, or another event is not applied exactly once."""
+    if trials < 5:
+        raise CannotRun("--trials must be at least 5 for poison: every fifth event is poison")
     events, poisoned = [], set()
     for n in range(1, trials + 1):
         event = event_of(prefix, stamp, n)

@@ -73,6 +73,9 @@ pub struct Skeleton {
     /// Whether the creation time's sentinel is in the skeleton: a body that carries the time it
     /// is created or sent at (a provider's dates keep the audit's time instead).
     pub fresh_created: bool,
+    /// Whether the body carries the time it is sent at (Linear's webhookTimestamp), where the
+    /// creation time's sentinel is: each attempt then puts its own time there.
+    pub sent_at_in_body: bool,
 }
 
 /// One rendering: the body and the headers the script does not compute.
@@ -151,12 +154,16 @@ pub fn skeleton(payload: &Payload, kind: Kind, scheme: Scheme, at_s: i64) -> Res
     if !text.mentions(SENTINELS.0) {
         return Err(ReproError::Skeleton);
     }
+    // Created at another time, sent at the sentinel's: what still shows it is the sending time.
+    let sent_at_in_body =
+        Rendered::of(&wire, kind, SENTINELS, Some(PROOF.3), signed)?.body.contains(&SENTINELS.3.to_string());
     if text.filled(SENTINELS, PROOF) == Rendered::of(&wire, kind, PROOF, None, signed)? {
         return Ok(Skeleton {
             body: text.body,
             headers: text.headers,
             kept: Vec::new(),
             fresh_created: true,
+            sent_at_in_body,
         });
     }
     if !matches!(payload, Payload::Provider(_)) {
@@ -171,7 +178,7 @@ pub fn skeleton(payload: &Payload, kind: Kind, scheme: Scheme, at_s: i64) -> Res
     }
     let kept = kept(&filled, &proof)?;
     let fresh_created = text.mentions(&SENTINELS.3.to_string());
-    Ok(Skeleton { body: text.body, headers: text.headers, kept, fresh_created })
+    Ok(Skeleton { body: text.body, headers: text.headers, kept, fresh_created, sent_at_in_body })
 }
 
 /// Where `filled` keeps a value `proof` renders otherwise.
@@ -298,7 +305,12 @@ mod tests {
         let linear = Payload::with("linear", &[], &[]).expect("linear's bodies");
         let s = skeleton(&linear, Kind::Credit, Scheme::Linear, 1_764_000_000).expect("linear's bodies");
         assert!(s.kept.iter().all(|p| !p.contains("webhookTimestamp")), "{:?}", s.kept);
-        assert!(s.fresh_created || s.body.contains(&SENTINELS.3.to_string()), "{}", s.body);
+        assert!(s.fresh_created && s.sent_at_in_body, "{}", s.body);
+        let hookbench = skeleton(&Payload::Hookbench, Kind::Credit, Scheme::Linear, 0).expect("hookbench's");
+        assert!(
+            !hookbench.sent_at_in_body,
+            "hookbench's bodies carry their creation time, not their sending"
+        );
     }
 
     #[test]

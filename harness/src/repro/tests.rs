@@ -35,6 +35,20 @@ fn a_script_is_written_for_a_fail_and_holds_no_secret() {
     .expect("a script");
     assert!(script.starts_with("#!/usr/bin/env python3\n# hookbench audit "), "{}", &script[..200]);
     assert!(!script.contains("__HOOKBENCH_EMBED__") && script.contains("\\\"copies\\\":4"));
+    // A password in the audited URL's userinfo is not written either.
+    let mut with_password = failed_audit("standard-webhooks");
+    if let crate::report::model::RunBody::Audit { audit } = &mut with_password.body {
+        audit.url = "http://hook:s3cret-pass@127.0.0.1:8000/webhooks".to_string();
+    }
+    let text = super::script(
+        &with_password,
+        Check::ConcurrentCopies,
+        &Payload::Hookbench,
+        &applied("q"),
+        Form::Node,
+    )
+    .expect("a script");
+    assert!(!text.contains("s3cret-pass") && text.contains("hook:***@127.0.0.1"), "the password is hidden");
     // The script reads its secret only from the environment (tests/it/repro.rs holds that a
     // written script contains none of the audit's).
     assert!(script.contains("os.environ.get(\"HOOKBENCH_SECRET\""));
