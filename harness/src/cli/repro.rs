@@ -79,6 +79,7 @@ pub(super) fn run(args: &ReproArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         balance: args.balance_query.clone().or_else(|| audit.repro.balance_query.clone()),
         count: args.count_query.clone().or_else(|| audit.repro.count_query.clone()),
         dead_letters: args.dead_letter_query.clone().or_else(|| audit.repro.dead_letter_query.clone()),
+        update_applied: None,
     };
     let form = match (args.pytest, args.node) {
         (true, _) => crate::repro::Form::Pytest,

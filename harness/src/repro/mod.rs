@@ -48,22 +48,10 @@ pub enum Form {
 /// The checks a script can reproduce so far.
 pub use crate::report::model::REPRODUCIBLE as CHECKS;
 
-/// The queries a script judges with: those report.json records, or those the flags give.
-#[derive(Debug, Clone, Default)]
-pub struct Queries {
-    /// Rows of (event id) or (event id, count): how often each event was applied.
-    pub applied: Option<String>,
-    /// Rows of (account, version): each account's version, for out-of-order.
-    pub state: Option<String>,
-    /// Rows of (account, balance): where no applied query is given, each event's applies are
-    /// its account's change in balance over its amount (every event of a run has an account of
-    /// its own).
-    pub balance: Option<String>,
-    /// Rows of (account, effect rows): likewise, the account's change in rows.
-    pub count: Option<String>,
-    /// Rows of (event id) in the receiver's dead-letter store, for poison.
-    pub dead_letters: Option<String>,
-}
+/// The queries a script judges with (those report.json records, or those the flags give): the
+/// observer's own. Without an applied query, each event's applies are its account's change in
+/// balance over its amount, else in effect rows (every event of a run has an account of its own).
+pub use crate::observe::Queries;
 
 /// What a script judges applies by: the applied query's rows, or an account's change.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -231,7 +219,7 @@ pub fn script(
     let finding = json!({
         "check": name,
         "tag": tag,
-        "url": without_password(&audit.url),
+        "url": provision::hide_password(&audit.url),
         "signing": audit.signing,
         "copies": copies,
         "spacings_ms": spacings_ms,
@@ -268,7 +256,7 @@ pub fn script(
     });
     let embedded = serde_json::to_string(&finding.to_string()).expect("a string serializes");
     let header =
-        header_comment(report, name, &without_password(&audit.url), &result.evidence, &sk.kept, form);
+        header_comment(report, name, &provision::hide_password(&audit.url), &result.evidence, &sk.kept, form);
     Ok(match form {
         Form::Node => NODE_SCRIPT.replace("__HOOKBENCH_EMBED__", &embedded).replacen(
             "// __HOOKBENCH_HEADER__",
@@ -286,17 +274,6 @@ pub fn script(
                 .replacen("# __HOOKBENCH_TESTS__", &tests, 1)
         }
     })
-}
-
-/// `url` with the password of its userinfo, if any, as `***`: a script is handed to others.
-fn without_password(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
-        }
-        _ => url.to_string(),
-    }
 }
 
 /// What `check`'s script judges by: out-of-order by the state query; every other check by the
