@@ -1,5 +1,6 @@
 //! Fresh databases for hookbench's runs and tests: Postgres (a container started with
-//! testcontainers, or a server named by `DATABASE_URL`) and SQLite files. Every run gets a fresh
+//! testcontainers, or a server named by `DATABASE_URL`), MySQL or MariaDB (a container, or a
+//! server named by `MYSQL_URL`) and SQLite files. Every run gets a fresh
 //! database, so runs never see each other's rows: on Postgres a `CREATE DATABASE` with a unique
 //! name, dropped afterwards unless kept; on SQLite a new file.
 //!
@@ -7,10 +8,15 @@
 //! the same provisioning.
 
 mod container;
+mod mysql;
 mod postgres;
 mod sqlite;
 
 pub use container::ENV_SESSION;
+pub use mysql::{
+    DEFAULT_MYSQL_IMAGE, ENV_MYSQL_IMAGE, ENV_MYSQL_URL, FreshMysqlDatabase, MysqlFacts, MysqlServer,
+    MysqlSettings,
+};
 pub use postgres::{
     DEFAULT_IMAGE, DockerNetwork, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, FreshDatabase, PostgresMode,
     PostgresServer, PostgresSettings,
@@ -40,6 +46,16 @@ pub enum ProvisionError {
          (scripts/docker-engine.sh installs and starts one on Debian as root)"
     )]
     PostgresUnavailable(String),
+    /// No way to reach MySQL or MariaDB was found.
+    #[error(
+        "MySQL/MariaDB is unavailable: MYSQL_URL is not set and no container could be started ({0}). \
+         Set MYSQL_URL=mysql://user:password@host:port/db, or start Docker \
+         (scripts/docker-engine.sh installs and starts one on Debian as root)"
+    )]
+    MysqlUnavailable(String),
+    /// The server `MYSQL_URL` names does not answer.
+    #[error("cannot connect to the MySQL/MariaDB server given by MYSQL_URL: {0}")]
+    MysqlUnreachable(String),
     /// The given server does not answer.
     #[error("cannot connect to the Postgres server given by --database-url / DATABASE_URL: {0}")]
     Unreachable(String),
@@ -75,13 +91,34 @@ impl From<sqlx::Error> for ProvisionError {
     }
 }
 
-/// A fresh database of either backend, for one cell or one experiment.
+/// A server a run creates its databases on: Postgres, or MySQL/MariaDB.
+#[derive(Debug)]
+pub enum Server {
+    /// A Postgres server.
+    Postgres(PostgresServer),
+    /// A MySQL or MariaDB server.
+    Mysql(MysqlServer),
+}
+
+impl Server {
+    /// Where the server came from (an environment variable or a container's image).
+    pub fn origin(&self) -> &str {
+        match self {
+            Server::Postgres(s) => s.origin(),
+            Server::Mysql(s) => s.origin(),
+        }
+    }
+}
+
+/// A fresh database of any backend, for one cell or one experiment.
 #[derive(Debug)]
 pub enum FreshDb {
     /// A database created on a Postgres server.
     Postgres(FreshDatabase),
     /// A new SQLite file.
     Sqlite(SqliteFile),
+    /// A database created on a MySQL or MariaDB server.
+    Mysql(FreshMysqlDatabase),
 }
 
 impl FreshDb {
@@ -96,19 +133,34 @@ impl FreshDb {
         })
     }
 
+    /// A fresh database on `server` when given, else a new SQLite file (kept in `keep_dir` if
+    /// given).
+    pub async fn on(
+        server: Option<&Server>,
+        keep_dir: Option<&std::path::Path>,
+    ) -> Result<Self, ProvisionError> {
+        Ok(match server {
+            Some(Server::Postgres(s)) => FreshDb::Postgres(s.fresh_database().await?),
+            Some(Server::Mysql(s)) => FreshDb::Mysql(s.fresh_database().await?),
+            None => FreshDb::Sqlite(SqliteFile::create(keep_dir)?),
+        })
+    }
+
     /// The URL receivers and the checker connect with.
     pub fn url(&self) -> String {
         match self {
             FreshDb::Postgres(db) => db.url.clone(),
             FreshDb::Sqlite(f) => f.url(),
+            FreshDb::Mysql(db) => db.url.clone(),
         }
     }
 
-    /// Drops a Postgres database (a temporary SQLite file goes when this is dropped).
+    /// Drops a Postgres or MySQL database (a temporary SQLite file goes when this is dropped).
     pub async fn discard(self) -> Result<(), ProvisionError> {
         match self {
             FreshDb::Postgres(db) => db.drop_database().await,
             FreshDb::Sqlite(_) => Ok(()),
+            FreshDb::Mysql(db) => db.drop_database().await,
         }
     }
 }

@@ -228,6 +228,15 @@ impl PostgresServer {
         Ok(v)
     }
 
+    /// The server's default isolation level, as it names it (`SHOW default_transaction_isolation`:
+    /// `read committed` unless its configuration says otherwise).
+    pub async fn default_isolation(&self) -> Result<String, ProvisionError> {
+        let pool = self.admin_pool().await?;
+        let level: String = sqlx::query_scalar("SHOW default_transaction_isolation").fetch_one(&pool).await?;
+        pool.close().await;
+        Ok(level)
+    }
+
     /// Creates a database no other run uses.
     pub async fn fresh_database(&self) -> Result<FreshDatabase, ProvisionError> {
         let name = unique_name();
@@ -272,7 +281,7 @@ impl FreshDatabase {
 /// Why no Docker engine answers: said inside [`ProvisionError::PostgresUnavailable`], beside how
 /// to give a server instead.
 #[derive(Debug, thiserror::Error)]
-enum NoDocker {
+pub(crate) enum NoDocker {
     /// The client ran and found no engine (none running, or no permission on its socket).
     #[error("`docker version` found no engine")]
     NoEngine,
@@ -288,7 +297,7 @@ enum NoDocker {
 const DOCKER_PROBE: Duration = Duration::from_secs(10);
 
 /// Whether a Docker engine answers `docker version` within a few seconds.
-async fn docker_answers() -> Result<(), NoDocker> {
+pub(crate) async fn docker_answers() -> Result<(), NoDocker> {
     let probe = tokio::process::Command::new("docker")
         .args(["version", "--format", "{{.Server.Version}}"])
         .stdin(std::process::Stdio::null())
