@@ -137,6 +137,10 @@ impl From<VerifyError> for Refusal {
     }
 }
 
+/// The header a 5xx carries when a transaction conflict caused it: a serialization failure or a
+/// deadlock, named as the database names it (`40001`, `40P01`, `mysql-1213`, `mysql-1205`).
+pub const DB_CONFLICT_HEADER: &str = "hookbench-db-conflict";
+
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         let status = match &self {
@@ -157,7 +161,15 @@ impl IntoResponse for Refusal {
             body["stored_sha256"] = json!(c.stored_sha256);
             body["received_sha256"] = json!(c.received_sha256);
         }
-        (status, axum::Json(body)).into_response()
+        let conflict = match &self {
+            Refusal::Handle(HandleError::Store(e)) => e.conflict(),
+            _ => None,
+        };
+        let mut response = (status, axum::Json(body)).into_response();
+        if let Some(value) = conflict.and_then(|c| axum::http::HeaderValue::from_str(&c).ok()) {
+            response.headers_mut().insert(DB_CONFLICT_HEADER, value);
+        }
+        response
     }
 }
 

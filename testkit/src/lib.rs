@@ -14,7 +14,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use provision::{FreshDatabase, PostgresMode, PostgresServer, PostgresSettings, SqliteFile};
+use provision::{
+    FreshDatabase, FreshMysqlDatabase, MysqlServer, MysqlSettings, PostgresMode, PostgresServer,
+    PostgresSettings, SqliteFile,
+};
 use receivers::app::{self, AppState};
 use receivers::design::Design;
 use receivers::event::Event;
@@ -45,6 +48,26 @@ pub fn pg_server() -> &'static PostgresServer {
     })
 }
 
+/// The MySQL/MariaDB server of this test binary: `MYSQL_URL` if set, else a container started
+/// with testcontainers (image from HOOKBENCH_MYSQL_IMAGE, which scripts/test.sh chooses).
+pub fn mysql_server() -> &'static MysqlServer {
+    static SERVER: OnceLock<MysqlServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        std::thread::spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(MysqlServer::start(&MysqlSettings::from_env()))
+        })
+        .join()
+        .expect("provisioning thread")
+        .unwrap_or_else(|e| panic!("tests need MySQL or MariaDB: {e} (scripts/test.sh readies one)"))
+    })
+}
+
+/// A fresh database on [`mysql_server`], not migrated: its URL, and the handle that drops it.
+pub async fn fresh_mysql() -> FreshMysqlDatabase {
+    mysql_server().fresh_database().await.expect("fresh MySQL database")
+}
+
 /// A fresh database of one backend, migrated: the receivers' store on it, and the test's own
 /// pool for the queries its assertions read.
 pub struct Db {
@@ -53,6 +76,7 @@ pub struct Db {
     pub store: Store,
     pool: Pool,
     pg: Option<FreshDatabase>,
+    my: Option<FreshMysqlDatabase>,
     _sqlite: Option<SqliteFile>,
 }
 
@@ -61,59 +85,70 @@ pub struct Db {
 enum Pool {
     Postgres(sqlx::PgPool),
     Sqlite(sqlx::SqlitePool),
+    Mysql(sqlx::MySqlPool),
+}
+
+/// Runs the same statement on whichever pool the test holds.
+macro_rules! on_pool {
+    ($pool:expr, |$p:ident| $body:expr) => {
+        match $pool {
+            Pool::Postgres($p) => $body,
+            Pool::Sqlite($p) => $body,
+            Pool::Mysql($p) => $body,
+        }
+    };
 }
 
 impl Db {
     pub async fn fresh(backend: Backend) -> Self {
-        let (url, pg, sqlite) = match backend {
+        let (mut pg, mut my, mut sqlite) = (None, None, None);
+        let url = match backend {
             Backend::Postgres => {
-                let db = pg_server().fresh_database().await.expect("fresh Postgres database");
-                (db.url.clone(), Some(db), None)
+                pg.insert(pg_server().fresh_database().await.expect("fresh Postgres database")).url.clone()
             }
-            Backend::Sqlite => {
-                let file = SqliteFile::create(None).expect("fresh SQLite file");
-                (file.url(), None, Some(file))
-            }
+            Backend::Sqlite => sqlite.insert(SqliteFile::create(None).expect("fresh SQLite file")).url(),
+            Backend::Mysql => my.insert(fresh_mysql().await).url.clone(),
         };
         let store = Store::connect(&url, &StoreOptions::default()).await.expect("connect and migrate");
         let pool = match backend {
             Backend::Postgres => Pool::Postgres(sqlx::PgPool::connect(&url).await.expect("test pool")),
             Backend::Sqlite => Pool::Sqlite(sqlx::SqlitePool::connect(&url).await.expect("test pool")),
+            Backend::Mysql => Pool::Mysql(sqlx::MySqlPool::connect(&url).await.expect("test pool")),
         };
-        Self { backend, url, store, pool, pg, _sqlite: sqlite }
+        Self { backend, url, store, pool, pg, my, _sqlite: sqlite }
     }
 
-    /// Drops a Postgres database (SQLite files go with their temporary directory).
+    /// Drops a Postgres or MySQL database (SQLite files go with their temporary directory).
     pub async fn cleanup(self) {
         self.store.close().await;
-        match &self.pool {
-            Pool::Postgres(pool) => pool.close().await,
-            Pool::Sqlite(pool) => pool.close().await,
-        }
+        on_pool!(&self.pool, |pool| pool.close().await);
         if let Some(pg) = self.pg {
             pg.drop_database().await.expect("drop database");
         }
+        if let Some(my) = self.my {
+            my.drop_database().await.expect("drop database");
+        }
     }
 
+    /// One integer. The tests write `CAST(x AS BIGINT)`, which MySQL spells `CAST(x AS SIGNED)`.
     pub async fn scalar(&self, sql: &'static str) -> i64 {
         match &self.pool {
-            Pool::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql),
-            Pool::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql),
+            Pool::Mysql(pool) => {
+                sqlx::query_scalar(sqlx::AssertSqlSafe(sql.replace(" AS BIGINT)", " AS SIGNED)")))
+                    .fetch_one(pool)
+                    .await
+                    .expect(sql)
+            }
+            pool => on_pool!(pool, |pool| sqlx::query_scalar(sql).fetch_one(pool).await.expect(sql)),
         }
     }
 
     pub async fn pairs(&self, sql: &'static str) -> Vec<(String, i64)> {
-        match &self.pool {
-            Pool::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.expect(sql),
-            Pool::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.expect(sql),
-        }
+        on_pool!(&self.pool, |pool| sqlx::query_as(sql).fetch_all(pool).await.expect(sql))
     }
 
     pub async fn execute(&self, sql: &'static str) {
-        match &self.pool {
-            Pool::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop).expect(sql),
-            Pool::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop).expect(sql),
-        }
+        on_pool!(&self.pool, |pool| sqlx::query(sql).execute(pool).await.map(drop).expect(sql))
     }
 
     /// Ledger rows per event id.
@@ -140,12 +175,13 @@ impl Db {
 
     /// Inbox rows neither processed nor dead letters.
     pub async fn pending(&self) -> i64 {
-        let sql = "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1";
-        match &self.pool {
-            Pool::Postgres(pool) => sqlx::query_scalar(sql).bind(INBOX_MAX_ATTEMPTS).fetch_one(pool).await,
-            Pool::Sqlite(pool) => sqlx::query_scalar(sql).bind(INBOX_MAX_ATTEMPTS).fetch_one(pool).await,
-        }
-        .expect(sql)
+        let sql = format!(
+            "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < {INBOX_MAX_ATTEMPTS}"
+        );
+        on_pool!(&self.pool, |pool| sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+            .fetch_one(pool)
+            .await)
+        .expect("pending inbox rows")
     }
 
     /// Waits until the inbox has no pending row (a safeguard, not a speed check).

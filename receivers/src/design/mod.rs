@@ -9,15 +9,18 @@
 //! | `created-gt` | [`atomic`] | atomic + only if created > stored created |
 //! | `version-guard` | [`atomic`] | atomic + `UPDATE ... WHERE plan_version < $new` |
 //! | `inbox` | [`inbox`] | store in an inbox and ack; workers apply with the version guard |
+//! | `check-in-transaction` | [`check_in_transaction`] | one transaction: SELECT the id, apply, INSERT the id (no UNIQUE: the isolation level decides) |
 //! | `split` | [`split`] | INSERT the id and commit; then apply in a second transaction (the crash test's foil) |
 //!
 //! `split` is not in the bench's default matrix: without crashes it behaves like `atomic`. It is
-//! the design the article's crash test shows losing events.
+//! the design the article's crash test shows losing events. Nor is `check-in-transaction`, which
+//! the isolation matrix runs (`--isolation`, `--designs`).
 //!
 //! The simulated work (`--work-delay`) stands where the article's `await io()` stands: after the
 //! check in `check-then-insert`, before the transaction in the others, never inside one.
 
 pub mod atomic;
+pub mod check_in_transaction;
 pub mod check_then_insert;
 pub mod inbox;
 pub mod naive;
@@ -54,6 +57,9 @@ pub enum Design {
     Inbox,
     /// Insert the key and commit, then apply in a second transaction.
     Split,
+    /// One transaction: SELECT the id, apply, INSERT the id (a non-unique index: the isolation
+    /// level decides).
+    CheckInTransaction,
 }
 
 impl Design {
@@ -68,9 +74,10 @@ impl Design {
         Design::Inbox,
     ];
 
-    /// Every design the receivers know: the bench's and `split`.
-    pub const KNOWN: [Design; 8] = {
-        let mut known = [Design::Split; 8];
+    /// Every design the receivers know: the bench's, `split` and `check-in-transaction`.
+    pub const KNOWN: [Design; 9] = {
+        let mut known = [Design::Split; 9];
+        known[8] = Design::CheckInTransaction;
         let mut i = 0;
         while i < Self::ALL.len() {
             known[i] = Self::ALL[i];
@@ -90,13 +97,18 @@ impl Design {
             Design::VersionGuard => "version-guard",
             Design::Inbox => "inbox",
             Design::Split => "split",
+            Design::CheckInTransaction => "check-in-transaction",
         }
     }
 
     /// The ordering guard the design applies plan updates with.
     pub fn guard(self) -> Guard {
         match self {
-            Design::Naive | Design::CheckThenInsert | Design::Atomic | Design::Split => Guard::None,
+            Design::Naive
+            | Design::CheckThenInsert
+            | Design::Atomic
+            | Design::Split
+            | Design::CheckInTransaction => Guard::None,
             Design::CreatedGte => Guard::CreatedGte,
             Design::CreatedGt => Guard::CreatedGt,
             Design::VersionGuard | Design::Inbox => Guard::Version,
@@ -113,7 +125,7 @@ impl fmt::Display for Design {
 /// A `--design` value that names no design.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown design `{0}` (expected one of: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox, split)"
+    "unknown design `{0}` (expected one of: naive, check-then-insert, atomic, created-gte, created-gt, version-guard, inbox, split, check-in-transaction)"
 )]
 pub struct UnknownDesign(pub String);
 
@@ -220,6 +232,7 @@ pub async fn handle(
         }
         Design::Inbox => inbox::handle(store, work_delay, delivery, faults).await,
         Design::Split => split::handle(store, work_delay, delivery).await,
+        Design::CheckInTransaction => check_in_transaction::handle(store, work_delay, delivery).await,
     }
 }
 

@@ -1,7 +1,8 @@
-//! The databases behind the receivers: Postgres and SQLite.
+//! The databases behind the receivers: Postgres, SQLite, and MySQL or MariaDB.
 //!
-//! Every SQL statement and every dialect difference lives in this module: `postgres.rs` and
-//! `sqlite.rs` implement the same operations, and [`Store`] picks one by the URL's scheme. The
+//! Every SQL statement and every dialect difference lives in this module: `postgres.rs`,
+//! `sqlite.rs` and `mysql.rs` implement the same operations, and [`Store`] picks one by the URL's
+//! scheme. The
 //! designs above it only say what to do (apply, check, claim), never how a database spells it.
 //!
 //! The side effect is the same everywhere: a credit adds to `accounts.credits` and writes a
@@ -19,11 +20,14 @@
 //! still the one the connections have open (see `sqlite.rs`).
 
 mod inbox_order;
+mod lease_pool;
+mod mysql;
+mod mysql_inbox;
+mod mysql_keys;
 mod postgres;
 mod postgres_claim;
 mod postgres_inbox;
 mod postgres_keys;
-mod postgres_pool;
 mod sqlite;
 mod sqlite_claim;
 mod sqlite_inbox;
@@ -38,22 +42,28 @@ use std::time::Duration;
 
 use crate::event::{Event, EventError};
 
-/// Runs a dialect's operation on the store's database: Postgres directly; SQLite on the file's
+/// Runs a dialect's operation on the store's database: Postgres and MySQL directly; SQLite on the file's
 /// current pool, checking the file before and, for a write, after (see `sqlite.rs`); a SQLite
 /// write takes its turn with the file's other writers (writers.rs). A write's time is counted as
 /// [`Stage::Write`](crate::timing::Stage::Write).
 macro_rules! dialect {
-    ($store:expr, write, |$pool:ident| $pg:expr, $lite:expr) => {
-        dialect!(@run $store, true, |$pool| $pg, $lite)
+    ($store:expr, write, |$pool:ident| $pg:expr, $lite:expr, $my:expr) => {
+        dialect!(@run $store, true, |$pool| $pg, $lite, $my)
     };
-    ($store:expr, read, |$pool:ident| $pg:expr, $lite:expr) => {
-        dialect!(@run $store, false, |$pool| $pg, $lite)
+    ($store:expr, read, |$pool:ident| $pg:expr, $lite:expr, $my:expr) => {
+        dialect!(@run $store, false, |$pool| $pg, $lite, $my)
     };
-    (@run $store:expr, $wrote:expr, |$pool:ident| $pg:expr, $lite:expr) => {
+    (@run $store:expr, $wrote:expr, |$pool:ident| $pg:expr, $lite:expr, $my:expr) => {
         match &$store.inner {
             Inner::Postgres($pool) => {
                 let started = std::time::Instant::now();
                 let result = $pg;
+                counted($wrote, started);
+                result
+            }
+            Inner::Mysql($pool) => {
+                let started = std::time::Instant::now();
+                let result = $my;
                 counted($wrote, started);
                 result
             }
@@ -85,6 +95,11 @@ pub use sqlite_writer::Direct as SqliteDirect;
 /// each part writing nothing unless the key was inserted.
 pub const POSTGRES_CLAIM_CREDIT: &str = postgres_claim::CLAIM_CREDIT;
 
+/// The atomic design's claim of a credit on MySQL, statement by statement in one transaction:
+/// the key (? id, body hash), the credit (? account, amount) and its ledger row (? id, account,
+/// amount). (For `hookbench perf`'s mysqlslap to run the same.)
+pub const MYSQL_CLAIM_CREDIT: [&str; 3] = [mysql_keys::INSERT_KEY, mysql::CREDIT, mysql::LEDGER];
+
 /// Counts a write's time from `started` (reads are not counted).
 fn counted(wrote: bool, started: std::time::Instant) {
     if wrote {
@@ -103,26 +118,32 @@ pub enum Backend {
     Postgres,
     /// SQLite, one file shared by every worker process.
     Sqlite,
+    /// MySQL or MariaDB (InnoDB), shared by every worker over the network.
+    Mysql,
 }
 
 impl Backend {
-    /// Both backends.
-    pub const ALL: [Backend; 2] = [Backend::Postgres, Backend::Sqlite];
+    /// Every backend.
+    pub const ALL: [Backend; 3] = [Backend::Postgres, Backend::Sqlite, Backend::Mysql];
 
     /// The flag value.
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Postgres => "postgres",
             Backend::Sqlite => "sqlite",
+            Backend::Mysql => "mysql",
         }
     }
 
-    /// The backend a URL names by its scheme (`postgres://`, `postgresql://`, `sqlite:`).
+    /// The backend a URL names by its scheme (`postgres://`, `postgresql://`, `sqlite:`,
+    /// `mysql://`, `mariadb://`).
     pub fn of_url(url: &str) -> Option<Self> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Some(Backend::Postgres)
         } else if url.starts_with("sqlite:") {
             Some(Backend::Sqlite)
+        } else if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            Some(Backend::Mysql)
         } else {
             None
         }
@@ -137,7 +158,7 @@ impl fmt::Display for Backend {
 
 /// A backend name that is none.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown backend `{0}` (expected postgres or sqlite)")]
+#[error("unknown backend `{0}` (expected postgres, sqlite or mysql)")]
 pub struct UnknownBackend(pub String);
 
 impl FromStr for Backend {
@@ -147,12 +168,13 @@ impl FromStr for Backend {
         match s {
             "postgres" => Ok(Backend::Postgres),
             "sqlite" => Ok(Backend::Sqlite),
+            "mysql" => Ok(Backend::Mysql),
             other => Err(UnknownBackend(other.to_string())),
         }
     }
 }
 
-/// Postgres transaction isolation for the receivers' transactions.
+/// The isolation level of the receivers' transactions, on Postgres and MySQL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
@@ -198,8 +220,9 @@ impl FromStr for Isolation {
 /// How a store connects.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
-    /// Postgres isolation level (SQLite transactions are always serializable).
-    pub isolation: Isolation,
+    /// The isolation level of every transaction; `None`: the database's own default (Postgres's
+    /// READ COMMITTED, MySQL's REPEATABLE READ). SQLite's writers are serialized whatever it is.
+    pub isolation: Option<Isolation>,
     /// Connections in this process's pool.
     pub max_connections: u32,
     /// How long a request waits for a pooled connection (opening one included) before it
@@ -221,7 +244,7 @@ pub const RECEIVER_APPLICATION: &str = "hookbench-receiver";
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
-            isolation: Isolation::ReadCommitted,
+            isolation: None,
             max_connections: 8,
             acquire_timeout: DEFAULT_POOL_TIMEOUT,
             busy_timeout: Duration::from_secs(30),
@@ -235,7 +258,7 @@ impl Default for StoreOptions {
 pub enum StoreError {
     /// The URL names no supported database. The URL is not quoted: it may hold a password, or be
     /// a secret given to the wrong variable.
-    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db)")]
+    #[error("unsupported database URL (expected postgres://..., mysql://... or sqlite:///path/file.db)")]
     Url,
     /// A query or connection failed. (sqlx's message already carries its cause, so it is not
     /// chained as a source too: each cause reads once.)
@@ -284,6 +307,19 @@ impl From<sqlx::migrate::MigrateError> for StoreError {
 }
 
 impl StoreError {
+    /// The transaction conflict this error is, if any, as the database names it: Postgres's
+    /// SQLSTATE `40001` (serialization failure) or `40P01` (deadlock), MySQL's error `1213`
+    /// (deadlock) or `1205` (lock wait timeout). Such a transaction was rolled back and a retry
+    /// may succeed; the receivers name it in the 5xx's `Hookbench-Db-Conflict` header.
+    pub fn conflict(&self) -> Option<String> {
+        let StoreError::Database(sqlx::Error::Database(e)) = self else { return None };
+        if let Some(e) = e.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+            return matches!(e.code(), "40001" | "40P01").then(|| e.code().to_string());
+        }
+        let e = e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()?;
+        matches!(e.number(), 1205 | 1213).then(|| format!("mysql-{}", e.number()))
+    }
+
     /// Whether the database is out of reach or cannot take writes now (rather than refusing one
     /// statement): a 503, and a worker that stops acknowledging until it can again.
     pub fn is_unavailable(&self) -> bool {
@@ -296,7 +332,9 @@ impl StoreError {
                 | sqlx::Error::Tls(_),
             ) => true,
             StoreError::Database(sqlx::Error::Database(e)) => {
-                postgres::is_unavailable(e.as_ref()) || sqlite::is_unavailable(e.as_ref())
+                postgres::is_unavailable(e.as_ref())
+                    || sqlite::is_unavailable(e.as_ref())
+                    || mysql::is_unavailable(e.as_ref())
             }
             StoreError::Sqlite(e) => sqlite_writer::is_unavailable(e),
             _ => false,
@@ -430,7 +468,7 @@ pub const INBOX_MAX_ATTEMPTS: i64 = 5;
 /// turn holds up: the other writers of the file wait for the whole batch.
 pub const INBOX_BATCH: i64 = 32;
 
-/// The receivers' handle on their database, Postgres or SQLite.
+/// The receivers' handle on their database, Postgres, SQLite or MySQL.
 #[derive(Debug, Clone)]
 pub struct Store {
     inner: Inner,
@@ -438,8 +476,9 @@ pub struct Store {
 
 #[derive(Debug, Clone)]
 enum Inner {
-    Postgres(postgres_pool::Pool),
+    Postgres(lease_pool::PgPool),
     Sqlite(Arc<sqlite::SqliteDb>),
+    Mysql(mysql::Pool),
 }
 
 impl Store {
@@ -453,6 +492,11 @@ impl Store {
                 Inner::Postgres(pool)
             }
             Some(Backend::Sqlite) => Inner::Sqlite(Arc::new(sqlite::SqliteDb::open(url, options).await?)),
+            Some(Backend::Mysql) => {
+                let pool = mysql::connect(url, options).await?;
+                mysql::migrate(&pool).await?;
+                Inner::Mysql(pool)
+            }
             None => return Err(StoreError::Url),
         };
         Ok(Self { inner })
@@ -463,13 +507,20 @@ impl Store {
         match self.inner {
             Inner::Postgres(_) => Backend::Postgres,
             Inner::Sqlite(_) => Backend::Sqlite,
+            Inner::Mysql(_) => Backend::Mysql,
         }
     }
 
     /// The health check: the database answers and takes a write (made and rolled back), and for
     /// SQLite the file at the path is the one the store has open.
     pub async fn health(&self) -> Result<(), StoreError> {
-        dialect!(self, read, |pool| postgres::probe_write(pool).await, sqlite::probe_write(pool).await)
+        dialect!(
+            self,
+            read,
+            |pool| postgres::probe_write(pool).await,
+            sqlite::probe_write(pool).await,
+            mysql::probe_write(pool).await
+        )
     }
 
     /// Applies the side effect in its own transaction, with no dedupe (`naive`,
@@ -479,7 +530,8 @@ impl Store {
             self,
             write,
             |pool| postgres::apply(pool, event, guard).await,
-            sqlite::apply(pool, event, guard).await
+            sqlite::apply(pool, event, guard).await,
+            mysql::apply(pool, event, guard).await
         )
     }
 
@@ -490,7 +542,8 @@ impl Store {
             self,
             write,
             |pool| postgres::check_key(pool, event_id, body_sha256).await,
-            sqlite::check_key(pool, event_id, body_sha256).await
+            sqlite::check_key(pool, event_id, body_sha256).await,
+            mysql::check_key(pool, event_id, body_sha256).await
         )
     }
 
@@ -505,7 +558,25 @@ impl Store {
             self,
             write,
             |pool| postgres::mark_processed(pool, event_id, body_sha256).await,
-            sqlite::mark_processed(pool, event_id, body_sha256).await
+            sqlite::mark_processed(pool, event_id, body_sha256).await,
+            mysql::mark_processed(pool, event_id, body_sha256).await
+        )
+    }
+
+    /// One transaction: the id looked up in `checked_events`, and when absent the side effect
+    /// and the id's row (`check-in-transaction`). No unique key: the isolation level decides.
+    pub async fn apply_checked(
+        &self,
+        event: &Event,
+        body_sha256: &str,
+        guard: Guard,
+    ) -> Result<Applied, StoreError> {
+        dialect!(
+            self,
+            write,
+            |pool| postgres::apply_checked(pool, event, body_sha256, guard).await,
+            sqlite::apply_checked(pool, event, body_sha256, guard).await,
+            mysql::apply_checked(pool, event, body_sha256, guard).await
         )
     }
 
@@ -525,7 +596,8 @@ impl Store {
             self,
             write,
             |pool| postgres::apply_once(pool, event, body_sha256, guard, after_key).await,
-            sqlite::apply_once(pool, event, body_sha256, guard, after_key).await
+            sqlite::apply_once(pool, event, body_sha256, guard, after_key).await,
+            mysql::apply_once(pool, event, body_sha256, guard, after_key).await
         )
     }
 
@@ -537,7 +609,8 @@ impl Store {
             self,
             write,
             |pool| postgres::apply_once_until(pool, event, now, ttl).await,
-            sqlite::apply_once_until(pool, event, now, ttl).await
+            sqlite::apply_once_until(pool, event, now, ttl).await,
+            mysql::apply_once_until(pool, event, now, ttl).await
         )
     }
 
@@ -547,7 +620,8 @@ impl Store {
             self,
             write,
             |pool| postgres::purge_expired(pool, now).await,
-            sqlite::purge_expired(pool, now).await
+            sqlite::purge_expired(pool, now).await,
+            mysql::purge_expired(pool, now).await
         )
     }
 
@@ -564,7 +638,8 @@ impl Store {
             self,
             write,
             |pool| postgres_inbox::store(pool, source, webhook_id, body_sha256, payload).await,
-            sqlite_inbox::store(pool, source, webhook_id, body_sha256, payload).await
+            sqlite_inbox::store(pool, source, webhook_id, body_sha256, payload).await,
+            mysql_inbox::store(pool, source, webhook_id, body_sha256, payload).await
         )
     }
 
@@ -579,7 +654,8 @@ impl Store {
             self,
             write,
             |pool| postgres_inbox::claim(pool, at_claim).await,
-            sqlite_inbox::claim(pool, at_claim).await
+            sqlite_inbox::claim(pool, at_claim).await,
+            mysql_inbox::claim(pool, at_claim).await
         )
     }
 
@@ -587,8 +663,9 @@ impl Store {
     /// Postgres without waiting for them: close once the requests are done).
     pub async fn close(&self) {
         match &self.inner {
-            Inner::Postgres(pool) => postgres_pool::close(pool).await,
+            Inner::Postgres(pool) => lease_pool::close(pool).await,
             Inner::Sqlite(db) => db.close().await,
+            Inner::Mysql(pool) => lease_pool::close(pool).await,
         }
     }
 }

@@ -7,8 +7,8 @@ use sqlx::Connection;
 use sqlx::error::DatabaseError;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError};
 
+use super::lease_pool::{PgPool as Pool, lease, lease_answering};
 use super::postgres_keys::{Keys, guard_where, known_key};
-use super::postgres_pool::{Pool, lease};
 use super::{Applied, Guard, Isolation, Known, StoreError, StoreOptions, check_side_effect, postgres_claim};
 use crate::event::Event;
 use crate::timing::{self, Stage};
@@ -16,19 +16,20 @@ use crate::timing::{self, Stage};
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<Pool, StoreError> {
-    let isolation = match options.isolation {
-        Isolation::ReadCommitted => "read committed",
-        Isolation::RepeatableRead => "repeatable read",
-        Isolation::Serializable => "serializable",
-    };
-    let connect = PgConnectOptions::from_str(url)?
-        .application_name(&options.application_name)
-        .options([("default_transaction_isolation", isolation)]);
-    // No ping before a connection is handed out, nor after it comes back (postgres_pool.rs). A
+    let mut connect = PgConnectOptions::from_str(url)?.application_name(&options.application_name);
+    if let Some(level) = options.isolation {
+        let level = match level {
+            Isolation::ReadCommitted => "read committed",
+            Isolation::RepeatableRead => "repeatable read",
+            Isolation::Serializable => "serializable",
+        };
+        connect = connect.options([("default_transaction_isolation", level)]);
+    }
+    // No ping before a connection is handed out, nor after it comes back (lease_pool.rs). A
     // connection the server dropped fails the delivery's first statement instead; that delivery
     // answers 5xx (nothing stored, nothing acknowledged), the connection is closed, and the
     // sender's retry gets another.
-    super::postgres_pool::pool(connect, options.max_connections, options.acquire_timeout)
+    super::lease_pool::pool(connect, Vec::new(), options.max_connections, options.acquire_timeout)
 }
 
 pub(super) async fn migrate(pool: &Pool) -> Result<(), StoreError> {
@@ -48,22 +49,10 @@ pub(super) fn is_unavailable(e: &dyn DatabaseError) -> bool {
     })
 }
 
-/// A write made and rolled back: fails when the database is out of reach or read-only.
-///
-/// The pool hands out connections without a ping, so this one pings first: a connection the
-/// server ended (an administrator's termination, a restart) is taken out of the pool and another
-/// tried, so the answer is about the database now, not about a connection from before. A pool
-/// holds at most its size of such connections; past that many, the error stands.
+/// A write made and rolled back, on a connection that answers a ping (lease_pool.rs's
+/// `lease_answering`): fails when the database is out of reach or read-only.
 pub(super) async fn probe_write(pool: &Pool) -> Result<(), StoreError> {
-    let mut conn = lease(pool).await?;
-    for _ in 0..pool.status().max_size {
-        if conn.ping().await.is_ok() {
-            break;
-        }
-        // Dropped unsettled, so it is closed and not handed out again.
-        drop(conn);
-        conn = lease(pool).await?;
-    }
+    let mut conn = lease_answering(pool).await?;
     let probed = rolled_back_write(&mut conn).await;
     conn.settle(probed).await
 }
@@ -293,4 +282,44 @@ pub(super) async fn purge_expired(pool: &Pool, now: f64) -> Result<u64, StoreErr
         .map(|done| done.rows_affected())
         .map_err(StoreError::from);
     conn.settle(purged).await
+}
+
+/// check-in-transaction: in one transaction, the id looked up in `checked_events` (a plain
+/// read), and when it is not there the side effect and the id's row. The table's index is not
+/// unique, so what keeps two copies from both applying is the isolation level alone.
+pub(super) async fn apply_checked(
+    pool: &Pool,
+    event: &Event,
+    body_sha256: &str,
+    guard: Guard,
+) -> Result<Applied, StoreError> {
+    let mut conn = lease(pool).await?;
+    let applied = check_in_transaction(&mut conn, event, body_sha256, guard).await;
+    conn.settle(applied).await
+}
+
+async fn check_in_transaction(
+    conn: &mut PgConnection,
+    event: &Event,
+    body_sha256: &str,
+    guard: Guard,
+) -> Result<Applied, StoreError> {
+    let mut tx = begin(conn).await?;
+    let seen: Option<i32> = sqlx::query_scalar("SELECT 1 FROM checked_events WHERE event_id = $1 LIMIT 1")
+        .bind(event.id())
+        .fetch_optional(&mut *tx)
+        .await?;
+    if seen.is_some() {
+        let known = known_key(&mut tx, Keys::Checked, event.id(), body_sha256).await?;
+        tx.commit().await?;
+        return Ok(known.into());
+    }
+    let applied = apply_in(&mut tx, event, guard).await?;
+    sqlx::query("INSERT INTO checked_events (event_id, body_sha256) VALUES ($1, $2)")
+        .bind(event.id())
+        .bind(body_sha256)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(applied)
 }

@@ -25,8 +25,8 @@ use std::sync::LazyLock;
 use sqlx::PgConnection;
 use sqlx::postgres::PgDatabaseError;
 
+use super::lease_pool::{PgPool as Pool, lease};
 use super::postgres_keys::{Keys, guard_where, known_key};
-use super::postgres_pool::{Pool, lease};
 use super::{Applied, Guard, StoreError, overflow};
 use crate::event::Event;
 

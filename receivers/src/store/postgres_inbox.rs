@@ -19,9 +19,9 @@ use sqlx::Connection;
 use sqlx::postgres::PgConnection;
 
 use super::inbox_order::{Claimed, in_account_order};
+use super::lease_pool::{PgPool as Pool, lease};
 use super::postgres::{apply_in, begin};
 use super::postgres_keys::{Keys, known_key};
-use super::postgres_pool::{Pool, lease};
 use super::{Guard, INBOX_BATCH, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, parse_inbox_payload};
 
 pub(super) async fn store(

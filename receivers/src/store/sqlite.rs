@@ -730,3 +730,33 @@ pub(super) async fn purge_expired(db: &Lite<'_>, now: f64) -> Result<u64, StoreE
         sqlx::query("DELETE FROM dedupe_keys WHERE expires_at <= ?1").bind(now).execute(&mut *conn).await?;
     Ok(done.rows_affected())
 }
+
+/// check-in-transaction: in one transaction, the id looked up in `checked_events` (SQLite's writers
+/// are serialized: the transaction is `BEGIN IMMEDIATE`, so no other writer runs between), and when it is not there the side effect and the id's row. The table's index is not
+/// unique, so what keeps two copies from both applying is the isolation level alone.
+pub(super) async fn apply_checked(
+    db: &Lite<'_>,
+    event: &Event,
+    body_sha256: &str,
+    guard: Guard,
+) -> Result<Applied, StoreError> {
+    let (mut conn, _turn) = db.writer().await?;
+    let mut tx = begin_immediate(&mut conn).await?;
+    let seen: Option<i32> = sqlx::query_scalar("SELECT 1 FROM checked_events WHERE event_id = ?1 LIMIT 1")
+        .bind(event.id())
+        .fetch_optional(&mut *tx)
+        .await?;
+    if seen.is_some() {
+        let known = known_key(&mut tx, Keys::Checked, event.id(), body_sha256).await?;
+        tx.commit().await?;
+        return Ok(known.into());
+    }
+    let applied = apply_in(&mut tx, event, guard).await?;
+    sqlx::query("INSERT INTO checked_events (event_id, body_sha256) VALUES (?1, ?2)")
+        .bind(event.id())
+        .bind(body_sha256)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(applied)
+}

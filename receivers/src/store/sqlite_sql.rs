@@ -65,6 +65,8 @@ pub(super) const CONFLICT: &str = "INSERT INTO id_conflicts (event_id, stored_sh
 pub(super) enum Keys {
     Processed,
     Inbox,
+    /// check-in-transaction's `checked_events` (not unique: the first row of an id is its key).
+    Checked,
 }
 
 /// What a key already stored says about a delivery of `received`: a duplicate, or a conflict,
@@ -77,6 +79,7 @@ pub(super) async fn known_key(
 ) -> Result<Known, StoreError> {
     let sql = match keys {
         Keys::Processed => "SELECT body_sha256 FROM processed_events WHERE event_id = ?1",
+        Keys::Checked => "SELECT body_sha256 FROM checked_events WHERE event_id = ?1 LIMIT 1",
         Keys::Inbox => "SELECT body_sha256 FROM webhook_inbox WHERE webhook_id = ?1",
     };
     let stored: Option<Option<String>> =

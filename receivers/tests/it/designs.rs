@@ -1,9 +1,10 @@
-//! Every design on real Postgres and real SQLite, served on 127.0.0.1:0 in this process.
+//! Every design on real Postgres, real SQLite and real MariaDB, served on 127.0.0.1:0 in this
+//! process.
 
 use std::time::Duration;
 
 use receivers::design::Design;
-use receivers::store::Backend;
+use receivers::store::{Applied, Backend, Store};
 use testkit::{Db, Server, credit, plan, post};
 
 async fn each_design(check: impl AsyncFn(Backend, Design)) {
@@ -268,6 +269,12 @@ async fn a_statement_failing_inside_an_inbox_batch_undoes_it_and_every_row_appli
                 )
                 .await;
             }
+            Backend::Mysql => {
+                db.execute(
+                    "CREATE TRIGGER refuse_bad BEFORE INSERT ON credit_ledger FOR EACH ROW                      IF NEW.event_id = 'evt_bad' THEN                      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'evt_bad refused by a trigger'; END IF",
+                )
+                .await;
+            }
         }
         let ids: Vec<String> =
             (0..20).map(|i| format!("evt_{i:02}")).chain(["evt_bad".to_string()]).collect();
@@ -329,6 +336,51 @@ async fn stats_count_each_stage_a_delivery_went_through() {
             );
         }
         server.stop().await;
+        db.cleanup().await;
+    }
+}
+
+/// check-in-transaction under SERIALIZABLE: eight copies of each event at once, each retried
+/// while the database refuses it as a transaction conflict (a serialization failure on Postgres,
+/// a deadlock on MySQL, named by [`StoreError::conflict`]), apply each event exactly once; any
+/// other error fails the test. SQLite's writers are serialized, so it holds there too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn check_in_transaction_applies_once_under_serializable_retrying_its_conflicts() {
+    use receivers::store::{Guard, Isolation, StoreOptions};
+    for backend in Backend::ALL {
+        let db = Db::fresh(backend).await;
+        let options = StoreOptions { isolation: Some(Isolation::Serializable), ..StoreOptions::default() };
+        let store = Store::connect(&db.url, &options).await.expect("serializable store");
+        let conflicts = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let mut copies = tokio::task::JoinSet::new();
+        for i in 0..20 {
+            for _ in 0..8 {
+                let (store, conflicts) = (store.clone(), conflicts.clone());
+                copies.spawn(async move {
+                    let event = credit(&format!("evt_{i:02}"), 100);
+                    for _ in 0..200 {
+                        match store.apply_checked(&event, "", Guard::None).await {
+                            Ok(applied) => return applied,
+                            Err(e) => {
+                                assert!(e.conflict().is_some(), "{e}");
+                                conflicts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    panic!("evt_{i:02}: 200 conflicts in a row");
+                });
+            }
+        }
+        let mut applied = 0;
+        while let Some(done) = copies.join_next().await {
+            applied += u32::from(done.expect("a copy") == Applied::Applied);
+        }
+        let once: Vec<(String, i64)> = (0..20).map(|i| (format!("evt_{i:02}"), 1)).collect();
+        assert_eq!(db.applies().await, once, "{backend}: each event applied once");
+        assert_eq!(applied, 20, "{backend}: one copy of each answered applied");
+        assert_eq!(db.scalar("SELECT count(*) FROM checked_events").await, 20, "{backend}");
+        eprintln!("{backend}: {} conflicts retried", conflicts.load(std::sync::atomic::Ordering::Relaxed));
+        store.close().await;
         db.cleanup().await;
     }
 }

@@ -199,11 +199,14 @@ async fn one_id_with_another_body_is_refused_logged_once_and_counted() {
 }
 
 /// Finding 5, concurrently: 16 copies of one id with amounts 1 to 16 at once. One is applied;
-/// the other 15 are conflicts. (`check-then-insert` is left out: its check races by design.)
+/// the other 15 are conflicts. (`check-then-insert` is left out: its check races by design; so is
+/// `check-in-transaction`, which is safe only under SERIALIZABLE, and these stores run at each
+/// database's default level: designs.rs tests it under both.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixteen_concurrent_bodies_under_one_id_apply_one_and_count_fifteen() {
+    let racing = [Design::CheckThenInsert, Design::CheckInTransaction];
     for backend in Backend::ALL {
-        for design in deduping_designs().filter(|d| *d != Design::CheckThenInsert) {
+        for design in deduping_designs().filter(|d| !racing.contains(d)) {
             let db = Db::fresh(backend).await;
             let server = Server::start(design, &db, Duration::ZERO).await;
             let client = reqwest::Client::new();

@@ -1,0 +1,26 @@
+//! `check-in-transaction`: work; then in ONE transaction, SELECT the id, apply, INSERT the id, with
+//! a non-unique index on the id and no UNIQUE constraint.
+//!
+//! What a team writes that trusts the transaction instead of the constraint: the check, the
+//! effect and the key commit together or not at all, so unlike `check-then-insert` no side effect
+//! is ever left without its key. Whether two concurrent copies both apply is decided by the
+//! isolation level alone: under READ COMMITTED and REPEATABLE READ both see no row and both apply;
+//! under Postgres's SERIALIZABLE one fails with a serialization failure (40001) and its retry finds
+//! the row; under MySQL's SERIALIZABLE the reads take shared locks and one copy deadlocks (1213)
+//! and retries. The failure answers 5xx, so the sender retries it like any other. SQLite's writers
+//! are serialized, so it never doubles there. Opt-in: not in the bench's default designs.
+
+use std::time::Duration;
+
+use super::{Delivery, HandleError, Outcome, outcome, work};
+use crate::store::{Guard, Store};
+
+/// Works, then checks, applies and records in one transaction.
+pub async fn handle(
+    store: &Store,
+    work_delay: Duration,
+    delivery: &Delivery<'_>,
+) -> Result<Outcome, HandleError> {
+    work(work_delay).await;
+    outcome(store.apply_checked(delivery.event, delivery.body_sha256, Guard::None).await?)
+}
