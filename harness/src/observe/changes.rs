@@ -282,6 +282,8 @@ impl Changes {
                 }
                 Ok(tables)
             }
+            // `Changes::open` refuses MySQL URLs: discover reads Postgres and SQLite.
+            Pool::Mysql(..) => Ok(Vec::new()),
         }
     }
 
@@ -320,6 +322,7 @@ impl Changes {
                     mark.rows.insert(t.name.clone(), (n, last));
                 }
             }
+            Pool::Mysql(..) => {}
         }
         Ok(mark)
     }
@@ -413,7 +416,7 @@ impl Changes {
                     .await?;
                 Ok(rows.iter().map(sqlite_values).collect())
             }
-            Pool::Sqlite(_) => Ok(Vec::new()),
+            Pool::Sqlite(_) | Pool::Mysql(..) => Ok(Vec::new()),
         }
     }
 
@@ -448,6 +451,7 @@ impl Changes {
                     .await?;
                 Ok(rows.iter().map(sqlite_values).collect())
             }
+            Pool::Mysql(..) => Ok(Vec::new()),
         }
     }
 

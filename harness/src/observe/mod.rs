@@ -30,7 +30,7 @@ pub use tables::{APPLICATION_NAME, INBOX_MAX_ATTEMPTS, Tables};
 pub enum ObserveError {
     /// The database URL names no database an observer reads. The URL is not quoted: it may hold
     /// a password, or be a secret given to the wrong flag.
-    #[error("unsupported database URL (expected postgres://... or sqlite:///path/file.db)")]
+    #[error("unsupported database URL (expected postgres://..., mysql://... or sqlite:///path/file.db)")]
     Url,
     /// The database could not be opened.
     #[error("{flag} {url}: {reason}")]

@@ -2,19 +2,27 @@
 //! one read-only query (`SELECT`, `WITH ... SELECT`, `VALUES`, `TABLE`). The read-only session
 //! stays too: the parser is a first line that names what it refused, the session the last.
 //! A read-only transaction alone lets a superuser's `COPY ... TO PROGRAM` run a shell command and
-//! SQLite's `VACUUM INTO` write a file anywhere.
+//! SQLite's `VACUUM INTO` write a file anywhere, and MySQL's `SELECT ... INTO OUTFILE` write one
+//! for a user with the FILE privilege. MySQL queries are also read token by token
+//! ([`mysql_tokens`]): what sqlparser does not parse (`INTO OUTFILE`, `LOCK IN SHARE MODE`) is
+//! still refused by name, and what the server would read otherwise than sqlparser (a `/*M! */`
+//! comment, a backslash in a string) is refused before it can hide anything.
 
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{Expr, Query, SetExpr, Statement, Visit, Visitor};
-use sqlparser::dialect::{Dialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
 /// Which SQL the query is written in.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Dialects {
     Postgres,
     Sqlite,
+    /// MySQL and MariaDB.
+    Mysql,
 }
 
 /// Functions whose effect reaches outside the database (files, programs, other sessions, the
@@ -46,6 +54,33 @@ const OUTSIDE: &[&str] = &[
     "fts3_tokenizer",
 ];
 
+/// MySQL and MariaDB functions refused in a query, each with what it does: they read the server's
+/// files, run programs (the `lib_mysqludf_sys` UDFs), take locks other sessions wait on, hold the
+/// server busy, wait on replication, or advance a sequence (a write). A read-only transaction
+/// stops none of them.
+const MYSQL_CALLS: &[(&str, &str)] = &[
+    ("load_file", "reads a file on the server"),
+    ("sys_exec", "runs a program on the server"),
+    ("sys_eval", "runs a program on the server"),
+    ("get_lock", "takes a named lock other sessions wait on"),
+    ("release_lock", "releases a named lock"),
+    ("release_all_locks", "releases named locks"),
+    ("sleep", "only holds the server busy"),
+    ("benchmark", "only holds the server busy"),
+    ("master_pos_wait", "waits on replication"),
+    ("source_pos_wait", "waits on replication"),
+    ("master_gtid_wait", "waits on replication"),
+    ("wait_for_executed_gtid_set", "waits on replication"),
+    ("wait_until_sql_thread_after_gtids", "waits on replication"),
+    ("nextval", "advances a sequence, which writes"),
+    ("setval", "sets a sequence, which writes"),
+];
+
+/// The words a MySQL query may start with: anything else is another statement (`DO`, `CALL`,
+/// `HANDLER`, `LOAD DATA`, `SET STATEMENT ... FOR`), named as such even where sqlparser does not
+/// parse it.
+const MYSQL_QUERY_STARTS: &[Keyword] = &[Keyword::SELECT, Keyword::WITH, Keyword::VALUES, Keyword::TABLE];
+
 /// What a query holds instead of one read-only query; each message follows the query's flag
 /// (`--applied-query holds 2 statements`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,22 +106,56 @@ pub(super) enum NotReadOnly {
     /// A function of [`OUTSIDE`] (its name, lowercase).
     #[error("calls {0}(), which reaches outside the database")]
     Outside(String),
+    /// A MySQL function of [`MYSQL_CALLS`] (its name, lowercase, and what it does).
+    #[error("calls {name}(), which {does}")]
+    Calls {
+        /// The function's name, lowercase.
+        name: String,
+        /// What it does, from [`MYSQL_CALLS`].
+        does: &'static str,
+    },
+    /// MySQL's `INTO OUTFILE` or `INTO DUMPFILE` (the word after `INTO`).
+    #[error("holds INTO {0}, which writes a file on the server")]
+    IntoFile(String),
+    /// MySQL's `SELECT ... INTO @var` (what follows `INTO`).
+    #[error("holds INTO {0}, which stores the rows in variables instead of returning them")]
+    IntoVariables(String),
+    /// A locking read (`FOR UPDATE`, `FOR SHARE`, `LOCK IN SHARE MODE`).
+    #[error("holds {0}, which locks the rows it reads")]
+    Locking(String),
+    /// A comment the server reads as more than a comment (what it is and does).
+    #[error("holds {0}")]
+    Comment(&'static str),
+    /// A backslash in a quoted string or name: with `NO_BACKSLASH_ESCAPES` or `ANSI_QUOTES` in
+    /// the server's `sql_mode` it could end a string where sqlparser reads on.
+    #[error(
+        "holds a backslash in a quoted string or name, which the server may read otherwise \
+         (sql_mode NO_BACKSLASH_ESCAPES); write LIKE patterns with ESCAPE '!'"
+    )]
+    Backslash,
+    /// A control character (other than tab, newline, carriage return), its code point.
+    #[error("holds the control character U+{0:04X}")]
+    Control(u32),
 }
 
 /// `Ok` if `sql` is one read-only query; else what it holds instead.
 pub(super) fn check(sql: &str, dialect: Dialects) -> Result<(), NotReadOnly> {
-    let dialect: &dyn Dialect = match dialect {
+    let parser: &dyn Dialect = match dialect {
         Dialects::Postgres => &PostgreSqlDialect {},
         Dialects::Sqlite => &SQLiteDialect {},
+        Dialects::Mysql => &MySqlDialect {},
     };
-    let statements = Parser::parse_sql(dialect, sql)?;
+    if dialect == Dialects::Mysql {
+        mysql_tokens(sql)?;
+    }
+    let statements = Parser::parse_sql(parser, sql)?;
     let [statement] = statements.as_slice() else {
         return Err(NotReadOnly::Statements(statements.len()));
     };
     let Statement::Query(query) = statement else {
         return Err(NotReadOnly::NotAQuery(first_word(&statement.to_string())));
     };
-    match query.visit(&mut ReadOnly) {
+    match query.visit(&mut ReadOnly { dialect }) {
         ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(reason) => Err(reason),
     }
@@ -98,12 +167,20 @@ fn first_word(text: &str) -> String {
 }
 
 /// Walks a query and stops at anything that writes or reaches outside.
-struct ReadOnly;
+struct ReadOnly {
+    /// MySQL's functions were refused token by token; its locking reads are refused here too.
+    dialect: Dialects,
+}
 
 impl Visitor for ReadOnly {
     type Break = NotReadOnly;
 
     fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<NotReadOnly> {
+        if self.dialect == Dialects::Mysql
+            && let Some(lock) = query.locks.first()
+        {
+            return ControlFlow::Break(NotReadOnly::Locking(lock.to_string()));
+        }
         writes(&query.body)
     }
 
@@ -114,6 +191,9 @@ impl Visitor for ReadOnly {
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<NotReadOnly> {
         let Expr::Function(f) = expr else { return ControlFlow::Continue(()) };
+        if self.dialect == Dialects::Mysql {
+            return ControlFlow::Continue(());
+        }
         let full = f.name.to_string();
         let name = full.rsplit('.').next().unwrap_or(&full).trim_matches('"').to_lowercase();
         if OUTSIDE.contains(&name.as_str()) {
@@ -135,6 +215,95 @@ fn writes(body: &SetExpr) -> ControlFlow<NotReadOnly> {
             ControlFlow::Break(NotReadOnly::Modifies)
         }
         _ => ControlFlow::Continue(()),
+    }
+}
+
+/// A MySQL query read token by token, as the server reads it: refused if it holds a comment,
+/// a backslash or a control character the server could read otherwise than sqlparser, if it does
+/// not start as a query does, or if it holds `INTO`, a locking read or a call of [`MYSQL_CALLS`]
+/// anywhere (`/*! ... */` comments, which MySQL runs, are read as SQL by the tokenizer too).
+fn mysql_tokens(sql: &str) -> Result<(), NotReadOnly> {
+    if let Some(c) = sql.chars().find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
+        return Err(NotReadOnly::Control(c.into()));
+    }
+    let tokens =
+        Tokenizer::new(&MySqlDialect {}, sql).with_unescape(false).tokenize().map_err(ParserError::from)?;
+    let mut words = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        match token {
+            Token::Whitespace(w) => mysql_comment(&w)?,
+            other if other.to_string().contains('\\') => return Err(NotReadOnly::Backslash),
+            other => words.push(other),
+        }
+    }
+    if let Some(first) = words.first()
+        && !is_query_start(first)
+    {
+        return Err(NotReadOnly::NotAQuery(first_word(&first.to_string())));
+    }
+    (0..words.len()).try_for_each(|i| mysql_clause(&words[i..]))
+}
+
+/// Whether a MySQL statement starting with `token` is a query (`SELECT`, `WITH`, `VALUES`,
+/// `TABLE`, or a parenthesis).
+fn is_query_start(token: &Token) -> bool {
+    match token {
+        Token::LParen => true,
+        Token::Word(w) => w.quote_style.is_none() && MYSQL_QUERY_STARTS.contains(&w.keyword),
+        _ => false,
+    }
+}
+
+/// A comment the server would read as more than one: MariaDB runs `/*M! ... */`, an optimizer
+/// hint `/*+ ... */` can lift the statement timeout, and MySQL reads `--` as a comment only when
+/// an ASCII space or control character follows (sqlparser takes any Unicode space).
+fn mysql_comment(w: &Whitespace) -> Result<(), NotReadOnly> {
+    match w {
+        Whitespace::MultiLineComment(c) if c.starts_with("M!") => {
+            Err(NotReadOnly::Comment("a /*M! ... */ comment, which MariaDB runs as SQL"))
+        }
+        Whitespace::MultiLineComment(c) if c.starts_with('+') => {
+            Err(NotReadOnly::Comment("an optimizer hint /*+ ... */, which can lift --query-timeout"))
+        }
+        Whitespace::SingleLineComment { prefix, comment }
+            if prefix == "--" && !comment.starts_with(|c: char| c.is_ascii_whitespace()) =>
+        {
+            Err(NotReadOnly::Comment("a -- comment that MySQL reads as SQL (no ASCII space after --)"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What `words` (a query's tokens from one on, spaces and comments left out) start with, if it
+/// is refused: `INTO` (a file or variables), a locking read, or a call of [`MYSQL_CALLS`].
+fn mysql_clause(words: &[Token]) -> Result<(), NotReadOnly> {
+    let plain = |i: usize| match words.get(i) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_uppercase()),
+        _ => None,
+    };
+    let Some(Token::Word(first)) = words.first() else { return Ok(()) };
+    match (plain(0).as_deref(), plain(1).as_deref()) {
+        (Some("INTO"), Some(file @ ("OUTFILE" | "DUMPFILE"))) => {
+            return Err(NotReadOnly::IntoFile(file.to_string()));
+        }
+        (Some("INTO"), _) => {
+            let what = words.get(1).map_or_else(|| "nothing".to_string(), ToString::to_string);
+            return Err(NotReadOnly::IntoVariables(what));
+        }
+        (Some("FOR"), Some(lock @ ("UPDATE" | "SHARE"))) => {
+            return Err(NotReadOnly::Locking(format!("FOR {lock}")));
+        }
+        (Some("LOCK"), Some("IN"))
+            if plain(2).as_deref() == Some("SHARE") && plain(3).as_deref() == Some("MODE") =>
+        {
+            return Err(NotReadOnly::Locking("LOCK IN SHARE MODE".to_string()));
+        }
+        _ => {}
+    }
+    let name = first.value.to_lowercase();
+    match MYSQL_CALLS.iter().find(|(n, _)| *n == name) {
+        Some(&(_, does)) if words.get(1) == Some(&Token::LParen) => Err(NotReadOnly::Calls { name, does }),
+        _ => Ok(()),
     }
 }
 
@@ -180,5 +349,116 @@ mod tests {
             let e = check(sql, dialect).expect_err(sql).to_string();
             assert!(e.contains(said), "{sql}: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod mysql_tests {
+    use super::*;
+
+    fn said(sql: &str) -> String {
+        check(sql, Dialects::Mysql).expect_err(sql).to_string()
+    }
+
+    #[test]
+    fn mysql_read_only_queries_pass() {
+        for sql in [
+            "SELECT event_id, COUNT(*) FROM credit_ledger GROUP BY event_id",
+            "SELECT `event_id` FROM `app`.`credits` WHERE note = 'it''s' # a comment",
+            "SELECT account, CAST(SUM(amount) AS SIGNED) FROM credits GROUP BY account -- totals",
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10) SELECT x FROM c",
+            "(SELECT a FROM t) UNION ALL (SELECT b FROM u)",
+            "SELECT updated_for, sleep_minutes FROM t /* plain comment */",
+            "SELECT a FROM t LIMIT 10, 20",
+        ] {
+            assert_eq!(check(sql, Dialects::Mysql), Ok(()), "{sql}");
+        }
+    }
+
+    #[test]
+    fn mysql_files_and_variables_are_refused_by_name() {
+        let e = said("SELECT event_id FROM t INTO OUTFILE '/tmp/x'");
+        assert!(e.contains("INTO OUTFILE") && e.contains("writes a file"), "{e}");
+        let e = said("SELECT event_id INTO DUMPFILE '/tmp/x' FROM t");
+        assert!(e.contains("INTO DUMPFILE"), "{e}");
+        let e = said("SELECT event_id FROM t INTO @x");
+        assert!(e.contains("INTO @x") && e.contains("variables"), "{e}");
+        let e = said("SELECT event_id INTO @x FROM t");
+        assert!(e.contains("INTO @x"), "{e}");
+        let e = said("SELECT LOAD_FILE('/etc/passwd')");
+        assert!(e.contains("load_file()") && e.contains("reads a file"), "{e}");
+        let e = said("SELECT sys_exec('touch /tmp/x')");
+        assert!(e.contains("sys_exec()") && e.contains("runs a program"), "{e}");
+    }
+
+    #[test]
+    fn mysql_locking_reads_are_refused_by_name() {
+        for (sql, lock) in [
+            ("SELECT a FROM t FOR UPDATE", "FOR UPDATE"),
+            ("SELECT a FROM t WHERE a > 1 for update skip locked", "FOR UPDATE"),
+            ("SELECT a FROM t FOR SHARE", "FOR SHARE"),
+            ("SELECT a FROM t LOCK IN SHARE MODE", "LOCK IN SHARE MODE"),
+        ] {
+            let e = said(sql);
+            assert!(e.contains(lock) && e.contains("locks the rows"), "{sql}: {e}");
+        }
+    }
+
+    #[test]
+    fn mysql_calls_that_hold_the_server_are_refused_by_name() {
+        for (sql, name) in [
+            ("SELECT GET_LOCK('x', 10)", "get_lock()"),
+            ("SELECT RELEASE_LOCK('x')", "release_lock()"),
+            ("SELECT a FROM t WHERE SLEEP(5) = 0", "sleep()"),
+            ("SELECT `sleep`(5)", "sleep()"),
+            ("SELECT BENCHMARK(1000000000, MD5('x'))", "benchmark()"),
+            ("SELECT MASTER_POS_WAIT('log', 4)", "master_pos_wait()"),
+            ("SELECT NEXTVAL(s)", "nextval()"),
+        ] {
+            let e = said(sql);
+            assert!(e.contains(name), "{sql}: {e}");
+        }
+    }
+
+    #[test]
+    fn mysql_other_statements_are_refused_naming_their_keyword() {
+        for (sql, keyword) in [
+            ("DO SLEEP(5)", "is a DO statement"),
+            ("SET STATEMENT max_statement_time = 0 FOR SELECT 1", "is a SET statement"),
+            ("CALL p()", "is a CALL statement"),
+            ("HANDLER t OPEN", "is a HANDLER statement"),
+            ("LOAD DATA INFILE '/etc/passwd' INTO TABLE t", "is a LOAD statement"),
+            ("INSERT INTO t VALUES (1)", "is a INSERT statement"),
+            ("SHOW GRANTS", "is a SHOW statement"),
+            ("SELECT 1; SELECT 2", "holds 2 statements"),
+            ("", "holds 0 statements"),
+            ("SELECT FROM WHERE", "does not parse"),
+        ] {
+            let e = said(sql);
+            assert!(e.contains(keyword), "{sql}: {e}");
+        }
+    }
+
+    #[test]
+    fn mysql_text_the_server_reads_otherwise_is_refused() {
+        for (sql, what) in [
+            ("SELECT /*M!100000 SLEEP(5), */ 1", "/*M!"),
+            ("SELECT /*+ MAX_EXECUTION_TIME(100000000) */ a FROM t", "optimizer hint"),
+            ("SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */", "INTO OUTFILE"),
+            ("SELECT a --\u{a0}INTO OUTFILE '/tmp/x'\nFROM t", "-- comment"),
+            // Read on by sqlparser, ended at the backslash under NO_BACKSLASH_ESCAPES.
+            ("SELECT a FROM t WHERE b = 'x\\' INTO OUTFILE '/tmp/x' -- '", "backslash"),
+            ("SELECT a FROM t\0 INTO OUTFILE '/tmp/x'", "U+0000"),
+        ] {
+            let e = said(sql);
+            assert!(e.contains(what), "{sql}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_other_dialects_do_not_take_mysqls_rules() {
+        // Postgres refuses a lock in its read-only session itself, and has no sleep().
+        assert_eq!(check("SELECT a FROM t FOR UPDATE", Dialects::Postgres), Ok(()));
+        assert_eq!(check("SELECT sleep(1)", Dialects::Sqlite), Ok(()));
     }
 }

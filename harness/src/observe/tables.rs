@@ -1,16 +1,18 @@
 //! [`Tables`]: the observer of hookbench's own receivers, reading their schema with connections
 //! of its own: applies from `credit_ledger`, final versions from `accounts`, dead letters from the
 //! inbox, the change log from `plan_changes`, the balances and the ledger, and `id_conflicts`.
-//! The statements are plain SQL that Postgres and SQLite spell alike, so the one dialect
-//! difference here is which pool runs them.
+//! The statements are plain SQL that Postgres, SQLite and MySQL spell alike (a sum is cast to a
+//! 64-bit integer by [`Tables::sum`], the one spelling that differs), so the dialect difference
+//! here is which pool runs them.
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use futures_util::TryStreamExt;
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
-use sqlx::{PgPool, SqlitePool};
+use sqlx::{MySqlPool, PgPool, SqlitePool};
 
 use futures_util::future::BoxFuture;
 
@@ -18,7 +20,9 @@ use super::{ObserveError, Observer, Record, Sees};
 use crate::judge::{Change, Ledger};
 
 /// Attempts after which the receivers' inbox leaves a row as a dead letter. The harness's own
-/// figure: a test holds it equal to the receivers' (`tests/it/judge.rs`).
+/// figure: a test holds it equal to the receivers' (`tests/it/judge.rs`), and one below holds it
+/// equal to the `5` written into this module's statements (MySQL's `?` and Postgres's `$1` differ,
+/// so the bound is not a parameter).
 pub const INBOX_MAX_ATTEMPTS: i64 = 5;
 
 /// What the observer's queries are called in errors.
@@ -36,11 +40,12 @@ fn query_error(e: sqlx::Error) -> ObserveError {
     ObserveError::Query { flag: FLAG, reason: e.to_string() }
 }
 
-/// A connection pool to the receivers' database, Postgres or SQLite.
+/// A connection pool to the receivers' database, Postgres, SQLite or MySQL.
 #[derive(Debug, Clone)]
 enum Pool {
     Postgres(PgPool),
     Sqlite(SqlitePool),
+    Mysql(MySqlPool),
 }
 
 /// Runs the same SQL on whichever pool the observer holds.
@@ -49,6 +54,7 @@ macro_rules! on_pool {
         match $pool {
             Pool::Postgres($p) => $body,
             Pool::Sqlite($p) => $body,
+            Pool::Mysql($p) => $body,
         }
     };
 }
@@ -89,6 +95,20 @@ impl Tables {
                     .await
                     .map_err(connect)?,
             )
+        } else if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            let url = url.replacen("mariadb://", "mysql://", 1);
+            let options = MySqlConnectOptions::from_str(&url).map_err(connect)?;
+            // Each read in its own statement: READ COMMITTED sees every transaction committed
+            // before it, as the other databases' reads do (REPEATABLE READ's snapshot is per
+            // transaction, and autocommit makes each statement one anyway).
+            Pool::Mysql(
+                MySqlPoolOptions::new()
+                    .max_connections(2)
+                    .acquire_timeout(ACQUIRE_TIMEOUT)
+                    .connect_with(options)
+                    .await
+                    .map_err(connect)?,
+            )
         } else {
             return Err(ObserveError::Url);
         };
@@ -96,12 +116,20 @@ impl Tables {
     }
 
     /// One number from a `SELECT` of a single BIGINT-compatible value (NULL as 0).
-    async fn number(&self, sql: &'static str) -> Result<i64, ObserveError> {
-        let n: Option<i64> = on_pool!(&self.pool, |pool| sqlx::query_scalar(sql)
-            .fetch_one(pool)
-            .await
-            .map_err(query_error)?);
+    async fn number(&self, sql: &str) -> Result<i64, ObserveError> {
+        let n: Option<i64> =
+            on_pool!(&self.pool, |pool| sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
+                .fetch_one(pool)
+                .await
+                .map_err(query_error)?);
         Ok(n.unwrap_or(0))
+    }
+
+    /// The sum of `column` over `table` as a 64-bit integer: `BIGINT` on Postgres and SQLite,
+    /// `SIGNED` on MySQL (whose `SUM` of a BIGINT is a DECIMAL).
+    async fn sum(&self, column: &str, table: &str) -> Result<i64, ObserveError> {
+        let as_type = if matches!(self.pool, Pool::Mysql(_)) { "SIGNED" } else { "BIGINT" };
+        self.number(&format!("SELECT CAST(sum({column}) AS {as_type}) FROM {table}")).await
     }
 
     async fn count(&self, sql: &'static str) -> Result<u64, ObserveError> {
@@ -116,6 +144,9 @@ impl Tables {
             }
             Pool::Sqlite(pool) => {
                 sqlx::query_scalar("SELECT sqlite_version()").fetch_one(pool).await.map_err(query_error)?
+            }
+            Pool::Mysql(pool) => {
+                sqlx::query_scalar("SELECT VERSION()").fetch_one(pool).await.map_err(query_error)?
             }
         })
     }
@@ -141,7 +172,7 @@ impl Tables {
 
     /// The sum of every account's credits.
     pub async fn credits_total(&self) -> Result<i64, ObserveError> {
-        self.number("SELECT CAST(sum(credits) AS BIGINT) FROM accounts").await
+        self.sum("credits", "accounts").await
     }
 
     /// Credit events applied at least once.
@@ -165,9 +196,9 @@ impl Tables {
                 into.state(account, version);
             }
         });
-        let dead = "SELECT webhook_id FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= $1";
+        let dead = "SELECT webhook_id FROM webhook_inbox WHERE processed_at IS NULL AND attempts >= 5";
         on_pool!(&self.pool, |pool| {
-            let mut rows = sqlx::query_scalar::<_, String>(dead).bind(INBOX_MAX_ATTEMPTS).fetch(pool);
+            let mut rows = sqlx::query_scalar::<_, String>(dead).fetch(pool);
             while let Some(id) = rows.try_next().await.map_err(query_error)? {
                 into.dead_letter(&id);
             }
@@ -181,7 +212,7 @@ impl Tables {
             }
         });
         let balances = self.credits_total().await?;
-        let rows = self.number("SELECT CAST(sum(amount) AS BIGINT) FROM credit_ledger").await?;
+        let rows = self.sum("amount", "credit_ledger").await?;
         into.ledger(Ledger { balances, rows });
         into.id_conflicts(self.count("SELECT count(*) FROM id_conflicts").await?);
         Ok(())
@@ -213,11 +244,23 @@ impl Observer for Tables {
 
     fn pending(&self) -> BoxFuture<'_, Result<Option<u64>, ObserveError>> {
         Box::pin(async {
-            let sql = "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < $1";
+            let sql = "SELECT count(*) FROM webhook_inbox WHERE processed_at IS NULL AND attempts < 5";
             let n: i64 = on_pool!(&self.pool, |pool| {
-                sqlx::query_scalar(sql).bind(INBOX_MAX_ATTEMPTS).fetch_one(pool).await.map_err(query_error)?
+                sqlx::query_scalar(sql).fetch_one(pool).await.map_err(query_error)?
             });
             Ok(Some(n.max(0) as u64))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The dead-letter bound written into the statements is [`super::INBOX_MAX_ATTEMPTS`].
+    #[test]
+    fn the_statements_dead_letter_bound_is_the_constant() {
+        let source = include_str!("tables.rs");
+        let written = format!("attempts >= {}", super::INBOX_MAX_ATTEMPTS);
+        assert!(source.contains(&written) && source.contains(&written.replace(">=", "<")));
+        assert!(!source.contains(&format!("attempts >= {}", super::INBOX_MAX_ATTEMPTS + 1)));
     }
 }

@@ -276,6 +276,28 @@ fn a_config_discover_wrote_judges_the_example_on_postgres() {
 #[test]
 fn discover_refuses_a_database_another_writer_changes_naming_it() {
     let (db, _receiver, url) = running(false, "safe", &["--heartbeat", "0.2"]);
+    // The writer is running before discover looks: its table is there (a table it created after
+    // discover's first look would show only as a commit, not by its name).
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        use sqlx::Connection;
+        let options = <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(&db.url)
+            .expect("a SQLite URL")
+            .read_only(true);
+        for _ in 0..300 {
+            if let Ok(mut conn) = sqlx::sqlite::SqliteConnection::connect_with(&options).await {
+                let there: Result<i64, _> =
+                    sqlx::query_scalar("SELECT count(*) FROM sqlite_master WHERE name = 'job_runs'")
+                        .fetch_one(&mut conn)
+                        .await;
+                if there.is_ok_and(|n| n > 0) {
+                    return;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("the heartbeat's table job_runs was not created within 30 s");
+    });
     let (code, said) = discover(&url, &db, &[]).expect_err("not quiet");
     assert_eq!(code, 2, "{said}");
     assert!(said.contains("the database is not quiet") && said.contains("job_runs"), "{said}");

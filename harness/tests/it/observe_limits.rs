@@ -94,6 +94,7 @@ async fn millions_of_rows_are_refused_past_the_row_limit_while_streaming() {
             Backend::Sqlite => {
                 "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT x FROM c"
             }
+            Backend::Mysql => unreachable!("MySQL's limits are tested in observe_mysql.rs"),
         };
         let limits = QueryLimits { max_rows: 1000, ..QueryLimits::default() };
         let e = look(&db.url, sql, limits).await.expect_err("too many rows");
