@@ -36,7 +36,9 @@ pub struct PerfArgs {
     /// Print the figures as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Measure only one of the three.
+    /// Measure only one of them. Without it, postgres, sqlite and http are measured; mysql only
+    /// when asked for here (it needs MySQL or MariaDB: `MYSQL_URL`, or a container as `bench`
+    /// starts one).
     #[arg(long)]
     pub only: Option<PerfPart>,
 }
@@ -51,6 +53,8 @@ pub enum PerfPart {
     Sqlite,
     /// The sender against wrk and oha.
     Http,
+    /// The atomic design on MySQL or MariaDB against mysqlslap running the same transaction.
+    Mysql,
 }
 
 /// `hookbench perf`.
@@ -63,12 +67,15 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         postgres: args.postgres.settings(),
         exe: worker_exe(None)?,
     };
-    let runs = |part| args.only.is_none_or(|only| only == part);
+    let runs = |part| match args.only {
+        Some(only) => only == part,
+        None => part != PerfPart::Mysql,
+    };
     let rounds: Vec<Round> = runtime()?.block_on(async {
         let mut rounds = Vec::with_capacity(args.rounds);
         for n in 1..=args.rounds {
             let say = |part: &str| eprintln!("hookbench perf: round {n}/{}: {part}", args.rounds);
-            let mut round = Round { postgres: None, sqlite: None, http: None };
+            let mut round = Round { postgres: None, sqlite: None, mysql: None, http: None };
             if runs(PerfPart::Postgres) {
                 say("postgres");
                 round.postgres = Some(perf::postgres_ratio(&config).await);
@@ -76,6 +83,10 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             if runs(PerfPart::Sqlite) {
                 say("sqlite");
                 round.sqlite = Some(perf::sqlite_ratio(&config).await);
+            }
+            if runs(PerfPart::Mysql) {
+                say("mysql");
+                round.mysql = Some(perf::mysql_ratio(&config, &provision::MysqlSettings::from_env()).await);
             }
             if runs(PerfPart::Http) {
                 say("http");
@@ -105,6 +116,7 @@ pub(super) fn run(args: &PerfArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for round in rounds {
         round.postgres.transpose()?;
         round.sqlite.transpose()?;
+        round.mysql.transpose()?;
         round.http.transpose()?;
     }
     Ok(())
@@ -122,7 +134,10 @@ fn json(args: &PerfArgs, workers: usize, rounds: &[Round], summary: &Summary) ->
     let rounds: Vec<serde_json::Value> = rounds
         .iter()
         .map(|r| {
-            serde_json::json!({ "postgres": part(&r.postgres), "sqlite": part(&r.sqlite), "http": part(&r.http) })
+            serde_json::json!({
+                "postgres": part(&r.postgres), "sqlite": part(&r.sqlite), "mysql": part(&r.mysql),
+                "http": part(&r.http),
+            })
         })
         .collect();
     serde_json::json!({
@@ -155,6 +170,7 @@ fn print_round(
         w,
         c,
     )?;
+    print_database(out, "mysql", &round.mysql, &format!("mysqlslap, same transaction, {c} clients"), w, c)?;
     match &round.http {
         None => Ok(()),
         Some(Ok(h)) => print_http(out, h, connections),
@@ -169,6 +185,7 @@ fn print_summary(out: &mut dyn Write, s: &Summary) -> std::io::Result<()> {
         ("postgres  atomic/pgbench", s.postgres),
         ("sqlite    atomic/sqlx loop", s.sqlite),
         ("sqlite    atomic/C API loop", s.sqlite_direct),
+        ("mysql     atomic/mysqlslap", s.mysql),
         ("http      sender/wrk", s.sender_wrk),
         ("http      sender/oha", s.sender_oha),
     ] {

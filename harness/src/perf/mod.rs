@@ -10,6 +10,8 @@
 //! 3. HTTP (http.rs): the sender's request rate against wrk's and oha's, on a trivial endpoint
 //!    that answers 200, at the same connection count, with the same request; then the latency
 //!    each reports at one fixed rate all of them sustain.
+//! 4. MySQL or MariaDB (mysql.rs), only with `--only mysql`: the atomic design against mysqlslap
+//!    running the same transaction with N clients on an identical fresh database.
 //!
 //! Each database measurement also says where a delivery's time went in the workers (stages.rs,
 //! from their `GET /stats`), and the SQLite loop where its transactions' time went.
@@ -17,9 +19,11 @@
 //! With `--rounds N` (rounds.rs) each runs once per round, in turn, and each ratio is given as
 //! its median and range over the rounds.
 //!
-//! pgbench, wrk and oha must be installed (`just perf` installs them).
+//! pgbench, wrk and oha must be installed (`just perf` installs them); mysqlslap comes with
+//! Debian's mariadb-client.
 
 mod http;
+mod mysql;
 mod postgres;
 mod rounds;
 mod sqlite;
@@ -31,12 +35,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::matrix::Design;
-use crate::matrix::Isolation;
 use provision::PostgresSettings;
 use receivers::signature::Secret;
 use serde::Serialize;
 
 pub use http::{HttpFigures, http_comparison, ok_router};
+pub use mysql::mysql_ratio;
 pub use postgres::postgres_ratio;
 pub use rounds::{Round, Summary};
 pub use sqlite::sqlite_ratio;
@@ -185,7 +189,7 @@ async fn atomic_rate(config: &PerfConfig, url: &str, rate_hint: f64) -> Result<A
         database_url: url.to_string(),
         secrets: vec![secret.to_whsec()],
         work_delay: Duration::ZERO,
-        isolation: Isolation::ReadCommitted,
+        isolation: None,
         inbox_workers: 0,
         max_connections: u32::try_from(config.connections.div_ceil(config.workers)).unwrap_or(8).max(2),
         log: None,

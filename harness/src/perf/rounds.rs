@@ -14,6 +14,8 @@ pub struct Round {
     pub postgres: Option<Result<Ratio, PerfError>>,
     /// The atomic design on SQLite against the sqlx loop.
     pub sqlite: Option<Result<Ratio, PerfError>>,
+    /// The atomic design against mysqlslap.
+    pub mysql: Option<Result<Ratio, PerfError>>,
     /// The sender against wrk and oha.
     pub http: Option<Result<HttpFigures, PerfError>>,
 }
@@ -61,6 +63,8 @@ pub struct Summary {
     pub postgres: Option<Spread>,
     /// atomic on SQLite / the sqlx loop.
     pub sqlite: Option<Spread>,
+    /// atomic on MySQL / mysqlslap.
+    pub mysql: Option<Spread>,
     /// atomic on SQLite / the receivers' transaction through SQLite's C API on one connection.
     pub sqlite_direct: Option<Spread>,
     /// sender / wrk.
@@ -84,6 +88,7 @@ impl Summary {
         Self {
             postgres: Spread::of(rounds.iter().filter_map(|r| ok(&r.postgres))),
             sqlite: Spread::of(rounds.iter().filter_map(|r| ok(&r.sqlite))),
+            mysql: Spread::of(rounds.iter().filter_map(|r| ok(&r.mysql))),
             sqlite_direct: Spread::of(rounds.iter().filter_map(|r| direct(&r.sqlite))),
             sender_wrk: http(|h| h.wrk.ratio),
             sender_oha: http(|h| h.oha.ratio),
@@ -118,22 +123,23 @@ mod tests {
         assert_eq!(Spread::of([]), None);
         assert_eq!(Spread::of([f64::NAN]), None);
         assert_eq!(Summary::of(&[]), Summary::default());
-        let none = Round { postgres: failed(), sqlite: None, http: None };
+        let none = Round { postgres: failed(), sqlite: None, mysql: None, http: None };
         assert_eq!(Summary::of(&[none]), Summary::default());
     }
 
     #[test]
     fn a_failed_round_is_left_out_of_its_figure_and_only_its() {
         let rounds = [
-            Round { postgres: ratio(0.7), sqlite: ratio(0.3), http: None },
-            Round { postgres: failed(), sqlite: ratio(0.4), http: None },
-            Round { postgres: ratio(0.9), sqlite: ratio(0.35), http: None },
+            Round { postgres: ratio(0.7), sqlite: ratio(0.3), mysql: None, http: None },
+            Round { postgres: failed(), sqlite: ratio(0.4), mysql: ratio(0.8), http: None },
+            Round { postgres: ratio(0.9), sqlite: ratio(0.35), mysql: None, http: None },
         ];
         let s = Summary::of(&rounds);
         let pg = s.postgres.expect("two rounds measured it");
         assert_eq!((pg.rounds, pg.min, pg.max), (2, 0.7, 0.9));
         assert!((pg.median - 0.8).abs() < 1e-12, "{pg:?}");
         assert_eq!(s.sqlite.map(|s| (s.median, s.rounds)), Some((0.35, 3)));
+        assert_eq!(s.mysql.map(|s| (s.median, s.rounds)), Some((0.8, 1)), "the one round that ran it");
         assert_eq!((s.sender_wrk, s.sender_oha), (None, None));
         assert_eq!(s.sqlite_direct, None, "no round measured the C API loop");
     }
@@ -143,7 +149,7 @@ mod tests {
         let with_direct = |atomic: f64, direct: Option<f64>| {
             let mut r = Ratio::new(1000.0, atomic);
             r.direct_per_s = direct;
-            Round { postgres: None, sqlite: Some(Ok(r)), http: None }
+            Round { postgres: None, sqlite: Some(Ok(r)), mysql: None, http: None }
         };
         let rounds = [
             with_direct(800.0, Some(1000.0)),
