@@ -35,8 +35,8 @@ pub struct WorkerSpec {
     pub secrets: Vec<String>,
     /// Simulated work per delivery.
     pub work_delay: Duration,
-    /// Postgres isolation.
-    pub isolation: Isolation,
+    /// The transactions' isolation; `None`: the database's own default.
+    pub isolation: Option<Isolation>,
     /// Inbox claim loops per worker.
     pub inbox_workers: usize,
     /// Pool size per worker.
@@ -360,7 +360,7 @@ async fn spawn_worker(
         .args(["--design", spec.design.as_str()])
         .args(["--listen", &listen.to_string()])
         .args(["--work-delay", &humantime::format_duration(spec.work_delay).to_string()])
-        .args(["--isolation", spec.isolation.as_str()])
+        .args(spec.isolation.iter().flat_map(|level| ["--isolation", level.as_str()]))
         .args(["--inbox-workers", &spec.inbox_workers.to_string()])
         .args(["--max-connections", &spec.max_connections.to_string()])
         .args(["--pool-timeout", &humantime::format_duration(spec.pool_timeout).to_string()])

@@ -65,6 +65,9 @@ pub enum Design {
     Inbox,
     /// Insert the key and commit, then apply in a second transaction.
     Split,
+    /// One transaction: SELECT the id, apply, INSERT the id (a non-unique index: the isolation
+    /// level decides).
+    CheckInTransaction,
 }
 
 impl Design {
@@ -79,7 +82,7 @@ impl Design {
         Design::Inbox,
     ];
 
-    /// Every design the receivers know: the bench's and `split`.
+    /// Every design the receivers know: the bench's, `split` and `check-in-transaction`.
     pub const KNOWN: &'static [Design] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The flag value.
@@ -110,30 +113,38 @@ pub enum Backend {
     Postgres,
     /// SQLite, one file shared by every worker process.
     Sqlite,
+    /// MySQL or MariaDB (InnoDB), shared by every worker over the network.
+    Mysql,
 }
 
 impl Backend {
-    /// Both backends.
+    /// The bench's default backends (MySQL is asked for by name: `--backends postgres,sqlite,mysql`).
     pub const ALL: [Backend; 2] = [Backend::Postgres, Backend::Sqlite];
+
+    /// Every backend hookbench serves.
+    pub const KNOWN: &'static [Backend] = <Self as strum::VariantArray>::VARIANTS;
 
     /// The flag value.
     pub fn as_str(self) -> &'static str {
         self.into()
     }
 
-    /// The backend a URL names by its scheme (`postgres://`, `postgresql://`, `sqlite:`).
+    /// The backend a URL names by its scheme (`postgres://`, `postgresql://`, `sqlite:`,
+    /// `mysql://`, `mariadb://`).
     pub fn of_url(url: &str) -> Option<Self> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Some(Backend::Postgres)
         } else if url.starts_with("sqlite:") {
             Some(Backend::Sqlite)
+        } else if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+            Some(Backend::Mysql)
         } else {
             None
         }
     }
 }
 
-/// Postgres transaction isolation for the receivers' transactions.
+/// The isolation level of the receivers' transactions (Postgres, MySQL).
 #[derive(
     Debug,
     Clone,
@@ -196,7 +207,7 @@ mod tests {
         }
         assert_eq!("check-then-insert".parse(), Ok(Design::CheckThenInsert));
         let e = "sqlite3".parse::<Backend>().expect_err("not a backend");
-        assert_eq!(e.to_string(), "unknown backend `sqlite3` (expected one of: postgres, sqlite)");
+        assert_eq!(e.to_string(), "unknown backend `sqlite3` (expected one of: postgres, sqlite, mysql)");
         assert_eq!(Isolation::default().as_str(), "read-committed");
         assert_eq!(serde_json::to_value(Design::CreatedGte).ok(), Some("created-gte".into()));
     }

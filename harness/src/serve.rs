@@ -33,8 +33,8 @@ pub struct ServeConfig {
     pub work_delay: Duration,
     /// How long `split`'s side effect takes after its key is committed.
     pub effect_delay: Duration,
-    /// Postgres isolation.
-    pub isolation: Isolation,
+    /// The transactions' isolation; `None`: the database's own default.
+    pub isolation: Option<Isolation>,
     /// Inbox claim loops in this process.
     pub inbox_workers: usize,
     /// Pool size.
@@ -109,7 +109,7 @@ pub async fn run(
         return Err(LimitError("--pool-timeout").into());
     }
     let options = StoreOptions {
-        isolation: config.isolation.into(),
+        isolation: config.isolation.map(Into::into),
         max_connections: config.max_connections,
         acquire_timeout: config.pool_timeout,
         ..StoreOptions::default()
@@ -183,9 +183,9 @@ macro_rules! same_names {
 
 same_names! {
     Design <=> receivers::design::Design {
-        Naive, CheckThenInsert, Atomic, CreatedGte, CreatedGt, VersionGuard, Inbox, Split,
+        Naive, CheckThenInsert, Atomic, CreatedGte, CreatedGt, VersionGuard, Inbox, Split, CheckInTransaction,
     }
-    Backend <=> receivers::store::Backend { Postgres, Sqlite }
+    Backend <=> receivers::store::Backend { Postgres, Sqlite, Mysql }
     Isolation <=> receivers::store::Isolation { ReadCommitted, RepeatableRead, Serializable }
 }
 

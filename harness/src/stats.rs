@@ -164,6 +164,8 @@ pub struct Counters {
     pub status_4xx: AtomicU64,
     /// Attempts answered 5xx.
     pub status_5xx: AtomicU64,
+    /// Of the 5xx, those naming a database transaction conflict (pool.rs's `Answer::db_conflict`).
+    pub db_conflicts: AtomicU64,
     /// Attempts that timed out: no answer within the timeout.
     pub timeouts: AtomicU64,
     /// Attempts answered 2xx whose answer the sender dropped on purpose (the article's lost ack:
@@ -221,6 +223,7 @@ impl Counters {
             status_2xx: get(&self.status_2xx),
             status_4xx: get(&self.status_4xx),
             status_5xx: get(&self.status_5xx),
+            db_conflicts: get(&self.db_conflicts),
             timeouts: get(&self.timeouts),
             acks_lost: get(&self.acks_lost),
             connect_errors: get(&self.connect_errors),
@@ -240,6 +243,7 @@ impl std::ops::AddAssign for CounterSnapshot {
         self.status_2xx += o.status_2xx;
         self.status_4xx += o.status_4xx;
         self.status_5xx += o.status_5xx;
+        self.db_conflicts += o.db_conflicts;
         self.timeouts += o.timeouts;
         self.acks_lost += o.acks_lost;
         self.connect_errors += o.connect_errors;
@@ -262,6 +266,11 @@ pub struct CounterSnapshot {
     pub status_4xx: u64,
     /// Answered 5xx.
     pub status_5xx: u64,
+    /// Of the 5xx, those whose answer named a database transaction conflict (a serialization
+    /// failure or a deadlock: the isolation level refusing a transaction). Read from the live
+    /// answers: a history line does not carry it, so counters rebuilt from a history say 0.
+    #[serde(default)]
+    pub db_conflicts: u64,
     /// Timed out.
     pub timeouts: u64,
     /// Answered 2xx, the answer dropped on purpose (a lost ack); counted in `status_2xx` too.

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::matrix::Backend;
 use crate::matrix::Design;
-use provision::{FreshDb, PostgresServer};
+use provision::{FreshDb, Server};
 use tokio::sync::{Mutex, watch};
 
 use super::{BenchConfig, run_secret};
@@ -73,7 +73,7 @@ impl Cell<'_> {
     /// Runs the cell; its row and the database's version.
     pub(super) async fn run(
         &self,
-        pg: Option<&PostgresServer>,
+        server: Option<&Server>,
         bars: &Bars,
     ) -> Result<(Row, Option<String>), CellError> {
         let started = Instant::now();
@@ -83,7 +83,7 @@ impl Cell<'_> {
             *slot = clock.elapsed().as_secs_f64();
             clock = Instant::now();
         };
-        let site = self.provision(pg).await?;
+        let site = self.provision(server).await?;
         let db_version = site.tables.version().await.ok();
         lap(&mut phases.provision_s);
         let fleet = self.start_fleet(&site).await?;
@@ -149,7 +149,7 @@ impl Cell<'_> {
 
     /// A fresh database with the receivers' schema (or the one `--targets` share), and the
     /// observer reading it.
-    async fn provision(&self, pg: Option<&PostgresServer>) -> Result<Site, CellError> {
+    async fn provision(&self, server: Option<&Server>) -> Result<Site, CellError> {
         let config = self.config;
         if let Some(t) = &config.targets {
             let tables = Tables::connect(&t.database_url).await?;
@@ -161,7 +161,7 @@ impl Cell<'_> {
             });
         }
         let keep_dir = config.keep.then(|| config.out.join("sqlite"));
-        let db = FreshDb::create(pg, keep_dir.as_deref()).await?;
+        let db = FreshDb::on(server, keep_dir.as_deref()).await?;
         let database_url = db.url();
         fleet::ready_schema(&database_url).await?;
         let tables = Tables::connect(&database_url).await?;

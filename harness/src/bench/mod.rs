@@ -19,13 +19,13 @@ use std::time::Duration;
 
 use crate::matrix::Design;
 use crate::matrix::{Backend, Isolation};
-use provision::{PostgresServer, PostgresSettings};
+use provision::{MysqlServer, MysqlSettings, PostgresServer, PostgresSettings, ProvisionError, Server};
 
 use crate::chaos::Chaos;
 use crate::history::History;
 use crate::model;
 use crate::progress::Bars;
-use crate::report::{BenchBody, CellNote, Header, HistoryFile, Parameters, Report, RunBody};
+use crate::report::{BenchBody, CellNote, Header, HistoryFile, Parameters, Report, RunBody, Versions};
 use crate::sender::SenderConfig;
 use crate::wire::Whsec;
 use crate::workload::Shard;
@@ -46,14 +46,16 @@ pub struct BenchConfig {
     pub sender: SenderConfig,
     /// Simulated work per delivery.
     pub work_delay: Duration,
-    /// Postgres isolation.
-    pub isolation: Isolation,
+    /// The transactions' isolation; `None`: each database's own default.
+    pub isolation: Option<Isolation>,
     /// Inbox claim loops per worker.
     pub inbox_workers: usize,
     /// Pool size per worker.
     pub max_connections: u32,
     /// Where Postgres comes from.
     pub postgres: PostgresSettings,
+    /// Where MySQL or MariaDB comes from (`MYSQL_URL`, or a container).
+    pub mysql: MysqlSettings,
     /// Keep each cell's database.
     pub keep: bool,
     /// The executable whose `serve` runs the workers.
@@ -192,38 +194,40 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
     // The matrix's Postgres server, kept for the experiments when there are any.
     let mut kept_server = None;
     for &backend in &config.backends {
-        let pg = match backend {
-            _ if config.targets.is_some() => None,
-            Backend::Postgres => match timed(PostgresServer::start(&config.postgres)).await {
-                (Ok(server), took) => {
-                    if config.verbose {
-                        bars.say(&format!("postgres ready in {took:.2} s ({})", server.origin()));
-                    }
-                    header.versions.postgres = server.version().await.ok();
-                    header.versions.postgres_origin = Some(server.origin().to_string());
-                    Some(server)
+        let server = match timed(start_server(config, backend, &mut header)).await {
+            (Ok(server), took) => {
+                if let Some(server) = server.as_ref().filter(|_| config.verbose) {
+                    bars.say(&format!("{backend} ready in {took:.2} s ({})", server.origin()));
                 }
-                (Err(e), _) => {
-                    let reason = crate::reason::reason(&e);
-                    bars.say(&format!("skipping postgres: {reason}"));
-                    for &design in &config.designs {
-                        report.skipped.push(CellNote { backend, design, reason: reason.clone() });
-                    }
-                    continue;
+                server
+            }
+            (Err(e), _) => {
+                let reason = crate::reason::reason(&e);
+                bars.say(&format!("skipping {backend}: {reason}"));
+                for &design in &config.designs {
+                    report.skipped.push(CellNote { backend, design, reason: reason.clone() });
                 }
-            },
-            Backend::Sqlite => None,
+                continue;
+            }
         };
+        // Every cell of the backend runs at one level; unknown on a database hookbench did not start.
+        let isolation = config
+            .targets
+            .is_none()
+            .then(|| cell_isolation(config.isolation, backend, &header.versions))
+            .flatten();
         for &design in &config.designs {
             let model =
                 model::handler_for_design(design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
             let tap = history.tap(format!("{backend}/{design}"));
             let cell = cell::Cell { config, backend, design, workload: &workload, model, history: tap };
-            match cell.run(pg.as_ref(), &bars).await {
-                Ok((row, db_version)) => {
+            match cell.run(server.as_ref(), &bars).await {
+                Ok((mut row, db_version)) => {
+                    row.isolation.clone_from(&isolation);
                     let slot = match backend {
                         Backend::Postgres => &mut header.versions.postgres,
                         Backend::Sqlite => &mut header.versions.sqlite,
+                        Backend::Mysql => &mut header.versions.mysql,
                     };
                     if slot.is_none() {
                         *slot = db_version;
@@ -237,8 +241,8 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
                 }
             }
         }
-        if !config.experiments.is_empty() && pg.is_some() {
-            kept_server = pg;
+        if let Some(Server::Postgres(pg)) = server.filter(|_| !config.experiments.is_empty()) {
+            kept_server = Some(pg);
         }
     }
     let (path, lines) = history.finish().map_err(ConfigError::History)?;
@@ -277,7 +281,7 @@ pub(crate) fn parameters(config: &BenchConfig) -> Parameters {
         work_delay: humantime::format_duration(config.work_delay).to_string(),
         timeout: humantime::format_duration(config.sender.timeout).to_string(),
         retry: config.sender.retry,
-        isolation: config.isolation.as_str().to_string(),
+        isolation: config.isolation.map_or("default", Isolation::as_str).to_string(),
         inbox_workers: config.inbox_workers,
         p_duplicate: w.p_duplicate,
         p_ack_lost: w.p_ack_lost,
@@ -288,9 +292,88 @@ pub(crate) fn parameters(config: &BenchConfig) -> Parameters {
     }
 }
 
+/// The level a cell's transactions ran at, as `--isolation` spells it: the level asked for, else
+/// the database's own default as its server named it (`read committed`, `REPEATABLE-READ`);
+/// `serialized` on SQLite, whose writers take turns whatever the level. `None` when the server's
+/// default is not known.
+fn cell_isolation(asked: Option<Isolation>, backend: Backend, versions: &Versions) -> Option<String> {
+    let default = match backend {
+        Backend::Sqlite => return Some("serialized".into()),
+        Backend::Postgres => versions.postgres_default_isolation.as_deref(),
+        Backend::Mysql => versions.mysql_default_isolation.as_deref(),
+    };
+    match asked {
+        Some(level) => Some(level.as_str().to_string()),
+        None => default.map(|named| named.trim().to_ascii_lowercase().replace([' ', '_'], "-")),
+    }
+}
+
+/// Starts (or finds) the server of `backend`, and records its version and origin in the header;
+/// none for SQLite (a file per cell) or when the cells run against `--targets`.
+async fn start_server(
+    config: &BenchConfig,
+    backend: Backend,
+    header: &mut Header,
+) -> Result<Option<Server>, ProvisionError> {
+    if config.targets.is_some() {
+        return Ok(None);
+    }
+    let v = &mut header.versions;
+    Ok(Some(match backend {
+        Backend::Sqlite => return Ok(None),
+        Backend::Mysql => {
+            let server = MysqlServer::start(&config.mysql).await?;
+            let facts = server.facts().await?;
+            v.mysql = Some(facts.version);
+            v.mysql_origin = Some(server.origin().to_string());
+            v.mysql_snapshot_isolation = facts.snapshot_isolation;
+            v.mysql_default_isolation = Some(facts.default_isolation);
+            Server::Mysql(server)
+        }
+        Backend::Postgres => {
+            let server = PostgresServer::start(&config.postgres).await?;
+            v.postgres = server.version().await.ok();
+            v.postgres_default_isolation = server.default_isolation().await.ok();
+            v.postgres_origin = Some(server.origin().to_string());
+            Server::Postgres(server)
+        }
+    }))
+}
+
 /// Awaits `f`, and how long it took, seconds.
 async fn timed<T>(f: impl Future<Output = T>) -> (T, f64) {
     let start = std::time::Instant::now();
     let out = f.await;
     (out, start.elapsed().as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn versions(postgres: Option<&str>, mysql: Option<&str>) -> Versions {
+        Versions {
+            postgres_default_isolation: postgres.map(Into::into),
+            mysql_default_isolation: mysql.map(Into::into),
+            ..Versions::default()
+        }
+    }
+
+    /// A cell names the level asked for, else its server's own default spelled as the flag is;
+    /// SQLite's cells say its writers are serialized whatever was asked; an unknown default is
+    /// not guessed.
+    #[test]
+    fn a_cell_names_the_isolation_its_transactions_ran_at() {
+        let v = versions(Some("read committed"), Some("REPEATABLE-READ"));
+        let level = |asked, backend| cell_isolation(asked, backend, &v);
+        assert_eq!(level(None, Backend::Postgres).as_deref(), Some("read-committed"));
+        assert_eq!(level(None, Backend::Mysql).as_deref(), Some("repeatable-read"));
+        assert_eq!(level(Some(Isolation::Serializable), Backend::Postgres).as_deref(), Some("serializable"));
+        assert_eq!(level(Some(Isolation::Serializable), Backend::Mysql).as_deref(), Some("serializable"));
+        assert_eq!(level(Some(Isolation::Serializable), Backend::Sqlite).as_deref(), Some("serialized"));
+        assert_eq!(level(None, Backend::Sqlite).as_deref(), Some("serialized"));
+        let unknown = versions(None, None);
+        assert_eq!(cell_isolation(None, Backend::Postgres, &unknown), None);
+        assert_eq!(cell_isolation(None, Backend::Mysql, &unknown), None);
+    }
 }

@@ -182,6 +182,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
             inbox_workers: args.receiver.inbox_workers,
             max_connections: args.receiver.max_connections,
             postgres: args.postgres.settings(),
+            mysql: provision::MysqlSettings::from_env(),
             keep: args.keep,
             exe: worker_exe(args.worker_exe.as_deref())?,
             out,

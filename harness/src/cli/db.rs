@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::matrix::Backend;
 use anyhow::Context;
-use provision::{PostgresServer, SqliteFile};
+use provision::{MysqlServer, MysqlSettings, PostgresServer, SqliteFile};
 
 use super::flags::PostgresArgs;
 use super::{init_logging, runtime};
@@ -15,7 +15,8 @@ use std::path::PathBuf;
 /// Arguments of `hookbench db`.
 #[derive(Debug, Clone, Args)]
 pub struct DbArgs {
-    /// The backend.
+    /// The backend: sqlite, postgres (from DATABASE_URL or a container) or mysql (MySQL or
+    /// MariaDB, from MYSQL_URL or a container).
     #[arg(long, default_value = "sqlite")]
     pub backend: Backend,
     /// Where Postgres comes from.
@@ -41,6 +42,24 @@ pub(super) fn run(args: &DbArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 let version = server.version().await?;
                 let line = serde_json::json!({
                     "url": db.url, "backend": "postgres", "origin": server.origin(), "version": version,
+                });
+                writeln!(out, "{line}")?;
+                out.flush()?;
+                shutdown.await;
+                if !args.keep {
+                    db.drop_database().await.context("dropping the database")?;
+                }
+            }
+            Backend::Mysql => {
+                let server = MysqlServer::start(&MysqlSettings::from_env()).await?;
+                let db = server.fresh_database().await?;
+                let facts = server.facts().await?;
+                // Migrated now, so several workers can start on it at once.
+                crate::fleet::ready_schema(&db.url).await?;
+                let line = serde_json::json!({
+                    "url": db.url, "backend": "mysql", "origin": server.origin(), "version": facts.version,
+                    "default_isolation": facts.default_isolation,
+                    "innodb_snapshot_isolation": facts.snapshot_isolation,
                 });
                 writeln!(out, "{line}")?;
                 out.flush()?;

@@ -12,8 +12,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::matrix::Backend;
 use crate::matrix::Design;
-use crate::matrix::{Backend, Isolation};
 use receivers::event::{CREDIT_TYPE, Event};
 use receivers::fault::{Fault, HEADER_FAULT};
 use receivers::signature::Secret;
@@ -84,7 +84,7 @@ pub async fn run(
         database_url: url.to_string(),
         secrets: vec![secret.to_whsec()],
         work_delay: Duration::ZERO,
-        isolation: Isolation::ReadCommitted,
+        isolation: None,
         inbox_workers: 1,
         max_connections: 4,
         log: config.log.clone(),

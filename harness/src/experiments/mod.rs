@@ -147,6 +147,11 @@ impl Setup {
                     }
                 },
                 Backend::Sqlite => None,
+                Backend::Mysql => {
+                    let why = "the experiments run on postgres and sqlite only";
+                    errors.extend(items.iter().map(|&i| format!("{} on {backend}: {why}", label(i))));
+                    continue;
+                }
             };
             for &item in items {
                 let db = match provision::FreshDb::create(pg, None).await {

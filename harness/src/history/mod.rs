@@ -79,6 +79,12 @@ impl History {
     pub fn create(dir: &Path, compress: bool) -> io::Result<Self> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(if compress { FILE_ZST } else { FILE });
+        // An earlier run's history in the other form would be read as this run's (the readers
+        // take whichever is there): it goes, as the file of this form is overwritten.
+        match std::fs::remove_file(dir.join(if compress { FILE } else { FILE_ZST })) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
         let file = BufWriter::with_capacity(1 << 20, crate::files::create_nofollow(&path)?);
         let (tx, rx) = sync_channel(BACKLOG);
         let writer = std::thread::Builder::new().name("history".into()).spawn(move || {
@@ -153,5 +159,26 @@ mod tests {
         let empty = tempfile::tempdir().expect("tempdir");
         let e = read(empty.path(), &mut |_| {}).expect_err("no history").to_string();
         assert!(e.contains("holds no history.jsonl"), "{e}");
+    }
+
+    /// A run written into a directory that holds an earlier run's history in the other form is
+    /// read back as itself: the earlier file is gone (it was read in its place, and a truncated
+    /// one failed the report's witnesses).
+    #[test]
+    fn an_earlier_history_in_the_other_form_is_not_read_as_this_one() {
+        for compress in [false, true] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let other = dir.path().join(if compress { FILE } else { FILE_ZST });
+            std::fs::write(&other, b"an earlier run's history, cut short").expect("write");
+            let history = History::create(dir.path(), compress).expect("create");
+            let tap = history.tap("sqlite/atomic".into());
+            tap.send(event(1));
+            drop(tap);
+            history.finish().expect("finish");
+            assert!(!other.exists(), "compress {compress}: the earlier file is still there");
+            let mut back = Vec::new();
+            read(dir.path(), &mut |l| back.push(l)).expect("read");
+            assert_eq!(back, [event(1)], "compress {compress}");
+        }
     }
 }

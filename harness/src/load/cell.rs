@@ -69,10 +69,12 @@ pub fn bench_row(
     Row {
         backend,
         design,
+        isolation: None,
         deliveries: c.deliveries,
         status_2xx: c.status_2xx,
         status_4xx: c.status_4xx,
         status_5xx: c.status_5xx,
+        db_conflicts: c.db_conflicts,
         timeouts: c.timeouts,
         acks_lost: c.acks_lost,
         retries: c.retries,

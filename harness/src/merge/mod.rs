@@ -326,6 +326,7 @@ fn checked_sum(a: &CounterSnapshot, b: &CounterSnapshot) -> Result<CounterSnapsh
         status_2xx: add(a.status_2xx, b.status_2xx, "status_2xx")?,
         status_4xx: add(a.status_4xx, b.status_4xx, "status_4xx")?,
         status_5xx: add(a.status_5xx, b.status_5xx, "status_5xx")?,
+        db_conflicts: add(a.db_conflicts, b.db_conflicts, "db_conflicts")?,
         timeouts: add(a.timeouts, b.timeouts, "timeouts")?,
         acks_lost: add(a.acks_lost, b.acks_lost, "acks_lost")?,
         connect_errors: add(a.connect_errors, b.connect_errors, "connect_errors")?,
@@ -523,6 +524,7 @@ async fn merge_bench(
     match backend {
         Backend::Postgres => report.header.versions.postgres = version,
         Backend::Sqlite => report.header.versions.sqlite = version,
+        Backend::Mysql => report.header.versions.mysql = version,
     }
     let row = bench_row((backend, design, model), sent, Default::default(), &judged, wall_s);
     if let Some(bench) = report.bench_body_mut() {

@@ -16,6 +16,7 @@ pub const BENCH_FIGURES: &[&str] = &[
     "status_2xx",
     "status_4xx",
     "status_5xx",
+    "db_conflicts",
     "timeouts",
     "acks_lost",
     "retries",

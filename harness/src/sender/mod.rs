@@ -285,7 +285,12 @@ impl Ctx {
         let connection = pool::Connection::default();
         let post = self.pool.post(worker, &headers, body, &connection);
         let fate = match tokio::time::timeout(self.config.timeout, post).await {
-            Ok(Ok(status)) => Fate::Answered(status),
+            Ok(Ok(answer)) => {
+                if answer.db_conflict && answer.status >= 500 {
+                    Counters::bump(&self.progress.counters.db_conflicts);
+                }
+                Fate::Answered(answer.status)
+            }
             Ok(Err(pool::SendError::Connect)) => Fate::NoConnection,
             Ok(Err(pool::SendError::Broken)) => Fate::Reset,
             Err(_) => Fate::TimedOut,

@@ -93,6 +93,23 @@ impl Connection {
     }
 }
 
+/// What a worker answered to one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// Whether the answer named a database transaction conflict: hookbench's own receivers answer
+    /// a serialization failure or a deadlock 5xx with the `hookbench-db-conflict` header (the
+    /// isolation level refusing a transaction, retried like any 5xx). Another receiver never
+    /// sends it.
+    pub db_conflict: bool,
+}
+
+/// The header hookbench's receivers name a database transaction conflict in (the receivers'
+/// app.rs, `DB_CONFLICT_HEADER`; the sender does not depend on the receivers, so it is spelled
+/// here again, and a test of the bench holds the two together by counting the conflicts).
+const DB_CONFLICT_HEADER: &str = "hookbench-db-conflict";
+
 /// How a response's body ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Body {
@@ -113,6 +130,8 @@ struct Head {
     body: Body,
     /// Whether the server keeps the connection open after the body.
     keep_alive: bool,
+    /// Whether the answer named a database transaction conflict ([`Answer::db_conflict`]).
+    db_conflict: bool,
 }
 
 impl Pool {
@@ -173,7 +192,7 @@ impl Pool {
         headers: &[(&'static str, String)],
         body: &[u8],
         connection: &Connection,
-    ) -> Result<u16, SendError> {
+    ) -> Result<Answer, SendError> {
         let t = &self.targets[worker];
         let mut conn = self.checkout(t).await?;
         connection.0.store(conn.id, Ordering::Relaxed);
@@ -187,7 +206,7 @@ impl Pool {
         {
             idle.push(conn);
         }
-        Ok(head.status)
+        Ok(Answer { status: head.status, db_conflict: head.db_conflict })
     }
 }
 
@@ -229,6 +248,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, SendError> {
     };
     let status = response.code.unwrap_or_default();
     let (mut length, mut chunked, mut close, mut keep_alive) = (None, false, false, false);
+    let mut db_conflict = false;
     for h in response.headers.iter() {
         let value = std::str::from_utf8(h.value).map_err(|_| SendError::Broken)?.trim();
         if h.name.eq_ignore_ascii_case("content-length") {
@@ -238,6 +258,8 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, SendError> {
         } else if h.name.eq_ignore_ascii_case("connection") {
             close |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"));
             keep_alive |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("keep-alive"));
+        } else if h.name.eq_ignore_ascii_case(DB_CONFLICT_HEADER) {
+            db_conflict = true;
         }
     }
     let body = match (status, chunked, length) {
@@ -248,7 +270,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, SendError> {
     };
     // HTTP/1.0 closes unless asked not to; HTTP/1.1 keeps the connection unless told otherwise.
     let keep_alive = !close && (response.version == Some(1) || keep_alive);
-    Ok(Some(Head { len, status, body, keep_alive }))
+    Ok(Some(Head { len, status, body, keep_alive, db_conflict }))
 }
 
 impl Conn {
@@ -394,6 +416,19 @@ mod tests {
         assert!(parse_head(b"HTTP/1.1 200 OK\r\ncontent-length: ten\r\n\r\n").is_err());
     }
 
+    /// A transaction conflict is told by its header alone, whatever its value or case; an
+    /// answer without it, 5xx or not, is no conflict.
+    #[test]
+    fn a_database_conflict_is_read_from_its_header() {
+        let h = head("HTTP/1.1 503 x\r\nHookbench-Db-Conflict: 40001\r\ncontent-length: 0\r\n\r\n");
+        assert!(h.db_conflict);
+        let h = head("HTTP/1.1 503 x\r\nhookbench-db-conflict: mysql 1213\r\n\r\n");
+        assert!(h.db_conflict);
+        let h = head("HTTP/1.1 503 x\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n");
+        assert!(!h.db_conflict);
+        assert!(!head("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").db_conflict);
+    }
+
     #[test]
     fn a_request_is_written_whole_and_a_header_that_would_split_it_is_refused() {
         let t =
@@ -466,8 +501,8 @@ mod tests {
         let mut seen = Vec::new();
         for _ in 0..6 {
             let connection = Connection::default();
-            let status = pool.post(0, &[("webhook-id", "evt_1".into())], b"{}", &connection).await;
-            seen.push((status.ok(), connection.id()));
+            let answer = pool.post(0, &[("webhook-id", "evt_1".into())], b"{}", &connection).await;
+            seen.push((answer.ok().map(|a| a.status), connection.id()));
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         assert_eq!(

@@ -18,7 +18,7 @@ fn spec(design: Design, db: &Db, work_delay: Duration) -> WorkerSpec {
         database_url: db.url.clone(),
         secrets: vec![SECRET.to_string()],
         work_delay,
-        isolation: Isolation::ReadCommitted,
+        isolation: None,
         inbox_workers: 2,
         max_connections: 4,
         log: None,
@@ -144,7 +144,7 @@ async fn a_sigkilled_worker_leaves_nothing_half_written_and_the_others_keep_serv
 async fn serializable_isolation_answers_5xx_on_a_serialization_failure_and_still_applies_once() {
     let db = Db::fresh(Backend::Postgres).await;
     let mut s = spec(Design::VersionGuard, &db, Duration::from_millis(5));
-    s.isolation = Isolation::Serializable;
+    s.isolation = Some(Isolation::Serializable);
     let fleet = Fleet::start(s, 2).await.expect("fleet");
     let urls: Vec<String> = fleet.workers().iter().map(|w| w.webhook_url("acme")).collect();
     let clients = [reqwest::Client::new(), reqwest::Client::new()];

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use hookbench::fleet::{Fleet, WorkerSpec};
-use hookbench::matrix::{Design, Isolation};
+use hookbench::matrix::Design;
 use hookbench::observe::{Sink, SinkLimits};
 use receivers::store::Backend;
 use testkit::{Db, SECRET};
@@ -38,7 +38,7 @@ async fn a_workers_database_password_is_not_on_its_command_line() {
         database_url: url,
         secrets: vec![SECRET.to_string()],
         work_delay: Duration::ZERO,
-        isolation: Isolation::ReadCommitted,
+        isolation: None,
         inbox_workers: 2,
         max_connections: 2,
         log: None,

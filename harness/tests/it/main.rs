@@ -22,6 +22,7 @@ mod judge;
 mod junit;
 mod model;
 mod observe_limits;
+mod observe_mysql;
 mod outcomes;
 mod pace;
 mod preflight_evidence;

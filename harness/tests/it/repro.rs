@@ -195,6 +195,7 @@ fn fresh_db(rt: &tokio::runtime::Runtime, backend: Backend, dir: &Path, name: &s
             let db = rt.block_on(Db::fresh(Backend::Postgres));
             (db.url.clone(), Some(db))
         }
+        Backend::Mysql => unreachable!("the repro scripts read Postgres and SQLite"),
     }
 }
 
@@ -288,6 +289,7 @@ fn reproduced_between(
             );
             venv.to_string()
         }
+        Backend::Mysql => unreachable!("the repro scripts read Postgres and SQLite"),
     };
     for (design, expected, words) in [(failing, 1, "reproduced: "), (passing, 0, "not reproduced in 10 ")] {
         let (db, _keep) = fresh_db(&rt, backend, dir.path(), design);

@@ -83,15 +83,28 @@ fn a_backend_that_contradicts_the_url_is_refused() {
 }
 
 #[test]
-fn an_unreachable_database_is_a_clear_error() {
+fn an_unsupported_database_is_a_clear_error() {
     let out = hookbench()
         .args(["serve", "--design", "atomic", "--secret", SECRET])
-        .args(["--database-url", "mysql://localhost/db"])
+        .args(["--database-url", "oracle://localhost/db"])
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unsupported database URL"), "{err}");
+    assert!(err.contains("unsupported database URL") && err.contains("mysql://"), "{err}");
+}
+
+#[test]
+fn an_unreachable_mysql_server_is_a_clear_error_without_its_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let out = hookbench()
+        .args(["serve", "--design", "atomic", "--secret", SECRET])
+        .args(["--database-url", &format!("mysql://root:sekrit@127.0.0.1:{port}/db")])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused") && !err.contains("sekrit"), "{err}");
 }
 
 #[test]

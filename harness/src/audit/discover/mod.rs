@@ -190,8 +190,8 @@ async fn quiet(changes: &Changes, settle: &Settle) -> Result<(), AuditError> {
     let moved = changes.since(&mark).await?;
     if moved.is_empty() && changes.committed_since(&mark).await? {
         return Err(stop(format!(
-            "the database is not quiet: while nothing was sent, another connection committed a write within {} (an \
-             update in place: no table's row count moved): another writer would be read as the credit's effect; stop \
+            "the database is not quiet: while nothing was sent, another connection committed a write within {} (no \
+             table's row count moved: an update in place, or a table created since the first look): another writer would be read as the credit's effect; stop \
              it, or discover against a database of its own",
             humantime::format_duration(wait)
         )));

@@ -61,6 +61,23 @@ pub struct Versions {
     pub sqlite: Option<String>,
     /// Where Postgres came from.
     pub postgres_origin: Option<String>,
+    /// The Postgres server's own default isolation level, as it names it (`read committed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub postgres_default_isolation: Option<String>,
+    /// The MySQL or MariaDB server's version (`SELECT VERSION()`), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<String>,
+    /// Where MySQL or MariaDB came from (`MYSQL_URL` or the container's image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_origin: Option<String>,
+    /// MariaDB's `innodb_snapshot_isolation` (off in Debian's 10.11, on by default in newer releases): on,
+    /// REPEATABLE READ refuses to write a row changed since its snapshot (an error, and a retry)
+    /// instead of writing over it. Absent where the server has no such variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_snapshot_isolation: Option<bool>,
+    /// The MySQL server's own default isolation level, as it names it (`REPEATABLE-READ`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql_default_isolation: Option<String>,
 }
 
 /// Latency percentiles in microseconds (docs/design.md's `latency_us`).
@@ -115,6 +132,12 @@ pub struct Row {
     pub backend: Backend,
     /// The design.
     pub design: Design,
+    /// The isolation level the cell's transactions ran at, as `--isolation` spells it: the level
+    /// asked for, else the database's own default as its server named it; `serialized` on SQLite,
+    /// whose writers take turns whatever the level. Absent where hookbench did not start the
+    /// database (`--targets`, shards) or in reports written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
     /// Attempts sent.
     pub deliveries: u64,
     /// Attempts answered 2xx.
@@ -123,6 +146,11 @@ pub struct Row {
     pub status_4xx: u64,
     /// Attempts answered 5xx.
     pub status_5xx: u64,
+    /// Of the 5xx, those whose answer named a database transaction conflict: a serialization
+    /// failure or a deadlock, the isolation level refusing a transaction (the receivers'
+    /// `hookbench-db-conflict` header), retried like any 5xx. (Reports before it existed say 0.)
+    #[serde(default)]
+    pub db_conflicts: u64,
     /// Attempts timed out: no answer within the timeout. (Reports before `acks_lost` existed
     /// counted the lost acks here too.)
     pub timeouts: u64,

@@ -27,7 +27,8 @@ pub use witnesses::CellWitnesses;
 pub struct Header {
     /// The run's id (its directory name).
     pub run_id: String,
-    /// The meaning of the report's figures: [`SCHEMA`] now; 2 in reports whose `connect_errors`
+    /// The meaning of the report's figures: [`SCHEMA`] now; 3 in reports that did not count the
+    /// database conflicts among the 5xx apart; 2 in reports whose `connect_errors`
     /// counted resets too; 1 (or absent) in reports whose `timeouts` counted the lost acks too,
     /// before `acks_lost` counted them apart.
     #[serde(default = "first_schema")]
@@ -54,8 +55,9 @@ pub struct Header {
 /// The meaning of the figures this hookbench writes: 2 since `timeouts` counts only attempts that
 /// timed out and `acks_lost` the answers dropped on purpose, and the latencies from the actual
 /// send (`latency_actual_us`) are the answered attempts' alone; 3 since `connect_errors` counts
-/// only attempts no connection was made for and `resets` those whose connection broke.
-pub const SCHEMA: u32 = 3;
+/// only attempts no connection was made for and `resets` those whose connection broke; 4 since
+/// `db_conflicts` counts the 5xx that named a database transaction conflict.
+pub const SCHEMA: u32 = 4;
 
 /// The schema of a report that names none: written before figures changed meaning.
 fn first_schema() -> u32 {
@@ -64,8 +66,8 @@ fn first_schema() -> u32 {
 
 /// The counters a report counts apart only since a schema: before it, the figure reads 0 and what
 /// it counts is inside another (lost acks in `timeouts`, resets in `connect_errors`).
-pub const APART_SINCE: [(&str, u32, &str); 2] =
-    [("acks_lost", 2, "timeouts"), ("resets", 3, "connect_errors")];
+pub const APART_SINCE: [(&str, u32, &str); 3] =
+    [("acks_lost", 2, "timeouts"), ("resets", 3, "connect_errors"), ("db_conflicts", 4, "status_5xx")];
 
 impl Header {
     /// Whether the report counts `figure` at all: false for a counter its schema did not yet

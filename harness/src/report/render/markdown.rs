@@ -88,6 +88,20 @@ fn witnesses_section(cells: &[crate::explain::CellWitnesses]) -> String {
     md
 }
 
+/// The level each backend's cells ran at, `postgres read-committed, sqlite serialized`, from the
+/// rows; `None` when no row names one (a report from before rows carried it, or `--targets`).
+fn isolation_by_backend(b: &BenchBody) -> Option<String> {
+    let mut said: Vec<String> = Vec::new();
+    for r in &b.rows {
+        let Some(level) = &r.isolation else { continue };
+        let named = format!("{} {level}", r.backend);
+        if !said.contains(&named) {
+            said.push(named);
+        }
+    }
+    (!said.is_empty()).then(|| said.join(", "))
+}
+
 /// Renders report.md.
 pub fn render_markdown(report: &Report) -> String {
     match &report.body {
@@ -162,11 +176,11 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
     );
     let _ = writeln!(
         md,
-        "| backend | design | deliveries | 2xx | 4xx | 5xx | timeouts | acks lost | no connection | resets | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | answer p50 | answer p99 | req/s | wall s |"
+        "| backend | design | deliveries | 2xx | 4xx | 5xx | db conflicts | timeouts | acks lost | no connection | resets | retries | id conflicts | p50 | p90 | p99 | p99.9 | max | answer p50 | answer p99 | req/s | wall s |"
     );
     let _ = writeln!(
         md,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let behind = super::behind::behind_cells(b);
     for k in &backends {
@@ -176,11 +190,12 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
                 let d = text(&super::behind::design_cell(&behind, *k, *d));
                 let _ = writeln!(
                     md,
-                    "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
+                    "| {k} | {d} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.1} |",
                     r.deliveries,
                     r.status_2xx,
                     r.status_4xx,
                     r.status_5xx,
+                    super::older::cell(header, "db_conflicts", r.db_conflicts),
                     r.timeouts,
                     super::older::cell(header, "acks_lost", r.acks_lost),
                     r.connect_errors,
@@ -249,7 +264,7 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
                 p.retry.max_attempts
             ),
         ),
-        ("isolation", p.isolation.clone()),
+        ("isolation", isolation_by_backend(b).unwrap_or_else(|| p.isolation.clone())),
         (
             "chaos",
             if p.chaos.is_empty() {

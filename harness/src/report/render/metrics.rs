@@ -47,11 +47,16 @@ type Pick = fn(&Row) -> u64;
 type PickF = fn(&Row) -> f64;
 
 /// The attempt counters: name, help, the row's figure.
-const COUNTERS: [(&str, &str, Pick); 10] = [
+const COUNTERS: [(&str, &str, Pick); 11] = [
     ("hookbench_deliveries", "Attempts sent", |r| r.deliveries),
     ("hookbench_responses_2xx", "Attempts answered 2xx", |r| r.status_2xx),
     ("hookbench_responses_4xx", "Attempts answered 4xx", |r| r.status_4xx),
     ("hookbench_responses_5xx", "Attempts answered 5xx", |r| r.status_5xx),
+    (
+        "hookbench_db_conflicts",
+        "Attempts answered 5xx naming a database transaction conflict (serialization failure or deadlock)",
+        |r| r.db_conflicts,
+    ),
     ("hookbench_timeouts", "Attempts timed out", |r| r.timeouts),
     (
         "hookbench_acks_lost",

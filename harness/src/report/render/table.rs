@@ -31,18 +31,27 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
         let version = match backend {
             crate::matrix::Backend::Postgres => report.header.versions.postgres.clone(),
             crate::matrix::Backend::Sqlite => report.header.versions.sqlite.clone(),
+            crate::matrix::Backend::Mysql => report.header.versions.mysql.clone(),
+        };
+        // The rows of one backend share one level; a mixed set names none.
+        let mut levels = b.rows.iter().filter(|r| r.backend == backend).map(|r| r.isolation.as_deref());
+        let first = levels.next().flatten();
+        let isolation = match first {
+            Some(level) if levels.all(|l| l == Some(level)) => format!(", isolation {}", line(level)),
+            _ => String::new(),
         };
         let _ = writeln!(
             out,
-            "\n== {backend} {} (real, judged from the database)",
+            "\n== {backend} {}{isolation} (real, judged from the database)",
             line(&version.unwrap_or_default())
         );
         let _ = writeln!(
             out,
-            "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
+            "{:<18}{:>11}{:>6}{:>10}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9} | {:>10}{:>12}{:>14}{:>14}",
             "design",
             "deliveries",
             "5xx",
+            "conflicts",
             "timeouts",
             "acks lost",
             "dup events",
@@ -79,10 +88,11 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             );
             let _ = writeln!(
                 out,
-                "{:<18}{:>11}{:>6}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
+                "{:<18}{:>11}{:>6}{:>10}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
                 super::behind::design_cell(&behind, r.backend, r.design),
                 r.deliveries,
                 r.status_5xx,
+                super::older::cell(&report.header, "db_conflicts", r.db_conflicts),
                 r.timeouts,
                 super::older::cell(&report.header, "acks_lost", r.acks_lost),
                 r.figures.dup_events,
