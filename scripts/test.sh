@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, `just test`, .ci/run): gets Postgres ready, then runs every test.
 #
-# The tests talk to real Postgres and real SQLite. Postgres comes from DATABASE_URL when it is
+# The tests talk to real Postgres, real MariaDB and real SQLite. Postgres comes from DATABASE_URL when it is
 # set; otherwise from a container the tests start with testcontainers, which needs a Docker
 # engine: this script starts one if none answers (installing docker.io as root on Debian), and
 # picks the image (the official one, or one built from this machine's PostgreSQL when no registry
@@ -20,6 +20,18 @@ if [ -z "${DATABASE_URL:-}" ]; then
     docker ps -aq --filter "label=org.hookbench.session=$HOOKBENCH_SESSION" | xargs -r docker rm -f >/dev/null 2>&1 || true
   }
   trap cleanup EXIT
+fi
+# MySQL/MariaDB comes from MYSQL_URL when it is set; otherwise from a container too (the official
+# mariadb image, or one built from this machine's Debian mariadb-server).
+if [ -z "${MYSQL_URL:-}" ]; then
+  ./scripts/docker-engine.sh
+  # shellcheck source=scripts/mariadb-image.sh
+  source ./scripts/mariadb-image.sh
+  if [ -z "${HOOKBENCH_SESSION:-}" ]; then
+    HOOKBENCH_SESSION="test-$$-$(date +%s)"
+    export HOOKBENCH_SESSION HOOKBENCH_PG_FSYNC=off
+    trap 'docker ps -aq --filter "label=org.hookbench.session=$HOOKBENCH_SESSION" | xargs -r docker rm -f >/dev/null 2>&1 || true' EXIT
+  fi
 fi
 # The report pages' browser test needs a headless Chromium.
 ./scripts/browser.sh
