@@ -144,15 +144,20 @@ impl Backend {
     }
 }
 
-/// The isolation level of the receivers' transactions (Postgres, MySQL).
+/// The isolation level of the receivers' transactions (Postgres, MySQL), in increasing strength.
 #[derive(
     Debug,
     Clone,
     Copy,
     PartialEq,
     Eq,
+    PartialOrd,
+    Ord,
+    Hash,
     Default,
     Serialize,
+    Deserialize,
+    schemars::JsonSchema,
     clap::ValueEnum,
     strum::IntoStaticStr,
     strum::VariantArray,

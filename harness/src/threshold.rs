@@ -5,7 +5,9 @@
 //!
 //! ```text
 //! expr   = [scope ":"] figure op number
-//! scope  = name ["/" name]          a backend, a design, both ("postgres/atomic"), or an audit check
+//! scope  = name *2("/" name)        a backend, a design, an isolation level, or several
+//!                                   ("postgres/atomic", "postgres/serializable/atomic"), or an
+//!                                   audit check
 //! figure = name                     a figure of report.json's rows (dup_events, lost, p99_ms, ...)
 //! op     = ">" | ">=" | "<" | "<=" | "==" | "!="
 //! ```
@@ -22,7 +24,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 use winnow::ascii::{float, multispace0};
-use winnow::combinator::{alt, cut_err, eof, opt, preceded, terminated};
+use winnow::combinator::{alt, cut_err, eof, opt, preceded, repeat, terminated};
 use winnow::error::{ContextError, StrContext, StrContextValue};
 use winnow::prelude::*;
 use winnow::stream::LocatingSlice;
@@ -119,8 +121,9 @@ fn name<'s>(input: &mut Input<'s>) -> ModalResult<&'s str> {
 }
 
 fn scope<'s>(input: &mut Input<'s>) -> ModalResult<(Vec<&'s str>, Range<usize>)> {
-    (name, opt(preceded('/', cut_err(name.context(expected("a design after `/`"))))))
-        .map(|(first, second): (&str, Option<&str>)| std::iter::once(first).chain(second).collect())
+    let more = repeat(0..=2, preceded('/', cut_err(name.context(expected("a name after `/`")))));
+    (name, more)
+        .map(|(first, rest): (&str, Vec<&str>)| std::iter::once(first).chain(rest).collect())
         .with_span()
         .parse_next(input)
 }
@@ -235,7 +238,9 @@ pub fn parse_file(text: &str, shown: &str) -> Result<Vec<Threshold>, ThresholdEr
 /// and its figures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Subject {
-    /// The row's names, which a scope must all match (`["postgres", "atomic"]`).
+    /// What a breach names it by (`postgres/atomic`, `postgres@serializable/atomic`).
+    pub name: String,
+    /// The row's names, which a scope must all match (`["postgres", "atomic", "read-committed"]`).
     pub labels: Vec<String>,
     /// Its figures by name.
     pub figures: BTreeMap<String, f64>,
@@ -254,7 +259,7 @@ pub fn evaluate(thresholds: &[Threshold], subjects: &[Subject]) -> Vec<Outcome> 
                 if let Some(&v) = s.figures.get(&t.figure) {
                     rows += 1;
                     if t.op.holds(v, t.value) {
-                        breached.push((s.labels.join("/"), v));
+                        breached.push((s.name.clone(), v));
                     }
                 }
             }
@@ -292,7 +297,7 @@ mod tests {
         fn any_expression_parses_or_is_refused(text in "\\PC{0,80}") {
             if let Ok(t) = Threshold::parse(&text) {
                 let _ = t.check_names(&["postgres/atomic"], &["lost"]);
-                let subject = Subject { labels: vec!["postgres".into(), "atomic".into()], figures: BTreeMap::from([("lost".to_string(), 1.0), ("p99_ms".to_string(), f64::NAN)]) };
+                let subject = Subject { name: "postgres/atomic".into(), labels: vec!["postgres".into(), "atomic".into()], figures: BTreeMap::from([("lost".to_string(), 1.0), ("p99_ms".to_string(), f64::NAN)]) };
                 let _ = evaluate(&[t], &[subject]);
             }
             let _ = parse_file(&text, "t.txt");
@@ -312,7 +317,7 @@ mod tests {
             let text = parts.concat();
             if let Ok(t) = Threshold::parse(&text) {
                 let figures = BTreeMap::from([("lost".to_string(), 0.0), ("p99_ms".to_string(), 1e308)]);
-                let _ = evaluate(&[t], &[Subject { labels: vec!["postgres".into()], figures }]);
+                let _ = evaluate(&[t], &[Subject { name: "postgres".into(), labels: vec!["postgres".into()], figures }]);
             }
             let _ = parse_file(&text, "t.txt");
         }
@@ -329,6 +334,8 @@ mod tests {
         assert_eq!((t.scope.is_empty(), t.figure.as_str(), t.op, t.value), (true, "p99_ms", Op::Ge, 250.5));
         let t = Threshold::parse("atomic : throughput_per_s<1e3").expect("parses");
         assert_eq!((t.scope.clone(), t.op, t.value), (vec!["atomic".into()], Op::Lt, 1000.0));
+        let t = Threshold::parse("postgres/serializable/check-in-transaction:dup_events>0").expect("parses");
+        assert_eq!(t.scope, ["postgres", "serializable", "check-in-transaction"]);
     }
 
     #[test]
@@ -340,8 +347,11 @@ mod tests {
         assert!(e.contains("a number") && e.ends_with("           ^"), "{e}");
         let e = Threshold::parse("dup_events>0 and more").expect_err("trailing").to_string();
         assert!(e.contains("the end of the expression"), "{e}");
-        let e = Threshold::parse("postgres/:lost>0").expect_err("no design").to_string();
-        assert!(e.contains("a design after `/`"), "{e}");
+        let e = Threshold::parse("postgres/:lost>0").expect_err("no name").to_string();
+        assert!(e.contains("a name after `/`"), "{e}");
+        // A backend, a level and a design at most: a fourth name is not a scope.
+        let e = Threshold::parse("postgres/serializable/atomic/x:lost>0").expect_err("four").to_string();
+        assert!(e.contains("expected a comparison"), "{e}");
     }
 
     #[test]
@@ -360,6 +370,7 @@ mod tests {
     #[test]
     fn a_threshold_is_breached_by_the_rows_in_its_scope() {
         let row = |b: &str, d: &str, dup: f64| Subject {
+            name: format!("{b}/{d}"),
             labels: vec![b.into(), d.into()],
             figures: BTreeMap::from([("dup_events".to_string(), dup)]),
         };
@@ -374,5 +385,26 @@ mod tests {
         );
         assert_eq!((out[1].rows, out[1].breached.len()), (1, 0));
         assert!(render(&out).contains("threshold breached: naive:dup_events>0\n  postgres/naive: 354"));
+    }
+
+    /// A level in the scope holds the rows that ran at it, and a breach names the cell.
+    #[test]
+    fn a_scope_naming_a_level_holds_only_the_rows_at_it() {
+        let row = |name: &str, level: &str, dup: f64| Subject {
+            name: name.into(),
+            labels: vec!["postgres".into(), "check-in-transaction".into(), level.into()],
+            figures: BTreeMap::from([("dup_events".to_string(), dup)]),
+        };
+        let rows = [
+            row("postgres@read-committed/check-in-transaction", "read-committed", 7.0),
+            row("postgres@serializable/check-in-transaction", "serializable", 0.0),
+        ];
+        let t = |text: &str| Threshold::parse(text).expect("parses");
+        let out = evaluate(
+            &[t("postgres/serializable/check-in-transaction:dup_events>0"), t("read-committed:dup_events>0")],
+            &rows,
+        );
+        assert_eq!((out[0].rows, out[0].breached.len()), (1, 0));
+        assert_eq!(out[1].breached, vec![("postgres@read-committed/check-in-transaction".to_string(), 7.0)]);
     }
 }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::matrix::Backend;
 use crate::matrix::Design;
+use crate::matrix::{Backend, Isolation};
 use provision::{FreshDb, Server};
 use tokio::sync::{Mutex, watch};
 
@@ -48,6 +48,8 @@ pub(super) struct Cell<'a> {
     pub config: &'a BenchConfig,
     pub backend: Backend,
     pub design: Design,
+    /// The level `--isolation` listed, none for the database's own default.
+    pub level: Option<Isolation>,
     pub workload: &'a Arc<Workload>,
     pub model: Option<&'a HandlerResult>,
     /// Where the cell's attempts and events go in the run's history.
@@ -70,6 +72,11 @@ struct Driven {
 }
 
 impl Cell<'_> {
+    /// The cell's name, as its row and its history carry it.
+    fn name(&self) -> String {
+        crate::report::cell_name(self.backend, self.design, self.level)
+    }
+
     /// Runs the cell; its row and the database's version.
     pub(super) async fn run(
         &self,
@@ -90,7 +97,7 @@ impl Cell<'_> {
         lap(&mut phases.fleet_start_s);
         let urls = self.urls(fleet.as_ref());
         let sent = Arc::new(Progress::default());
-        let label = format!("{} {}", self.backend, self.design);
+        let label = self.name();
         let bar = bars.cell(label, self.workload.groups.len() as u64, sent.clone());
         let fleet = fleet.map(|f| Arc::new(Mutex::new(f)));
         let driven = self.drive(&site, fleet.clone(), urls, sent).await;
@@ -131,9 +138,8 @@ impl Cell<'_> {
         if self.config.verbose {
             let p = &phases;
             bars.say(&format!(
-                "{} {}: provision {:.2} s, fleet start {:.2}, deliveries {:.2}, settle {:.2}, fleet stop {:.2}, checker {:.2}, history and clean-up {:.2}",
-                self.backend,
-                self.design,
+                "{}: provision {:.2} s, fleet start {:.2}, deliveries {:.2}, settle {:.2}, fleet stop {:.2}, checker {:.2}, history and clean-up {:.2}",
+                self.name(),
                 p.provision_s,
                 p.fleet_start_s,
                 p.deliver_s,
@@ -180,10 +186,10 @@ impl Cell<'_> {
             database_url: site.database_url.clone(),
             secrets: vec![site.secret.as_str().to_string()],
             work_delay: config.work_delay,
-            isolation: config.isolation,
+            isolation: self.level,
             inbox_workers: config.inbox_workers,
             max_connections: config.max_connections,
-            log: Some(config.out.join("logs").join(format!("{}-{}.log", self.backend, self.design))),
+            log: Some(config.out.join("logs").join(format!("{}.log", self.name().replace('/', "-")))),
             inject_faults: false,
             pool_timeout: fleet::WORKER_POOL_TIMEOUT,
         };

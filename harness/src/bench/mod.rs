@@ -25,7 +25,9 @@ use crate::chaos::Chaos;
 use crate::history::History;
 use crate::model;
 use crate::progress::Bars;
-use crate::report::{BenchBody, CellNote, Header, HistoryFile, Parameters, Report, RunBody, Versions};
+use crate::report::{
+    BenchBody, CellNote, Header, HistoryFile, Parameters, Report, RunBody, Versions, cell_name,
+};
 use crate::sender::SenderConfig;
 use crate::wire::Whsec;
 use crate::workload::Shard;
@@ -46,8 +48,9 @@ pub struct BenchConfig {
     pub sender: SenderConfig,
     /// Simulated work per delivery.
     pub work_delay: Duration,
-    /// The transactions' isolation; `None`: each database's own default.
-    pub isolation: Option<Isolation>,
+    /// The isolation levels to run each backend that has them at, each its own cells; empty:
+    /// once, at each database's own default. SQLite runs once whatever is listed.
+    pub isolation: Vec<Isolation>,
     /// Inbox claim loops per worker.
     pub inbox_workers: usize,
     /// Pool size per worker.
@@ -133,6 +136,12 @@ pub enum ConfigError {
     /// `--shard` with what only a whole run does.
     #[error("--shard cannot run --experiments: run them in a bench of their own")]
     ShardExperiments,
+    /// A level listed twice would run the same cells twice under one name.
+    #[error("--isolation lists {0} twice")]
+    IsolationTwice(Isolation),
+    /// `--isolation` against receivers hookbench did not start.
+    #[error("--isolation sets the workers hookbench starts; --targets run at their own level")]
+    IsolationWithTargets,
 }
 
 impl BenchConfig {
@@ -142,9 +151,17 @@ impl BenchConfig {
         if !(0.0..=1.0).contains(&self.poison) {
             return Err(ConfigError::Poison(self.poison));
         }
+        if let Some(&twice) =
+            self.isolation.iter().enumerate().find_map(|(i, l)| self.isolation[..i].contains(l).then_some(l))
+        {
+            return Err(ConfigError::IsolationTwice(twice));
+        }
         if self.targets.is_some() {
             if !self.chaos.is_empty() {
                 return Err(ConfigError::ChaosWithTargets);
+            }
+            if !self.isolation.is_empty() {
+                return Err(ConfigError::IsolationWithTargets);
             }
             if self.designs.len() != 1 {
                 return Err(ConfigError::TargetsDesigns);
@@ -165,6 +182,16 @@ impl BenchConfig {
             return Err(ConfigError::NoCell);
         }
         Ok(())
+    }
+
+    /// The levels `backend`'s cells run at: each listed one, or once at the database's own
+    /// default (`None`); SQLite, whose writers take turns whatever the level, runs once.
+    fn levels(&self, backend: Backend) -> Vec<Option<Isolation>> {
+        if backend == Backend::Sqlite || self.isolation.is_empty() {
+            vec![None]
+        } else {
+            self.isolation.iter().copied().map(Some).collect()
+        }
     }
 }
 
@@ -188,7 +215,8 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
     let mut report = BenchBody::new(parameters(config));
     let _ = std::fs::create_dir_all(config.out.join("logs"));
     let planned: u64 = workload.groups.iter().map(|g| u64::from(g.copies)).sum();
-    let cells = (config.backends.len() * config.designs.len()) as u64;
+    let cells =
+        config.backends.iter().map(|&b| config.levels(b).len() * config.designs.len()).sum::<usize>() as u64;
     let compress = config.history_compress || planned * cells > crate::history::COMPRESS_PAST_ATTEMPTS;
     let history = History::create(&config.out, compress).map_err(ConfigError::History)?;
     // The matrix's Postgres server, kept for the experiments when there are any.
@@ -204,40 +232,44 @@ pub async fn run(config: &BenchConfig) -> Result<Report, ConfigError> {
             (Err(e), _) => {
                 let reason = crate::reason::reason(&e);
                 bars.say(&format!("skipping {backend}: {reason}"));
-                for &design in &config.designs {
-                    report.skipped.push(CellNote { backend, design, reason: reason.clone() });
+                for level in config.levels(backend) {
+                    for &design in &config.designs {
+                        report.skipped.push(CellNote { backend, design, level, reason: reason.clone() });
+                    }
                 }
                 continue;
             }
         };
-        // Every cell of the backend runs at one level; unknown on a database hookbench did not start.
-        let isolation = config
-            .targets
-            .is_none()
-            .then(|| cell_isolation(config.isolation, backend, &header.versions))
-            .flatten();
-        for &design in &config.designs {
-            let model =
-                model::handler_for_design(design).and_then(|h| model_rows.iter().find(|r| r.handler == h));
-            let tap = history.tap(format!("{backend}/{design}"));
-            let cell = cell::Cell { config, backend, design, workload: &workload, model, history: tap };
-            match cell.run(server.as_ref(), &bars).await {
-                Ok((mut row, db_version)) => {
-                    row.isolation.clone_from(&isolation);
-                    let slot = match backend {
-                        Backend::Postgres => &mut header.versions.postgres,
-                        Backend::Sqlite => &mut header.versions.sqlite,
-                        Backend::Mysql => &mut header.versions.mysql,
-                    };
-                    if slot.is_none() {
-                        *slot = db_version;
+        for level in config.levels(backend) {
+            // Unknown on a database hookbench did not start.
+            let isolation =
+                config.targets.is_none().then(|| cell_isolation(level, backend, &header.versions)).flatten();
+            for &design in &config.designs {
+                let model = model::handler_for_design(design)
+                    .and_then(|h| model_rows.iter().find(|r| r.handler == h));
+                let tap = history.tap(cell_name(backend, design, level));
+                let cell =
+                    cell::Cell { config, backend, design, level, workload: &workload, model, history: tap };
+                match cell.run(server.as_ref(), &bars).await {
+                    Ok((mut row, db_version)) => {
+                        row.isolation.clone_from(&isolation);
+                        row.level = level;
+                        let slot = match backend {
+                            Backend::Postgres => &mut header.versions.postgres,
+                            Backend::Sqlite => &mut header.versions.sqlite,
+                            Backend::Mysql => &mut header.versions.mysql,
+                        };
+                        if slot.is_none() {
+                            *slot = db_version;
+                        }
+                        report.rows.push(row);
                     }
-                    report.rows.push(row);
-                }
-                Err(e) => {
-                    let reason = crate::reason::reason(&e);
-                    bars.say(&format!("{backend} {design} broke: {reason}"));
-                    report.broken.push(CellNote { backend, design, reason });
+                    Err(e) => {
+                        let reason = crate::reason::reason(&e);
+                        let name = cell_name(backend, design, level);
+                        bars.say(&format!("{name} broke: {reason}"));
+                        report.broken.push(CellNote { backend, design, level, reason });
+                    }
                 }
             }
         }
@@ -281,7 +313,11 @@ pub(crate) fn parameters(config: &BenchConfig) -> Parameters {
         work_delay: humantime::format_duration(config.work_delay).to_string(),
         timeout: humantime::format_duration(config.sender.timeout).to_string(),
         retry: config.sender.retry,
-        isolation: config.isolation.map_or("default", Isolation::as_str).to_string(),
+        isolation: if config.isolation.is_empty() {
+            "default".to_string()
+        } else {
+            config.isolation.iter().map(|l| l.as_str()).collect::<Vec<_>>().join(",")
+        },
         inbox_workers: config.inbox_workers,
         p_duplicate: w.p_duplicate,
         p_ack_lost: w.p_ack_lost,

@@ -2,8 +2,8 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use crate::matrix::Backend;
 use crate::matrix::Design;
+use crate::matrix::{Backend, Isolation};
 use anyhow::Context;
 
 use super::flags::{self, PostgresArgs, ReceiverArgs, ThresholdArgs, WorkloadArgs};
@@ -56,6 +56,13 @@ pub struct BenchArgs {
     /// How each receiver worker works.
     #[command(flatten)]
     pub receiver: ReceiverArgs,
+    /// Isolation levels to run Postgres's and MySQL's cells at, comma-separated
+    /// (read-committed,repeatable-read,serializable): each listed level runs as its own cells,
+    /// named `postgres@serializable/atomic`. Default: once, at each database's own level
+    /// (Postgres's READ COMMITTED, MySQL's and MariaDB's REPEATABLE READ), named in the report.
+    /// SQLite runs once whatever is listed: its writers are serialized.
+    #[arg(long, value_delimiter = ',')]
+    pub isolation: Vec<Isolation>,
     /// Where Postgres comes from.
     #[command(flatten)]
     pub postgres: PostgresArgs,
@@ -178,7 +185,7 @@ impl TryFrom<&BenchArgs> for BenchConfig {
                 start_at: args.start_at,
             },
             work_delay: args.receiver.work_delay,
-            isolation: args.receiver.isolation,
+            isolation: args.isolation.clone(),
             inbox_workers: args.receiver.inbox_workers,
             max_connections: args.receiver.max_connections,
             postgres: args.postgres.settings(),

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::matrix::Isolation;
 use clap::Args;
 use provision::{
     DEFAULT_IMAGE, DockerNetwork, ENV_DOCKER_NETWORK, ENV_PG_IMAGE, PostgresMode, PostgresSettings,
@@ -135,11 +134,6 @@ pub struct ReceiverArgs {
     /// the transaction elsewhere, never inside one). 0s to 60s.
     #[arg(long, default_value = "0s", value_parser = duration_within(Duration::ZERO, MAX_DELAY))]
     pub work_delay: Duration,
-    /// The receivers' transaction isolation (read-committed, repeatable-read, serializable).
-    /// Default: each database's own (Postgres's READ COMMITTED, MySQL's and MariaDB's REPEATABLE
-    /// READ); SQLite's writers are serialized whatever it is.
-    #[arg(long)]
-    pub isolation: Option<Isolation>,
     /// Inbox claim loops per worker process (inbox design only; 0 to 64: 0 leaves the inbox to
     /// another process's loops).
     #[arg(long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=64))]

@@ -6,8 +6,8 @@ use anyhow::Context;
 
 use super::flags::{MAX_WAIT, MIN_TIMEOUT, ReceiverArgs, duration_within};
 use super::{init_logging, runtime};
-use crate::matrix::Backend;
 use crate::matrix::Design;
+use crate::matrix::{Backend, Isolation};
 use crate::serve::{self, ServeConfig};
 use clap::Args;
 use receivers::signature::Secret;
@@ -36,6 +36,11 @@ pub struct ServeArgs {
     /// How the receiver works.
     #[command(flatten)]
     pub receiver: ReceiverArgs,
+    /// The transactions' isolation (read-committed, repeatable-read, serializable). Default: the
+    /// database's own (Postgres's READ COMMITTED, MySQL's and MariaDB's REPEATABLE READ); SQLite's
+    /// writers are serialized whatever it is.
+    #[arg(long)]
+    pub isolation: Option<Isolation>,
     /// Honour the `hookbench-fault` request header (`crash-after-key` aborts the process after
     /// the dedupe key is written, before the side effect). For the failure experiments only:
     /// never on a receiver that matters.
@@ -62,7 +67,7 @@ pub(super) fn run(args: ServeArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         secrets: args.secret,
         work_delay: args.receiver.work_delay,
         effect_delay: args.effect_delay,
-        isolation: args.receiver.isolation,
+        isolation: args.isolation,
         inbox_workers: args.receiver.inbox_workers,
         max_connections: args.receiver.max_connections,
         inject_faults: args.inject_faults,

@@ -70,6 +70,7 @@ pub fn bench_row(
         backend,
         design,
         isolation: None,
+        level: None,
         deliveries: c.deliveries,
         status_2xx: c.status_2xx,
         status_4xx: c.status_4xx,

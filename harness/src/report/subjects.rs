@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::matrix::Backend;
 use crate::matrix::Design;
+use crate::matrix::{Backend, Isolation};
 
 use super::model::{AuditSection, Check, CheckFigures, LoadFigures, Report, Row, RunBody, Status};
 use crate::stats::Percentiles;
@@ -88,9 +88,13 @@ pub const AUDIT_FIGURES: &[&str] = &[
     "capacity_per_s",
 ];
 
-/// The names a bench threshold's scope may use.
+/// The names a bench threshold's scope may use: the backends, the designs, and the isolation
+/// levels (`serialized`: SQLite's cells, whatever was listed).
 pub fn bench_scopes() -> Vec<&'static str> {
-    Backend::ALL.iter().map(|b| b.as_str()).chain(Design::ALL.iter().map(|d| d.as_str())).collect()
+    let backends = Backend::KNOWN.iter().map(|b| b.as_str());
+    let designs = Design::KNOWN.iter().map(|d| d.as_str());
+    let levels = <Isolation as strum::VariantArray>::VARIANTS.iter().map(|l| l.as_str());
+    backends.chain(designs).chain(levels).chain(["serialized"]).collect()
 }
 
 /// The names an audit threshold's scope may use: the checks.
@@ -118,7 +122,11 @@ fn row(r: &Row) -> Subject {
     let mut figures = numbers(serde_json::to_value(r).unwrap_or_default());
     latencies(&mut figures, "", &r.latency_us);
     latencies(&mut figures, "actual_", &r.latency_actual_us);
-    Subject { labels: vec![r.backend.as_str().to_string(), r.design.as_str().to_string()], figures }
+    let mut labels = vec![r.backend.as_str().to_string(), r.design.as_str().to_string()];
+    // The level the cell ran at, listed or its database's own: `read-committed:dup_events>0`
+    // holds Postgres's default cells too.
+    labels.extend(r.isolation.clone());
+    Subject { name: r.cell(), labels, figures }
 }
 
 fn load(check: &str, l: &LoadFigures) -> Subject {
@@ -127,7 +135,7 @@ fn load(check: &str, l: &LoadFigures) -> Subject {
     if let Some(answers) = &l.answer_latency_us {
         latencies(&mut figures, "answer_", answers);
     }
-    Subject { labels: vec![check.to_string()], figures }
+    Subject { name: check.to_string(), labels: vec![check.to_string()], figures }
 }
 
 fn audit(a: &AuditSection) -> Vec<Subject> {
@@ -152,7 +160,8 @@ fn audit(a: &AuditSection) -> Vec<Subject> {
             Some(CheckFigures::Storm(_) | CheckFigures::Trials(_) | CheckFigures::Spacings(_)) | None => {}
         }
     }
-    subjects.insert(0, Subject { labels: vec!["audit".to_string()], figures: whole });
+    subjects
+        .insert(0, Subject { name: "audit".to_string(), labels: vec!["audit".to_string()], figures: whole });
     subjects
 }
 

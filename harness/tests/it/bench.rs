@@ -135,45 +135,109 @@ fn check_then_insert_applies_twice_across_worker_processes() {
 /// check-in-transaction is as safe as the isolation level it runs at. Under SERIALIZABLE the
 /// copies that race are refused as serialization failures, which the cell counts apart from other
 /// 5xx, and retried until each event applies once; under READ COMMITTED nothing refuses them and
-/// no conflict is counted.
+/// no conflict is counted. One run lists both levels: each is its own cells, named by its level
+/// in the rows, the history, report.md and thresholds; SQLite runs once, serialized.
 #[test]
 fn check_in_transaction_conflicts_are_counted_under_serializable_and_none_under_read_committed() {
-    for (level, serializable) in [("serializable", true), ("read-committed", false)] {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (report, table) = bench(
-            dir.path(),
-            &[
-                "--events",
-                "400",
-                "--p-concurrent",
-                "0.5",
-                "--designs",
-                "check-in-transaction",
-                "--backends",
-                "postgres",
-                "--isolation",
-                level,
-                // Under SERIALIZABLE a hot event can be refused many times in a row; the default
-                // 10 attempts gave one up in a CI run (ledger 22,400 of 22,800), which is the
-                // sender's budget, not the design, failing.
-                "--max-attempts",
-                "100",
-            ],
-        );
-        let r = row(&report, "postgres", "check-in-transaction");
-        assert_eq!(r.isolation.as_deref(), Some(level), "the row names its level\n{table}");
-        assert!(r.db_conflicts <= r.status_5xx, "{level}: conflicts are among the 5xx\n{table}");
-        if serializable {
-            assert!(r.db_conflicts > 0, "{level}: no serialization failure counted\n{table}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (report, table) = bench(
+        dir.path(),
+        &[
+            "--events",
+            "400",
+            "--p-concurrent",
+            "0.5",
+            "--designs",
+            "check-in-transaction",
+            "--backends",
+            "postgres,sqlite",
+            "--isolation",
+            "serializable,read-committed",
+            // Under SERIALIZABLE a hot event can be refused many times in a row; the default
+            // 10 attempts gave one up in a CI run (ledger 22,400 of 22,800), which is the
+            // sender's budget, not the design, failing.
+            "--max-attempts",
+            "100",
+            "--fail-on",
+            "postgres/serializable/check-in-transaction:dup_events>0",
+            "--fail-on",
+            "serialized:lost>0",
+        ],
+    );
+    let names: Vec<String> = report.rows().iter().map(Row::cell).collect();
+    assert_eq!(
+        names,
+        [
+            "postgres@serializable/check-in-transaction",
+            "postgres@read-committed/check-in-transaction",
+            "sqlite/check-in-transaction"
+        ],
+        "each listed level its own cell, SQLite once\n{table}"
+    );
+    for r in report.rows() {
+        let level = r.level.map(|l| l.as_str());
+        if r.backend.as_str() == "sqlite" {
+            assert_eq!((level, r.isolation.as_deref()), (None, Some("serialized")), "{table}");
+            continue;
+        }
+        assert_eq!(r.isolation.as_deref(), level, "the row names its level\n{table}");
+        assert!(r.db_conflicts <= r.status_5xx, "{level:?}: conflicts are among the 5xx\n{table}");
+        if level == Some("serializable") {
+            assert!(r.db_conflicts > 0, "no serialization failure counted\n{table}");
             assert_eq!(
                 (r.figures.dup_events, r.figures.lost, r.figures.never_applied, r.figures.ledger),
                 (0, 0, 0, r.figures.expected),
-                "{level}\n{table}"
+                "serializable\n{table}"
             );
         } else {
-            assert_eq!(r.db_conflicts, 0, "{level}: nothing refuses a transaction\n{table}");
+            assert_eq!(r.db_conflicts, 0, "read committed: nothing refuses a transaction\n{table}");
         }
     }
+    // Both thresholds found their rows by the level's name, and neither was breached.
+    let outcomes = &report.header.thresholds;
+    assert_eq!(
+        outcomes.iter().map(|o| (o.rows, o.breached.len())).collect::<Vec<_>>(),
+        [(1, 0), (1, 0)],
+        "{table}"
+    );
+    // The terminal table and report.md name each column by its level.
+    assert!(table.contains("== postgres") && table.contains("isolation serializable"), "{table}");
+    let md = std::fs::read_to_string(dir.path().join("report.md")).expect("report.md");
+    assert!(md.contains("| design | postgres read-committed | postgres serializable | sqlite |"), "{md}");
+    // The history keeps the cells apart by the same names.
+    let mut cells = std::collections::BTreeSet::new();
+    hookbench::history::read(dir.path(), &mut |l| {
+        cells.insert(l.cell().to_string());
+    })
+    .expect("the history");
+    assert_eq!(cells, names.iter().cloned().collect(), "the history's cells");
+}
+
+/// A level listed twice would run the same cells twice under one name, and `--targets` run at
+/// whatever level their own code sets: both are refused before anything runs, naming the flag.
+#[test]
+fn isolation_listed_twice_or_with_targets_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().to_str().expect("utf-8");
+    let refusal = |extra: &[&str]| {
+        let args = ["hookbench", "bench", "--out", out, "--no-progress", "--events", "10"];
+        let cli = Cli::try_parse_from(args.iter().chain(extra)).expect("valid arguments");
+        run(cli, &mut Vec::new()).expect_err("refused").to_string()
+    };
+    let twice = refusal(&["--isolation", "serializable,read-committed,serializable"]);
+    assert!(twice.contains("--isolation lists serializable twice"), "{twice}");
+    let targets = refusal(&[
+        "--isolation",
+        "serializable",
+        "--targets",
+        "http://127.0.0.1:9/webhook",
+        "--secret",
+        SECRET,
+        "--database-url",
+        "postgres://nobody@127.0.0.1:9/none",
+    ]);
+    assert!(targets.contains("--isolation sets the workers hookbench starts"), "{targets}");
+    assert!(!dir.path().join("report.json").exists(), "nothing ran");
 }
 
 #[test]

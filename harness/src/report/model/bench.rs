@@ -1,8 +1,8 @@
 //! A bench's part of a report: its parameters, the databases' versions, and one row per backend
 //! × design cell, with the judge's figures and verdict.
 
-use crate::matrix::Backend;
 use crate::matrix::Design;
+use crate::matrix::{Backend, Isolation};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -138,6 +138,11 @@ pub struct Row {
     /// database (`--targets`, shards) or in reports written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<String>,
+    /// The level `--isolation` listed for this cell, which its name carries
+    /// (`postgres@serializable/atomic`); absent when the cell ran at the database's own default,
+    /// on SQLite, or in reports written before `--isolation` took a list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Isolation>,
     /// Attempts sent.
     pub deliveries: u64,
     /// Attempts answered 2xx.
@@ -257,14 +262,79 @@ pub struct CellNote {
     pub backend: Backend,
     /// The design.
     pub design: Design,
+    /// The level `--isolation` listed for the cell, as on [`Row::level`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Isolation>,
     /// Why.
     pub reason: String,
 }
 
+/// A cell's name, in histories, witnesses, JUnit cases and thresholds' messages:
+/// `backend/design`, or `backend@level/design` when `--isolation` listed the level.
+pub fn cell_name(backend: Backend, design: Design, level: Option<Isolation>) -> String {
+    match level {
+        Some(level) => format!("{backend}@{level}/{design}"),
+        None => format!("{backend}/{design}"),
+    }
+}
+
+impl Row {
+    /// The cell's name (see [`cell_name`]).
+    pub fn cell(&self) -> String {
+        cell_name(self.backend, self.design, self.level)
+    }
+
+    /// The column of the matrix the row sits in.
+    pub fn column(&self) -> Column {
+        Column { backend: self.backend, level: self.level }
+    }
+}
+
+impl CellNote {
+    /// The cell's name (see [`cell_name`]).
+    pub fn cell(&self) -> String {
+        cell_name(self.backend, self.design, self.level)
+    }
+
+    /// The column of the matrix the cell would have sat in.
+    pub fn column(&self) -> Column {
+        Column { backend: self.backend, level: self.level }
+    }
+}
+
+/// A column of the matrix: a backend, at a level `--isolation` listed or at its own default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Column {
+    /// The backend.
+    pub backend: Backend,
+    /// The level listed, none for the database's own default.
+    pub level: Option<Isolation>,
+}
+
+impl std::fmt::Display for Column {
+    /// `postgres`, or `postgres serializable` when a level was listed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.level {
+            Some(level) => write!(f, "{} {level}", self.backend),
+            None => write!(f, "{}", self.backend),
+        }
+    }
+}
+
 impl super::BenchBody {
     /// The row of a cell, when it ran.
-    pub fn row(&self, backend: Backend, design: Design) -> Option<&Row> {
-        self.rows.iter().find(|r| r.backend == backend && r.design == design)
+    pub fn row(&self, column: Column, design: Design) -> Option<&Row> {
+        self.rows.iter().find(|r| r.column() == column && r.design == design)
+    }
+
+    /// The columns that have a row: Postgres first, each backend's default before the levels
+    /// listed, weakest first.
+    pub fn columns(&self) -> Vec<Column> {
+        let rank = |c: &Column| (Backend::KNOWN.iter().position(|b| *b == c.backend), c.level);
+        let mut columns: Vec<Column> = self.rows.iter().map(Row::column).collect();
+        columns.sort_by_key(rank);
+        columns.dedup();
+        columns
     }
 
     /// The designs that have a row, in docs/design.md's order.
@@ -274,7 +344,7 @@ impl super::BenchBody {
 
     /// The backends that have a row, Postgres first.
     pub fn backends(&self) -> Vec<Backend> {
-        Backend::ALL.into_iter().filter(|b| self.rows.iter().any(|r| r.backend == *b)).collect()
+        Backend::KNOWN.iter().copied().filter(|b| self.rows.iter().any(|r| r.backend == *b)).collect()
     }
 }
 
@@ -336,5 +406,59 @@ mod humantime_serde_compat {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let text = String::deserialize(d)?;
         humantime::parse_duration(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(backend: &str, level: Option<&str>) -> Row {
+        let latency = serde_json::json!({"p50":1,"p90":1,"p99":1,"p999":1,"max":1,"count":1});
+        serde_json::from_value(serde_json::json!({"backend":backend,"design":"atomic","level":level,
+            "deliveries":1,"status_2xx":1,"status_4xx":0,"status_5xx":0,"timeouts":0,"retries":0,
+            "dup_events":0,"extra_applies":0,"lost":0,"stale_writes":0,"stale_accounts":0,"ledger":1,
+            "expected":1,"latency_us":latency,"latency_actual_us":latency,"throughput_per_s":1.0,
+            "wall_s":1.0,"connect_errors":0,"gave_up":0,"ledger_rows":1,"dead_letters":0,"model":null}))
+        .expect("a row")
+    }
+
+    /// A cell listed at a level carries it in its name; one at its database's own level keeps
+    /// the name it always had, so older histories and reports still match.
+    #[test]
+    fn a_cell_is_named_by_its_level_only_when_one_was_listed() {
+        assert_eq!(row("postgres", None).cell(), "postgres/atomic");
+        assert_eq!(row("postgres", Some("serializable")).cell(), "postgres@serializable/atomic");
+        assert_eq!(row("mysql", Some("read-committed")).column().to_string(), "mysql read-committed");
+        assert_eq!(row("sqlite", None).column().to_string(), "sqlite");
+    }
+
+    /// Columns: Postgres first, each backend's default before its listed levels, weakest first,
+    /// each once; none without rows.
+    #[test]
+    fn columns_are_ordered_by_backend_then_level() {
+        let parameters = serde_json::from_value(serde_json::json!({"seed":1,"events":10,"workers":1,
+            "concurrency":2,"rate":null,"work_delay":"0s","timeout":"1s",
+            "retry":{"base":"10ms","cap":"1s","max_attempts":10},"isolation":"read-committed,serializable",
+            "inbox_workers":2,"p_duplicate":0.0,"p_ack_lost":0.0,"p_concurrent":0.0,"p_shuffle":0.0}))
+        .expect("parameters");
+        let mut body = crate::report::BenchBody::new(parameters);
+        assert!(body.columns().is_empty());
+        body.rows = vec![
+            row("mysql", Some("serializable")),
+            row("sqlite", None),
+            row("postgres", Some("serializable")),
+            row("postgres", Some("read-committed")),
+            row("postgres", None),
+            row("postgres", Some("serializable")),
+        ];
+        let names: Vec<String> = body.columns().iter().map(Column::to_string).collect();
+        assert_eq!(
+            names,
+            ["postgres", "postgres read-committed", "postgres serializable", "sqlite", "mysql serializable"]
+        );
+        let serializable = Column { backend: Backend::Postgres, level: Some(Isolation::Serializable) };
+        assert!(body.row(serializable, Design::Atomic).is_some());
+        assert!(body.row(Column { backend: Backend::Mysql, level: None }, Design::Atomic).is_none());
     }
 }

@@ -4,20 +4,20 @@
 //! that kept the rate.
 
 use super::BenchBody;
-use crate::matrix::{Backend, Design};
-use crate::report::model::{BehindCause, behind};
+use crate::matrix::Design;
+use crate::report::model::{BehindCause, Column, behind};
 
 /// What a behind cell's design is marked with in the tables.
 pub(super) const MARK: &str = "*";
 
-/// Each cell that fell behind: its backend, design and the words for it.
-pub(super) fn behind_cells(b: &BenchBody) -> Vec<(Backend, Design, String)> {
+/// Each cell that fell behind: its column, design and the words for it.
+pub(super) fn behind_cells(b: &BenchBody) -> Vec<(Column, Design, String)> {
     b.rows
         .iter()
         .filter_map(|r| {
             let (planned, achieved) = behind(r.planned_rate, r.achieved_rate)?;
             let why = r.behind_cause.map_or(String::new(), |c| format!(": {}", cause(c)));
-            Some((r.backend, r.design, format!("{}{why}", words(planned, achieved))))
+            Some((r.column(), r.design, format!("{}{why}", words(planned, achieved))))
         })
         .collect()
 }
@@ -47,7 +47,7 @@ pub fn fell_behind(planned: Option<f64>, achieved: Option<f64>, why: Option<Behi
 }
 
 /// The note under a table that marked cells: which, and what it means for their latencies.
-pub(super) fn note(cells: &[(Backend, Design, String)]) -> Vec<String> {
+pub(super) fn note(cells: &[(Column, Design, String)]) -> Vec<String> {
     if cells.is_empty() {
         return Vec::new();
     }
@@ -60,8 +60,8 @@ pub(super) fn note(cells: &[(Backend, Design, String)]) -> Vec<String> {
 }
 
 /// `design` as a table shows it: marked when its cell fell behind.
-pub(super) fn design_cell(cells: &[(Backend, Design, String)], backend: Backend, design: Design) -> String {
-    let marked = cells.iter().any(|(k, d, _)| *k == backend && *d == design);
+pub(super) fn design_cell(cells: &[(Column, Design, String)], column: Column, design: Design) -> String {
+    let marked = cells.iter().any(|(k, d, _)| *k == column && *d == design);
     if marked { format!("{design}{MARK}") } else { design.to_string() }
 }
 
@@ -132,8 +132,9 @@ mod tests {
         let cells = behind_cells(&b);
         assert_eq!(cells.len(), 1);
         assert_eq!(cells[0].2, "sent at 1880/s of the planned 2500/s (75 %)");
-        assert_eq!(design_cell(&cells, Backend::Sqlite, Design::CheckThenInsert), "check-then-insert*");
-        assert_eq!(design_cell(&cells, Backend::Sqlite, Design::Atomic), "atomic");
+        let sqlite = Column { backend: crate::matrix::Backend::Sqlite, level: None };
+        assert_eq!(design_cell(&cells, sqlite, Design::CheckThenInsert), "check-then-insert*");
+        assert_eq!(design_cell(&cells, sqlite, Design::Atomic), "atomic");
         let note = note(&cells);
         assert_eq!(note.len(), 2);
         assert_eq!(note[1], "  sqlite check-then-insert: sent at 1880/s of the planned 2500/s (75 %)");

@@ -168,19 +168,17 @@ fn check_case(c: &CheckResult) -> Case {
 
 /// Each cell that ran, broke or could not run; a failing case when none ran.
 fn bench_cases(b: &BenchBody) -> Vec<Case> {
-    let cell =
-        |backend: &dyn std::fmt::Display, design: &dyn std::fmt::Display| format!("{backend}/{design}");
     let mut cases: Vec<Case> = b.rows.iter().map(|r| row_case(b, r)).collect();
     for n in &b.broken {
         let verdict = Verdict::Fail {
             message: format!("the cell broke: {}", one_line(&n.reason)),
             details: Vec::new(),
         };
-        cases.push(Case { classname: BENCH_CLASS, name: cell(&n.backend, &n.design), verdict, time_s: None });
+        cases.push(Case { classname: BENCH_CLASS, name: n.cell(), verdict, time_s: None });
     }
     for n in &b.skipped {
         let verdict = Verdict::Skipped { reason: one_line(&n.reason) };
-        cases.push(Case { classname: BENCH_CLASS, name: cell(&n.backend, &n.design), verdict, time_s: None });
+        cases.push(Case { classname: BENCH_CLASS, name: n.cell(), verdict, time_s: None });
     }
     for e in &b.experiments.errors {
         let verdict =
@@ -197,7 +195,7 @@ fn bench_cases(b: &BenchBody) -> Vec<Case> {
 
 /// A cell's case: a FAIL when the judge found a class that fails a cell.
 fn row_case(b: &BenchBody, r: &Row) -> Case {
-    let name = format!("{}/{}", r.backend, r.design);
+    let name = r.cell();
     let verdict = match &r.verdict {
         // A report written before the judge kept its verdict: nothing to pass it by.
         None => Verdict::Skipped { reason: "not judged: the report holds no verdict for this cell".into() },

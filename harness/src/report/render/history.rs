@@ -11,7 +11,7 @@ use crate::matrix::Design;
 use plotters::prelude::*;
 
 use super::chart::{COLORS, Svg, line_with_dots};
-use super::{BenchBody, Report, RunBody, escape, page};
+use super::{BenchBody, Report, Row, RunBody, escape, page};
 
 /// Every run under `dir` (a folder per run holding report.json of at most `limit` bytes), oldest
 /// first; one that cannot be read is skipped, with a line on stderr saying why.
@@ -34,7 +34,7 @@ pub fn load_runs(dir: &Path, limit: u64) -> std::io::Result<Vec<(PathBuf, Report
     Ok(runs)
 }
 
-type Metric = fn(&super::Row) -> f64;
+type Metric = fn(&Row) -> f64;
 
 /// The figures the index follows across runs, by id, name and metric.
 pub const TREND_FIGURES: [(&str, &str, Metric); 3] = [
@@ -80,19 +80,22 @@ pub fn run_label(r: &Report) -> String {
     format!("{day} {commit}")
 }
 
-/// One small chart: `metric` of `design` in each run of a trend, a line per backend.
+/// One small chart: `metric` of `design` in each run of a trend, a line per backend, from the
+/// cells at each database's own level (levels `--isolation` listed are compared by `report
+/// compare`, cell by cell).
 fn small_multiple(runs: &[&Report], design: Design, metric: Metric) -> Svg {
     // Month and day: the year is in the trend's caption.
     let labels: Vec<String> =
         runs.iter().map(|r| run_label(r).get(5..).unwrap_or_default().to_string()).collect();
-    let series: Vec<(Backend, Vec<(f64, f64)>)> = Backend::ALL
-        .into_iter()
-        .map(|b| {
+    let series: Vec<(Backend, Vec<(f64, f64)>)> = Backend::KNOWN
+        .iter()
+        .map(|&b| {
             let points = runs
                 .iter()
                 .enumerate()
                 .filter_map(|(i, r)| {
-                    let row = r.rows().iter().find(|x| x.backend == b && x.design == design)?;
+                    let at_default = |x: &&Row| x.backend == b && x.design == design && x.level.is_none();
+                    let row = r.rows().iter().find(at_default)?;
                     Some((i as f64, metric(row)))
                 })
                 .collect();
@@ -133,7 +136,7 @@ fn small_multiple(runs: &[&Report], design: Design, metric: Metric) -> Svg {
 
 /// Each backend's colour in the index's small multiples.
 fn backend_color(b: Backend) -> RGBAColor {
-    COLORS[Backend::ALL.iter().position(|x| *x == b).unwrap_or(0)].to_rgba()
+    COLORS[Backend::KNOWN.iter().position(|x| *x == b).unwrap_or(0)].to_rgba()
 }
 
 /// Runs grouped by [`trend_key`], each group oldest first, the newest group first. Audits (no
@@ -337,8 +340,8 @@ fn compare_audits(a: &super::AuditSection, b: &super::AuditSection) -> Compariso
 fn compare_benches(a: &BenchBody, b: &BenchBody, p99_threshold: f64, tolerance: f64) -> Comparison {
     let mut c = Comparison::default();
     for old in &a.rows {
-        let cell = format!("{} {}", old.backend, old.design);
-        let Some(new) = b.rows.iter().find(|r| r.backend == old.backend && r.design == old.design) else {
+        let cell = format!("{} {}", old.column(), old.design);
+        let Some(new) = b.rows.iter().find(|r| r.column() == old.column() && r.design == old.design) else {
             c.regressions.push(format!("{cell}: ran in the first run, not in the second"));
             continue;
         };
@@ -378,8 +381,8 @@ fn compare_benches(a: &BenchBody, b: &BenchBody, p99_threshold: f64, tolerance: 
         }
     }
     for new in &b.rows {
-        if !a.rows.iter().any(|r| r.backend == new.backend && r.design == new.design) {
-            c.changes.push(format!("{} {}: new in the second run", new.backend, new.design));
+        if !a.rows.iter().any(|r| r.column() == new.column() && r.design == new.design) {
+            c.changes.push(format!("{} {}: new in the second run", new.column(), new.design));
         }
     }
     // The experiments are deterministic: any event the crash test newly loses is a regression,

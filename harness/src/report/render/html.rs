@@ -2,7 +2,7 @@
 //! inline SVG: the latency percentile spectrum per design for each backend, and duplicate applies
 //! and stale accounts per design and backend with the model beside them.
 
-use crate::matrix::Backend;
+use crate::report::model::Column;
 use plotters::prelude::*;
 
 use super::audit_charts::{audit_chart, audit_chart_titles};
@@ -21,9 +21,9 @@ pub fn chart_titles(report: &Report) -> Vec<(String, String)> {
 
 fn bench_chart_titles(report: &BenchBody) -> Vec<(String, String)> {
     let mut titles: Vec<(String, String)> = report
-        .backends()
-        .into_iter()
-        .map(|b| (format!("latency-{b}"), format!("Latency percentile spectrum by design, {b}")))
+        .columns()
+        .iter()
+        .map(|c| (latency_id(c), format!("Latency percentile spectrum by design, {c}")))
         .collect();
     titles.push(("duplicates".into(), "Duplicate applies per design: model and real".into()));
     titles.push(("stale".into(), "Stale accounts per design: model and real".into()));
@@ -36,6 +36,11 @@ fn bench_chart_titles(report: &BenchBody) -> Vec<(String, String)> {
         ));
     }
     titles
+}
+
+/// The id of a column's latency chart: `latency-postgres`, `latency-postgres-serializable`.
+fn latency_id(column: &Column) -> String {
+    format!("latency-{}", column.to_string().replace(' ', "-"))
 }
 
 /// The x of percentile `p` (0..100) on the spectrum's axis: `1/(1-p)`, drawn on a log scale.
@@ -62,11 +67,11 @@ fn spectrum_points(spectrum: &crate::stats::Spectrum, fallback: &super::LatencyU
     spectrum.percentiles.iter().zip(&spectrum.us).map(|(&p, &v)| (spectrum_x(p), ms(v))).collect()
 }
 
-/// The percentile spectrum of every design on `backend`, HdrHistogram's way: latency against
+/// The percentile spectrum of every design in `column`, HdrHistogram's way: latency against
 /// `1/(1-p)` on log scales out to 99.999 %, solid from the planned send (coordinated omission
 /// corrected), dashed the answered attempts' own time from send to answer.
-fn latency_chart(report: &BenchBody, backend: Backend, title: &str) -> Svg {
-    let rows: Vec<&Row> = report.rows.iter().filter(|r| r.backend == backend).collect();
+fn latency_chart(report: &BenchBody, column: Column, title: &str) -> Svg {
+    let rows: Vec<&Row> = report.rows.iter().filter(|r| r.column() == column).collect();
     type Curve = Vec<(f64, f64)>;
     let curves: Vec<(&Row, Curve, Curve)> = rows
         .iter()
@@ -99,10 +104,10 @@ fn latency_chart(report: &BenchBody, backend: Backend, title: &str) -> Svg {
     })
 }
 
-/// Grouped bars: for each design, the model's figure and each backend's.
+/// Grouped bars: for each design, the model's figure and each column's.
 fn bars_chart(report: &BenchBody, title: &str, y_desc: &str, pick: fn(&crate::judge::Figures) -> u64) -> Svg {
     let designs = report.designs();
-    let backends = report.backends();
+    let backends = report.columns();
     let mut series: Vec<(String, Vec<u64>)> = Vec::new();
     let model: Vec<u64> = designs
         .iter()
@@ -117,12 +122,7 @@ fn bars_chart(report: &BenchBody, title: &str, y_desc: &str, pick: fn(&crate::ju
         .collect();
     series.push(("model".to_string(), model));
     for b in &backends {
-        let values = designs
-            .iter()
-            .map(|d| {
-                report.rows.iter().find(|r| r.design == *d && r.backend == *b).map_or(0, |r| pick(&r.figures))
-            })
-            .collect();
+        let values = designs.iter().map(|d| report.row(*b, *d).map_or(0, |r| pick(&r.figures))).collect();
         series.push((b.to_string(), values));
     }
     let top = series.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0).max(5) as f64 * 1.1;
@@ -219,11 +219,9 @@ fn bench_html(report: &Report, b: &BenchBody) -> String {
     let mut body = vec![super::verdict_grid::verdict_grid_html(b)];
     let drawn: Result<(), Box<dyn std::error::Error>> = (|| {
         for (id, title) in bench_chart_titles(b) {
-            let svg = match id.strip_prefix("latency-") {
-                Some(k) => {
-                    let backend = k.parse::<Backend>().map_err(std::io::Error::other)?;
-                    latency_chart(b, backend, &title)?
-                }
+            let column = b.columns().into_iter().find(|c| latency_id(c) == id);
+            let svg = match column {
+                Some(column) => latency_chart(b, column, &title)?,
                 None if id == "jitter" => jitter_chart(b, &title)?,
                 None if id == "duplicates" => {
                     bars_chart(b, &title, "extra applies (count)", |f| f.extra_applies)?

@@ -129,7 +129,7 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
     md.push_str(&super::verdict_grid::verdict_grid_markdown(b));
     md.push_str(&thresholds_section(&header.thresholds));
     md.push_str(&shards_section(header.shards.as_ref()));
-    let backends = b.backends();
+    let backends = b.columns();
     let designs = b.designs();
 
     let _ = writeln!(md, "## Correctness: real (per backend) and model\n");
@@ -229,7 +229,7 @@ fn bench_markdown(header: &Header, b: &BenchBody) -> String {
         if !notes.is_empty() {
             let _ = writeln!(md, "\n## {title}\n");
             for n in notes.iter() {
-                let _ = writeln!(md, "- {} {}: {}", n.backend, n.design, text(&n.reason));
+                let _ = writeln!(md, "- {} {}: {}", n.column(), n.design, text(&n.reason));
             }
         }
     }

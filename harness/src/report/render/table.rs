@@ -25,16 +25,15 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
         line(&p.work_delay)
     );
     let behind = super::behind::behind_cells(b);
-    let mut backends: Vec<_> = b.rows.iter().map(|r| r.backend).collect();
-    backends.dedup();
-    for backend in backends {
+    for column in b.columns() {
+        let backend = column.backend;
         let version = match backend {
             crate::matrix::Backend::Postgres => report.header.versions.postgres.clone(),
             crate::matrix::Backend::Sqlite => report.header.versions.sqlite.clone(),
             crate::matrix::Backend::Mysql => report.header.versions.mysql.clone(),
         };
-        // The rows of one backend share one level; a mixed set names none.
-        let mut levels = b.rows.iter().filter(|r| r.backend == backend).map(|r| r.isolation.as_deref());
+        // The rows of one column share one level; a mixed set names none.
+        let mut levels = b.rows.iter().filter(|r| r.column() == column).map(|r| r.isolation.as_deref());
         let first = levels.next().flatten();
         let isolation = match first {
             Some(level) if levels.all(|l| l == Some(level)) => format!(", isolation {}", line(level)),
@@ -73,7 +72,7 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             "model stale w",
             "model stale a"
         );
-        for r in b.rows.iter().filter(|r| r.backend == backend) {
+        for r in b.rows.iter().filter(|r| r.column() == column) {
             let ms = |us: u64| format!("{:.1}", us as f64 / 1000.0);
             let (md, me, mw, ma) = r.model.as_ref().map_or_else(
                 || ("-".to_string(), "-".to_string(), "-".to_string(), "-".to_string()),
@@ -89,7 +88,7 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
             let _ = writeln!(
                 out,
                 "{:<18}{:>11}{:>6}{:>10}{:>9}{:>10}{:>11}{:>14}{:>6}{:>7}{:>13}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9.0} | {:>10}{:>12}{:>14}{:>14}",
-                super::behind::design_cell(&behind, r.backend, r.design),
+                super::behind::design_cell(&behind, column, r.design),
                 r.deliveries,
                 r.status_5xx,
                 super::older::cell(&report.header, "db_conflicts", r.db_conflicts),
@@ -126,10 +125,10 @@ fn bench_table(report: &Report, b: &BenchBody) -> String {
     }
     out.push_str(&super::sections::text(&super::sections::sections(b)));
     for note in &b.skipped {
-        let _ = writeln!(out, "skipped {} {}: {}", note.backend, note.design, line(&note.reason));
+        let _ = writeln!(out, "skipped {} {}: {}", note.column(), note.design, line(&note.reason));
     }
     for note in &b.broken {
-        let _ = writeln!(out, "BROKEN {} {}: {}", note.backend, note.design, line(&note.reason));
+        let _ = writeln!(out, "BROKEN {} {}: {}", note.column(), note.design, line(&note.reason));
     }
     out
 }

@@ -43,7 +43,7 @@ struct Verdict {
 }
 
 fn verdict(report: &BenchBody, r: &Row) -> Verdict {
-    let name = format!("{}/{}", r.backend, r.design);
+    let name = r.cell();
     let witnesses = report
         .witnesses
         .iter()
@@ -76,7 +76,7 @@ fn verdict(report: &BenchBody, r: &Row) -> Verdict {
 
 /// The grid as a Markdown table (nothing without rows).
 pub fn verdict_grid_markdown(report: &BenchBody) -> String {
-    let backends = report.backends();
+    let backends = report.columns();
     if backends.is_empty() {
         return String::new();
     }
@@ -108,7 +108,7 @@ pub fn verdict_grid_markdown(report: &BenchBody) -> String {
 /// The grid as HTML, each cell coloured: green when exactly once and on the latest state, amber
 /// when exactly once only, red when not exactly once.
 pub fn verdict_grid_html(report: &BenchBody) -> Markup {
-    let backends = report.backends();
+    let backends = report.columns();
     let colour = |v: &Verdict| match (v.exactly_once, v.latest) {
         (true, true) => GREEN,
         (true, false) => AMBER,
@@ -119,7 +119,7 @@ pub fn verdict_grid_html(report: &BenchBody) -> Markup {
             section id="verdict-grid" {
                 h2 { "Verdict" }
                 table {
-                    tr { th { "design" } @for b in &backends { th { (b.as_str()) } } }
+                    tr { th { "design" } @for b in &backends { th { (b.to_string()) } } }
                     @for d in report.designs() {
                         tr {
                             td { b { (d.as_str()) } }
