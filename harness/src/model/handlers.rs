@@ -1,4 +1,5 @@
-//! The article's six handlers replayed in one simulated process (the script's `runHandler`).
+//! The article's six handlers replayed in one simulated process (the script's `runHandler`), and
+//! the twin of a design the article does not have, check-in-transaction.
 //!
 //! The script runs each handler as an `async` function with one `await io()`; two copies of a
 //! concurrent group both run up to that `await`, then resume in order. Here each handler is two
@@ -39,6 +40,11 @@ pub enum Handler {
     CreatedGt,
     /// (d) atomic + only if version > stored version.
     VersionGuard,
+    /// Not in the article: await, then one transaction: SELECT the id, apply, INSERT the id (no
+    /// unique key). The script's transactions run one at a time (better-sqlite3 is synchronous
+    /// and nothing awaits inside one), so the simulation runs this as the real design runs on
+    /// SQLite or under SERIALIZABLE: exactly once. What weaker levels let through, it cannot show.
+    CheckInTransaction,
 }
 
 impl Handler {
@@ -52,6 +58,17 @@ impl Handler {
         Handler::VersionGuard,
     ];
 
+    /// The article's six and the twin of the design it does not have, check-in-transaction.
+    pub const MODELLED: [Handler; 7] = [
+        Handler::Naive,
+        Handler::CheckThenInsert,
+        Handler::Atomic,
+        Handler::CreatedGte,
+        Handler::CreatedGt,
+        Handler::VersionGuard,
+        Handler::CheckInTransaction,
+    ];
+
     /// The row label the script prints.
     pub fn label(self) -> &'static str {
         match self {
@@ -61,6 +78,7 @@ impl Handler {
             Handler::CreatedGte => "d order by created>=",
             Handler::CreatedGt => "d order by created>",
             Handler::VersionGuard => "d version guard",
+            Handler::CheckInTransaction => "check in one transaction (serial)",
         }
     }
 
@@ -73,6 +91,7 @@ impl Handler {
             Handler::CreatedGte => Design::CreatedGte,
             Handler::CreatedGt => Design::CreatedGt,
             Handler::VersionGuard => Design::VersionGuard,
+            Handler::CheckInTransaction => Design::CheckInTransaction,
         }
     }
 
@@ -110,6 +129,8 @@ impl Handler {
             }
             _ => {
                 // BEGIN IMMEDIATE; INSERT ... ON CONFLICT DO NOTHING; apply if inserted; COMMIT.
+                // check-in-transaction's SELECT, apply, INSERT is the same step: whole, with no
+                // await inside, it runs before or after the other copy's, never between.
                 if !db.processed[event] {
                     db.processed[event] = true;
                     db.apply(w, event, self.guard());
