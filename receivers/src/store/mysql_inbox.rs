@@ -175,7 +175,13 @@ async fn claim_one(
     at_claim(&webhook_id);
     let mut effect = conn.begin().await?;
     let applied = match parse_inbox_payload(&payload) {
-        Ok(event) => apply_in(&mut effect, &event, Guard::Version).await.map_err(|e| e.to_string()),
+        Ok(event) => match apply_in(&mut effect, &event, Guard::Version).await {
+            // A deadlock or a lock wait's timeout is the database's moment, not the row's fault:
+            // counted as an attempt, five of them would dead-letter an event already acknowledged.
+            // Undone whole instead, the row stays pending for the next claim.
+            Err(e) if e.conflict().is_some() => return Err(e),
+            applied => applied.map_err(|e| e.to_string()),
+        },
         Err(e) => Err(e.to_string()),
     };
     Ok(Some(match applied {

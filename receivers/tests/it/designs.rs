@@ -384,3 +384,52 @@ async fn check_in_transaction_applies_once_under_serializable_retrying_its_confl
         db.cleanup().await;
     }
 }
+
+/// Which database errors are transaction conflicts, asked of real servers: MariaDB's 1020 (a row
+/// changed since the snapshot, with `innodb_snapshot_isolation` on, as in MariaDB from 11.6.2)
+/// and Postgres's 40001 under REPEATABLE READ are; a duplicate key (1062, 23505) is not. A
+/// conflict the receivers miss would answer 5xx without the header, so its cell would count 0
+/// conflicts where the database refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_conflicts_are_conflicts_and_duplicate_keys_are_not() {
+    use receivers::store::StoreError;
+    use sqlx::{Connection, Executor};
+    let my = testkit::fresh_mysql().await;
+    let (mut a, mut b) = (
+        sqlx::MySqlConnection::connect(&my.url).await.expect("connect"),
+        sqlx::MySqlConnection::connect(&my.url).await.expect("connect"),
+    );
+    a.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB").await.expect("table");
+    a.execute("INSERT INTO t VALUES (1, 0)").await.expect("row");
+    let duplicate = a.execute("INSERT INTO t VALUES (1, 0)").await.expect_err("a duplicate key");
+    assert_eq!(StoreError::Database(duplicate).conflict(), None);
+    a.execute("SET SESSION innodb_snapshot_isolation = ON").await.expect("MariaDB 10.6.18 or later");
+    a.execute("BEGIN").await.expect("begin");
+    a.execute("SELECT v FROM t WHERE id = 1").await.expect("the snapshot");
+    b.execute("UPDATE t SET v = 1 WHERE id = 1").await.expect("the other writer");
+    let stale =
+        a.execute("UPDATE t SET v = v + 1 WHERE id = 1").await.expect_err("the snapshot's write refused");
+    assert_eq!(StoreError::Database(stale).conflict().as_deref(), Some("mysql-1020"));
+    drop((a, b));
+    my.drop_database().await.expect("drop");
+
+    let pg = Db::fresh(Backend::Postgres).await;
+    let (mut a, mut b) = (
+        sqlx::PgConnection::connect(&pg.url).await.expect("connect"),
+        sqlx::PgConnection::connect(&pg.url).await.expect("connect"),
+    );
+    a.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL); INSERT INTO t VALUES (1, 0)")
+        .await
+        .expect("table");
+    let duplicate = a.execute("INSERT INTO t VALUES (1, 0)").await.expect_err("a duplicate key");
+    assert_eq!(StoreError::Database(duplicate).conflict(), None);
+    a.execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT v FROM t WHERE id = 1")
+        .await
+        .expect("the snapshot");
+    b.execute("UPDATE t SET v = 1 WHERE id = 1").await.expect("the other writer");
+    let stale =
+        a.execute("UPDATE t SET v = v + 1 WHERE id = 1").await.expect_err("the snapshot's write refused");
+    assert_eq!(StoreError::Database(stale).conflict().as_deref(), Some("40001"));
+    drop((a, b));
+    pg.cleanup().await;
+}
