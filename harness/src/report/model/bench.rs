@@ -442,7 +442,7 @@ mod tests {
             "retry":{"base":"10ms","cap":"1s","max_attempts":10},"isolation":"read-committed,serializable",
             "inbox_workers":2,"p_duplicate":0.0,"p_ack_lost":0.0,"p_concurrent":0.0,"p_shuffle":0.0}))
         .expect("parameters");
-        let mut body = crate::report::BenchBody::new(parameters);
+        let mut body = crate::report::model::BenchBody::new(parameters);
         assert!(body.columns().is_empty());
         body.rows = vec![
             row("mysql", Some("serializable")),
