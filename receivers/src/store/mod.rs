@@ -306,6 +306,14 @@ impl From<sqlx::migrate::MigrateError> for StoreError {
     }
 }
 
+/// What an inbox row's failed side effect means: a transaction conflict (a deadlock, a lock
+/// wait's timeout) is the database's moment, not the row's fault, and is handed back, the claim
+/// undone whole and the row left pending, since counted as an attempt five of them would
+/// dead-letter an event already acknowledged; any other failure is the row's, kept as its error.
+fn row_failure(e: StoreError) -> Result<String, StoreError> {
+    if e.conflict().is_some() { Err(e) } else { Ok(e.to_string()) }
+}
+
 impl StoreError {
     /// The transaction conflict this error is, if any, as the database names it: Postgres's
     /// SQLSTATE `40001` (serialization failure) or `40P01` (deadlock), MySQL's error `1213`

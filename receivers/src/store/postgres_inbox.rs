@@ -22,7 +22,9 @@ use super::inbox_order::{Claimed, in_account_order};
 use super::lease_pool::{PgPool as Pool, lease};
 use super::postgres::{apply_in, begin};
 use super::postgres_keys::{Keys, known_key};
-use super::{Guard, INBOX_BATCH, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, parse_inbox_payload};
+use super::{
+    Guard, INBOX_BATCH, INBOX_MAX_ATTEMPTS, InboxStep, Known, StoreError, parse_inbox_payload, row_failure,
+};
 
 pub(super) async fn store(
     pool: &Pool,
@@ -148,10 +150,7 @@ async fn claim_one(
     let mut effect = tx.begin().await?;
     let applied = match parse_inbox_payload(&payload) {
         Ok(event) => match apply_in(&mut effect, &event, Guard::Version).await {
-            // A deadlock or a lock wait's timeout is the database's moment, not the row's fault:
-            // counted as an attempt, five of them would dead-letter an event already acknowledged.
-            // Undone whole instead, the row stays pending for the next claim.
-            Err(e) if e.conflict().is_some() => return Err(e),
+            Err(e) => Err(row_failure(e)?),
             applied => applied.map_err(|e| e.to_string()),
         },
         Err(e) => Err(e.to_string()),
