@@ -5,8 +5,8 @@
 //! SQLite's `VACUUM INTO` write a file anywhere, and MySQL's `SELECT ... INTO OUTFILE` write one
 //! for a user with the FILE privilege. MySQL queries are also read token by token
 //! ([`mysql_tokens`]): what sqlparser does not parse (`INTO OUTFILE`, `LOCK IN SHARE MODE`) is
-//! still refused by name, and what the server would read otherwise than sqlparser (a `/*M! */`
-//! comment, a backslash in a string) is refused before it can hide anything.
+//! still refused by name, and what the server would read otherwise than sqlparser (a `/*! */`
+//! or `/*M! */` comment, a backslash in a string) is refused before it can hide anything.
 
 use std::ops::ControlFlow;
 
@@ -62,6 +62,8 @@ const MYSQL_CALLS: &[(&str, &str)] = &[
     ("load_file", "reads a file on the server"),
     ("sys_exec", "runs a program on the server"),
     ("sys_eval", "runs a program on the server"),
+    ("sys_set", "sets an environment variable of the server"),
+    ("sys_get", "reads an environment variable of the server"),
     ("get_lock", "takes a named lock other sessions wait on"),
     ("release_lock", "releases a named lock"),
     ("release_all_locks", "releases named locks"),
@@ -221,11 +223,12 @@ fn writes(body: &SetExpr) -> ControlFlow<NotReadOnly> {
 /// A MySQL query read token by token, as the server reads it: refused if it holds a comment,
 /// a backslash or a control character the server could read otherwise than sqlparser, if it does
 /// not start as a query does, or if it holds `INTO`, a locking read or a call of [`MYSQL_CALLS`]
-/// anywhere (`/*! ... */` comments, which MySQL runs, are read as SQL by the tokenizer too).
+/// anywhere.
 fn mysql_tokens(sql: &str) -> Result<(), NotReadOnly> {
     if let Some(c) = sql.chars().find(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r')) {
         return Err(NotReadOnly::Control(c.into()));
     }
+    executable_comment(sql)?;
     let tokens =
         Tokenizer::new(&MySqlDialect {}, sql).with_unescape(false).tokenize().map_err(ParserError::from)?;
     let mut words = Vec::with_capacity(tokens.len());
@@ -254,14 +257,29 @@ fn is_query_start(token: &Token) -> bool {
     }
 }
 
-/// A comment the server would read as more than one: MariaDB runs `/*M! ... */`, an optimizer
-/// hint `/*+ ... */` can lift the statement timeout, and MySQL reads `--` as a comment only when
-/// an ASCII space or control character follows (sqlparser takes any Unicode space).
+/// An executable comment anywhere in `sql`, a string's text included: `/*! ... */`, which
+/// MySQL and MariaDB run or skip by the version number after the `!` (MariaDB skips 50700 to
+/// 99999 too), and `/*M! ... */`, which MariaDB runs. sqlparser reads such a comment's text as
+/// SQL whatever its version, so a comment the server skips could hold a quote that makes
+/// sqlparser read the rest of the query as a string, and the server run it (`SELECT 1 /*!99999
+/// '/*' */ , SLEEP(5) -- '`), or a token that splits a refused call (`SLEEP /*!99999 .x */
+/// (5)`). Refusing the text anywhere also refuses a string that holds it, a price worth paying
+/// for one rule with no reading of versions.
+fn executable_comment(sql: &str) -> Result<(), NotReadOnly> {
+    let upper = sql.to_ascii_uppercase();
+    if upper.contains("/*!") || upper.contains("/*M!") {
+        return Err(NotReadOnly::Comment(
+            "a /*! ... */ or /*M! ... */ comment, which MySQL and MariaDB run or skip by version",
+        ));
+    }
+    Ok(())
+}
+
+/// A comment the server would read as more than one: an optimizer hint `/*+ ... */` can lift
+/// the statement timeout, and MySQL reads `--` as a comment only when an ASCII space or control
+/// character follows (sqlparser takes any Unicode space).
 fn mysql_comment(w: &Whitespace) -> Result<(), NotReadOnly> {
     match w {
-        Whitespace::MultiLineComment(c) if c.starts_with("M!") => {
-            Err(NotReadOnly::Comment("a /*M! ... */ comment, which MariaDB runs as SQL"))
-        }
         Whitespace::MultiLineComment(c) if c.starts_with('+') => {
             Err(NotReadOnly::Comment("an optimizer hint /*+ ... */, which can lift --query-timeout"))
         }
@@ -443,8 +461,16 @@ mod mysql_tests {
     fn mysql_text_the_server_reads_otherwise_is_refused() {
         for (sql, what) in [
             ("SELECT /*M!100000 SLEEP(5), */ 1", "/*M!"),
+            ("SELECT /*m!100000 SLEEP(5), */ 1", "/*M!"),
             ("SELECT /*+ MAX_EXECUTION_TIME(100000000) */ a FROM t", "optimizer hint"),
-            ("SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */", "INTO OUTFILE"),
+            ("SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */", "/*!"),
+            // A version above the server's: skipped by it, read as SQL by sqlparser. Each of
+            // these passed before executable comments were refused, and ran on MariaDB 10.11.
+            ("SELECT 1, SLEEP /*!99999 .x */ (2)", "/*!"),
+            ("SELECT 1, GET_LOCK /*!50700 .x */ ('y', 0)", "/*!"),
+            ("SELECT 1 /*!99999 + '/*' */ + ' */ , SLEEP(5) -- '", "/*!"),
+            ("/*!99999 SELECT '/*' */ = ' */ SET STATEMENT tx_read_only=0 FOR SELECT 1 -- '", "/*!"),
+            ("SELECT a FROM t WHERE note = 'see /*! here'", "/*!"),
             ("SELECT a --\u{a0}INTO OUTFILE '/tmp/x'\nFROM t", "-- comment"),
             // Read on by sqlparser, ended at the backslash under NO_BACKSLASH_ESCAPES.
             ("SELECT a FROM t WHERE b = 'x\\' INTO OUTFILE '/tmp/x' -- '", "backslash"),

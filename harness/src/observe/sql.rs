@@ -1,6 +1,7 @@
 //! [`SqlObserver`]: the receiver's own database, opened read-only (Postgres sessions with
 //! `default_transaction_read_only`, SQLite opened read-only, MySQL and MariaDB sessions whose
-//! transactions are read-only), asked the user's questions:
+//! transactions are read-only, each query in a `START TRANSACTION READ ONLY` of its own), asked
+//! the user's questions:
 //! `--applied-query`, `--update-applied-query`, `--state-query`, `--dead-letter-query`,
 //! `--balance-query` and `--count-query`. Each query's shape (how many columns, and on Postgres
 //! and MySQL their types) is checked when the observer connects, by preparing it, so a wrong
@@ -320,7 +321,7 @@ impl SqlObserver {
     /// the observer's limits. `AssertSqlSafe`: the SQL is the user's, against the user's database,
     /// parsed as one read-only query and run on connections that cannot write (Postgres
     /// `default_transaction_read_only`, SQLite opened read-only, MySQL sessions whose
-    /// transactions are read-only).
+    /// transactions are read-only and an explicit read-only transaction around the query).
     async fn each_row(
         &self,
         sql: &str,
@@ -367,12 +368,20 @@ impl SqlObserver {
                     .fetch_one(&mut *conn)
                     .await
                     .map_err(failed)?;
+                // An explicit read-only transaction, not only the session's default: MariaDB's
+                // `SET STATEMENT tx_read_only = 0 FOR ...` lifts the session's for one statement,
+                // but not a transaction's (error 1792).
+                conn.execute("START TRANSACTION READ ONLY").await.map_err(failed)?;
                 let stream = sqlx::query(sqlx::AssertSqlSafe(sql.to_string())).fetch(&mut *conn);
                 let cells = |row: &MySqlRow| (0..row.len()).map(|i| Cell::of_mysql(row, i)).collect();
                 let streamed =
                     tokio::time::timeout_at(backstop, drain(stream, cells, &mut rows, each, &failed))
                         .await
                         .unwrap_or_else(|_| Err(timed_out()));
+                let streamed = match streamed {
+                    Ok(()) => conn.execute("ROLLBACK").await.map(drop).map_err(failed),
+                    refused => refused,
+                };
                 if streamed.is_err() {
                     abandon_mysql(p, conn, id).await;
                 }
