@@ -318,16 +318,18 @@ impl StoreError {
     /// The transaction conflict this error is, if any, as the database names it: Postgres's
     /// SQLSTATE `40001` (serialization failure) or `40P01` (deadlock), MySQL's error `1213`
     /// (deadlock) or `1205` (lock wait timeout), MariaDB's `1020` (a row changed since the
-    /// snapshot, under `innodb_snapshot_isolation`, on by default from 11.6.2). Such a
-    /// transaction (or, for 1205, its statement) was undone and a retry may succeed; the
-    /// receivers name it in the 5xx's `Hookbench-Db-Conflict` header.
+    /// snapshot, under `innodb_snapshot_isolation`, on by default from 11.6.2) or `1969` (a
+    /// statement stopped at `max_statement_time`, which the store sets to bound a lock wait
+    /// InnoDB keeps starting again: mysql.rs). Such a transaction (or, for 1205 and 1969, its
+    /// statement) was undone and a retry may succeed; the receivers name it in the 5xx's
+    /// `Hookbench-Db-Conflict` header.
     pub fn conflict(&self) -> Option<String> {
         let StoreError::Database(sqlx::Error::Database(e)) = self else { return None };
         if let Some(e) = e.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
             return matches!(e.code(), "40001" | "40P01").then(|| e.code().to_string());
         }
         let e = e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()?;
-        matches!(e.number(), 1020 | 1205 | 1213).then(|| format!("mysql-{}", e.number()))
+        matches!(e.number(), 1020 | 1205 | 1213 | 1969).then(|| format!("mysql-{}", e.number()))
     }
 
     /// Whether the database is out of reach or cannot take writes now (rather than refusing one

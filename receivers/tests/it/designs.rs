@@ -410,6 +410,14 @@ async fn snapshot_conflicts_are_conflicts_and_duplicate_keys_are_not() {
     let stale =
         a.execute("UPDATE t SET v = v + 1 WHERE id = 1").await.expect_err("the snapshot's write refused");
     assert_eq!(StoreError::Database(stale).conflict().as_deref(), Some("mysql-1020"));
+    a.execute("ROLLBACK").await.expect("rollback");
+    // A lock wait stopped at MariaDB's max_statement_time (which the store sets below the lock
+    // wait's timeout's restarts): 1969, a conflict too.
+    a.execute("SET SESSION innodb_lock_wait_timeout = 5, max_statement_time = 0.2").await.expect("limits");
+    b.execute("BEGIN").await.expect("begin");
+    b.execute("UPDATE t SET v = 2 WHERE id = 1").await.expect("the lock's holder");
+    let stopped = a.execute("UPDATE t SET v = 3 WHERE id = 1").await.expect_err("stopped while it waited");
+    assert_eq!(StoreError::Database(stopped).conflict().as_deref(), Some("mysql-1969"));
     drop((a, b));
     my.drop_database().await.expect("drop");
 
