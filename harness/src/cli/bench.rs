@@ -69,7 +69,7 @@ pub struct BenchArgs {
     /// The run's directory [default: reports/TIMESTAMP-SHA: the UTC time and the short git commit].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Keep each cell's database (Postgres databases, SQLite files under --out).
+    /// Keep each cell's database (Postgres and MySQL databases, SQLite files under --out).
     #[arg(long)]
     pub keep: bool,
     /// How long to wait for the receivers to go quiet after the last delivery (0s to 1h).
