@@ -44,7 +44,7 @@ pub const LOCK_WAIT_TIMEOUT_S: u32 = 5;
 /// check-in-transaction's inserts at the end of its index were woken again and again by the
 /// deadlocks of newer deliveries: one `INSERT` waited 70 s, its transaction's lock list growing,
 /// which made it never the deadlock's victim, and while it held its locks no other delivery
-/// committed (132 of 10,000 events applied in one cell at 64 in flight). MySQL has no such limit for writes
+/// committed (14 of 5,935 credits applied in one cell at 64 in flight). MySQL has no such limit for writes
 /// (its `max_execution_time` is for `SELECT`s), so there a statement waits as long as InnoDB lets it.
 pub const MARIADB_STATEMENT_TIMEOUT_S: u32 = 6;
 
