@@ -217,7 +217,8 @@ classes! {
     Lost = "lost", Event, Applies, Detector::Event(lost);
     /// Never applied: expected exactly once, never acknowledged with a 2xx (refused, failed or
     /// given up) and never applied, nor its twin. For an update, its account never reached its
-    /// version.
+    /// version: not in its final state, nor in its change log where one is kept (an update
+    /// overwritten later by an older one was applied: that is a stale write).
     NeverApplied = "never-applied", Event, Applies, Detector::Event(never_applied);
     /// Stale account: the account's final version is below the latest version the receiver
     /// acknowledged for it (an older update written over a newer one, or an acknowledged update

@@ -216,6 +216,11 @@ fn never_applied() {
     // An update: its account never reached its version, and a later one did not supersede it.
     assert_eq!(found("u7v1:f", "applied; state 7=0"), ["never-applied 0"]);
     assert_eq!(found("u7v1:f u7v2:a", "applied; state 7=2"), Vec::<String>::new());
+    // Applied, then overwritten by an older version: the change log shows it reached, so it is a
+    // stale write and no never-applied; a log that never reached it leaves it never applied.
+    let overwritten = "u7v1:a u7v2:t u7v1:a";
+    assert_eq!(found(overwritten, "applied; state 7=1; changes 7:0>1 7:1>2 7:2>1"), ["stale-write 7"]);
+    assert_eq!(found(overwritten, "applied; state 7=1; changes 7:0>1"), ["never-applied 1"]);
     // At most once: not expected applied.
     assert_eq!(found("m:fff", "applied"), Vec::<String>::new());
 }

@@ -193,6 +193,16 @@ fn updates_observed(history: &History, evidence: &Evidence) -> bool {
         || evidence.applies.iter().any(|a| a.counts.iter().enumerate().any(|(i, &n)| n > 0 && is_update(i)))
 }
 
+/// Per account, the highest version `evidence`'s change log recorded it reaching.
+fn peaks(evidence: &Evidence) -> BTreeMap<i64, i64> {
+    let mut peaks = BTreeMap::new();
+    for c in evidence.changes.iter().flatten() {
+        let peak = peaks.entry(c.account).or_insert(c.new);
+        *peak = (*peak).max(c.new);
+    }
+    peaks
+}
+
 /// A pair's events in words: each one's id, answers and applies.
 fn describe_pair(history: &History, evidence: &Evidence, subject: Subject) -> String {
     let Subject::Pair(first, second) = subject else { return String::new() };
@@ -216,6 +226,9 @@ struct Judging<'a> {
     witnesses: BTreeMap<Class, Vec<Finding>>,
     /// The evidence missing for events expected once.
     missing: BTreeSet<Needs>,
+    /// Per account, the highest version its change log recorded it reaching (empty: no change
+    /// log). An update overwritten later by an older version was still applied.
+    peaks: BTreeMap<i64, i64>,
 }
 
 impl<'a> Judging<'a> {
@@ -252,6 +265,7 @@ impl<'a> Judging<'a> {
             run: ClassSet::EMPTY,
             witnesses: BTreeMap::new(),
             missing: BTreeSet::new(),
+            peaks: peaks(evidence),
         }
     }
 
@@ -269,8 +283,9 @@ impl<'a> Judging<'a> {
         let applied = match sent.kind {
             Kind::Credit { .. } => self.evidence.applied(i),
             Kind::Update { version } => self.evidence.states.as_ref().map(|s| {
-                let reached = u32::from(s.get(&sent.account).is_some_and(|&v| v >= version));
-                (reached, reached)
+                let reached = s.get(&sent.account).is_some_and(|&v| v >= version)
+                    || self.peaks.get(&sent.account).is_some_and(|&v| v >= version);
+                (u32::from(reached), u32::from(reached))
             }),
         };
         let dead_lettered = self.evidence.dead_letters.as_ref().map(|d| d.contains(&i));
