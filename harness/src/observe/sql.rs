@@ -18,7 +18,9 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlPool, MySqlPoolOpti
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
-use sqlx::{Column, Executor, MySql, Postgres, Row, SqlSafeStr, Statement, TypeInfo};
+use sqlx::{
+    Column, ConnectOptions, Connection, Executor, MySql, Postgres, Row, SqlSafeStr, Statement, TypeInfo,
+};
 
 use super::readonly::{self, Dialects};
 use super::{ObserveError, Observer, Record, Sees};
@@ -541,6 +543,13 @@ impl Pool {
             }
             Dialects::Mysql => {
                 let options = MySqlConnectOptions::from_str(url)?;
+                // One connection of its own first, so a server that refuses connections fails
+                // here at once with its cause: the pool would retry it until its timeout and say
+                // only that it timed out.
+                let probe = tokio::time::timeout(MYSQL_ACQUIRE, options.connect())
+                    .await
+                    .map_err(|_| sqlx::Error::PoolTimedOut)??;
+                probe.close().await?;
                 // Two: one runs the query, the other can kill it. Each connection is read-only
                 // and under the timeout before the pool hands it out.
                 let pool = MySqlPoolOptions::new()
