@@ -12,8 +12,14 @@ if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev
   "$here/../apt-install.sh" nodejs npm || true
 fi
 command -v npm >/dev/null || { echo "npm is needed (Node.js 18 or later)" >&2; exit 3; }
-if ! (cd "$here" && npm ci --silent --no-audit --no-fund >/dev/null 2>&1); then
-  echo "could not install the providers' schemas from npm (npm ci in $here)" >&2
-  exit 3
+# Idempotent: node_modules installed from this very lockfile is left as it is (npm ci would
+# remove it and install it again, 19 s here).
+stamp="$here/node_modules/.installed-from-package-lock.json"
+if ! cmp -s "$here/package-lock.json" "$stamp"; then
+  if ! (cd "$here" && npm ci --silent --no-audit --no-fund >/dev/null 2>&1); then
+    echo "could not install the providers' schemas from npm (npm ci in $here)" >&2
+    exit 3
+  fi
+  cp "$here/package-lock.json" "$stamp"
 fi
 node "$here/shapes.mjs"
