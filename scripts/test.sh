@@ -40,8 +40,8 @@ fi
 # Tests that spawn the binary would append their runs' grids to a CI job's own step summary.
 unset GITHUB_STEP_SUMMARY
 # Two tests per core: the integration tests mostly wait on worker processes, servers and
-# sockets (on this 2-core machine the harness's ran at 0.85 cores busy with 2 threads). With 4
-# threads they took 451 s against local servers, where with 2 in the last CI they took 657 s.
+# sockets (on this 2-core machine the whole suite kept 0.85 cores busy with 2 threads). In a
+# fresh-clone .ci/run here the harness's took 657 s with 2 threads and 462 s with 4.
 # RUST_TEST_THREADS set by the caller wins; the jitter binary still runs alone.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$(( $(nproc) * 2 ))}"
 cargo test --workspace --locked "$@"
