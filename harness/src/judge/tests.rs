@@ -221,6 +221,9 @@ fn never_applied() {
     let overwritten = "u7v1:a u7v2:t u7v1:a";
     assert_eq!(found(overwritten, "applied; state 7=1; changes 7:0>1 7:1>2 7:2>1"), ["stale-write 7"]);
     assert_eq!(found(overwritten, "applied; state 7=1; changes 7:0>1"), ["never-applied 1"]);
+    // A change log kept and empty, or another account's alone, reaches nothing of account 7.
+    assert_eq!(found("u7v1:f", "applied; state 7=0; changes"), ["never-applied 0"]);
+    assert_eq!(found("u7v1:f", "applied; state 7=0; changes 8:0>1"), ["never-applied 0"]);
     // At most once: not expected applied.
     assert_eq!(found("m:fff", "applied"), Vec::<String>::new());
 }
